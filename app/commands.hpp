@@ -1,0 +1,18 @@
+// Each subcommand lives in its own cmd_<name>.cpp and registers itself on the CLI here.
+#pragma once
+
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace fetta::app {
+void add_gen_command(CLI::App& app);
+void add_lint_command(CLI::App& app);
+void add_search_command(CLI::App& app);
+
+// Shared helpers.
+bool print_lint(const std::string& dir, const std::string& top);  // true when every tool is clean
+std::string read_manifest_top(const std::string& dir);
+}  // namespace fetta::app

@@ -1,0 +1,24 @@
+// fetta: generate, verify and measure FETTA-class tensor-contraction accelerators.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <exception>
+
+#include "commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"fetta: a generator for tensor-contraction training accelerators"};
+  app.require_subcommand(1);
+  fetta::app::add_gen_command(app);
+  fetta::app::add_lint_command(app);
+  fetta::app::add_search_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "fetta: error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,71 @@
+# Shared build settings for every fetta target.
+
+# Warnings for the project's own code. Third-party and Verilator-generated code is compiled
+# with its own flags (see fetta_verilate), so these stay strict.
+function(fetta_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
+endfunction()
+
+# A library of the project: sources, public include dir <dir>/include, warnings on.
+function(fetta_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  # Source paths in generated headers and error messages are printed relative to the root.
+  target_compile_definitions(${name} PRIVATE FETTA_SOURCE_DIR="${PROJECT_SOURCE_DIR}/")
+  fetta_warnings(${name})
+endfunction()
+
+# A Catch2 test executable, registered with CTest once per tag group so that labels
+# (`ctest -L ce`) select them. TESTS is a list of "name|catch-filter|label[;label]".
+function(fetta_catch_tests exe)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;TESTS" ${ARGN})
+  add_executable(${exe} ${ARG_SOURCES})
+  target_link_libraries(${exe} PRIVATE fetta_catch_main ${ARG_DEPS})
+  target_compile_definitions(${exe} PRIVATE FETTA_SOURCE_DIR="${PROJECT_SOURCE_DIR}/")
+  fetta_warnings(${exe})
+  foreach(spec IN LISTS ARG_TESTS)
+    string(REPLACE "|" ";" parts "${spec}")
+    list(GET parts 0 tname)
+    list(GET parts 1 filter)
+    list(GET parts 2 labels)
+    string(REPLACE "," ";" labels "${labels}")
+    add_test(NAME ${tname} COMMAND ${exe} "${filter}")
+    set_tests_properties(${tname} PROPERTIES LABELS "${labels}")
+  endforeach()
+endfunction()
+
+# Verilator runtime, built once and shared by every Verilated model of the project.
+find_package(Threads REQUIRED)
+set(FETTA_VERILATOR_INC /usr/share/verilator/include)
+add_library(fetta_verilated_rt STATIC
+  ${FETTA_VERILATOR_INC}/verilated.cpp ${FETTA_VERILATOR_INC}/verilated_threads.cpp)
+target_include_directories(fetta_verilated_rt SYSTEM PUBLIC ${FETTA_VERILATOR_INC} ${FETTA_VERILATOR_INC}/vltstd)
+target_link_libraries(fetta_verilated_rt PUBLIC Threads::Threads)
+target_compile_options(fetta_verilated_rt PRIVATE -w)
+
+# Verilate RTL that a generator writes at build time (CMake's own `verilate()` runs Verilator
+# at configure time, before the RTL exists). TOP is the module and the model prefix V<TOP>;
+# DIR holds its .sv files. -Wall with no waivers: a lint warning fails the build.
+function(fetta_verilate target)
+  cmake_parse_arguments(ARG "SYSTEMC" "TOP;DIR" "ARGS" ${ARGN})
+  set(mdir ${CMAKE_CURRENT_BINARY_DIR}/verilated/${ARG_TOP})
+  set(lib ${mdir}/V${ARG_TOP}__ALL.a)
+  set(mode --cc)
+  if(ARG_SYSTEMC)
+    set(mode --sc)
+  endif()
+  add_custom_command(OUTPUT ${lib}
+    COMMAND verilator ${mode} -Wall -O3 --x-assign fast --x-initial fast --Mdir ${mdir}
+            --prefix V${ARG_TOP} --top-module ${ARG_TOP} -y ${ARG_DIR} ${ARG_ARGS} ${ARG_DIR}/${ARG_TOP}.sv
+    COMMAND make -s -C ${mdir} -f V${ARG_TOP}.mk V${ARG_TOP}__ALL.a VM_PARALLEL_BUILDS=1
+            OPT_FAST=-O2 OPT_SLOW=-O1 CXX=${CMAKE_CXX_COMPILER}
+    DEPENDS ${ARG_DIR}/${ARG_TOP}.sv
+    COMMENT "Verilating ${ARG_TOP}"
+    VERBATIM)
+  add_custom_target(${target}_V${ARG_TOP} DEPENDS ${lib})
+  add_dependencies(${target} ${target}_V${ARG_TOP})
+  target_include_directories(${target} SYSTEM PRIVATE ${mdir})
+  target_link_libraries(${target} PRIVATE ${lib} fetta_verilated_rt)
+endfunction()

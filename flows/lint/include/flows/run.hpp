@@ -1,0 +1,18 @@
+// Running external tools (Verilator, Yosys, Icarus, ...) and capturing what they print.
+#pragma once
+
+#include <string>
+
+namespace fetta::flows {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr, interleaved
+};
+
+// Runs `command` through /bin/sh in `cwd` (empty: current directory).
+CommandResult run_command(const std::string& command, const std::string& cwd = {});
+bool tool_available(const std::string& tool);
+std::string shell_quote(const std::string& s);
+
+}  // namespace fetta::flows

@@ -1,0 +1,18 @@
+// Entry points of the generators: elaborate a named part of the accelerator for a config.
+#pragma once
+
+#include <string>
+
+#include "arch/config.hpp"
+#include "rtl_gen/module.hpp"
+
+namespace fetta::hw {
+
+// Elaborates `part` ("top", "ce", "pe", ...) into `design`; returns the top module name.
+// Throws std::invalid_argument naming the allowed parts for an unknown one.
+std::string elaborate_part(rtl::Design& design, const arch::ArchConfig& cfg, const std::string& part);
+std::string part_names();  // "top, ce, pe, ..." for --help
+// Key configuration values recorded in manifest.json.
+rtl::ParamList config_summary(const arch::ArchConfig& cfg);
+
+}  // namespace fetta::hw

@@ -1,0 +1,241 @@
+// The builder API: a Module is built by running C++ code against it. Ports, wires and
+// registers are declared with a type; statements (connects, when/elsewhen/otherwise,
+// switch/is) go into the module's current block; instances of other generators are
+// elaborated through the Design (deduplicated by parameters).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "rtl_gen/expr.hpp"
+#include "rtl_gen/ir.hpp"
+#include "rtl_gen/type.hpp"
+
+namespace fetta::rtl {
+
+class Design;
+class Module;
+class GeneratorBase;
+
+// A typed handle on signals: a ground signal, or an aggregate whose leaves are ground signals.
+class Data {
+ public:
+  Data() = default;
+  Data(Type t, std::vector<SignalPtr> leaves, std::vector<bool> flips, std::string name);
+
+  const Type& type() const { return type_; }
+  const std::string& name() const { return name_; }
+  Data operator[](const std::string& field) const;  // bundle field
+  Data operator[](int index) const;                 // vec element (constant index)
+  Data field(const std::string& name) const { return (*this)[name]; }
+  int size() const;                                 // vec element count
+  Sig sig() const;                                  // the ground signal (throws for aggregates)
+  operator Sig() const { return sig(); }            // NOLINT: ground Data is usable as an Expr
+  const std::vector<SignalPtr>& leaves() const { return leaves_; }
+  const std::vector<bool>& flips() const { return flips_; }
+
+ private:
+  Type type_;
+  std::vector<SignalPtr> leaves_;
+  std::vector<bool> flips_;  // per leaf: flipped relative to this handle's root
+  std::string name_;
+};
+
+// Bulk connection of two aggregates of the same type: unflipped leaves flow source -> sink,
+// flipped leaves sink -> source (Chisel's `<>` for bundles with ready/valid style fields).
+void connect(const Data& sink, const Data& source, std::source_location l = std::source_location::current());
+
+struct RegOptions {
+  std::optional<int64_t> reset;  // synchronous, active-high `rst`; none: no reset
+  Expr enable;                   // load only when enable is 1; none: every cycle
+
+  RegOptions& reset_to(int64_t v) { reset = v; return *this; }
+  RegOptions& enabled_by(const Expr& e) { enable = e; return *this; }
+};
+// m.reg("cnt", UInt(8), reset_to(0)), m.reg("q", UInt(8), enabled_by(en)), or both chained.
+inline RegOptions reset_to(int64_t v) { return RegOptions{}.reset_to(v); }
+inline RegOptions enabled_by(const Expr& e) { return RegOptions{}.enabled_by(e); }
+
+class WhenChain {
+ public:
+  WhenChain(Module* m, Stmt* s) : m_(m), stmt_(s) {}
+  WhenChain elsewhen(const Expr& cond, const std::function<void()>& body,
+                     std::source_location l = std::source_location::current());
+  void otherwise(const std::function<void()>& body);
+
+ private:
+  Module* m_;
+  Stmt* stmt_;
+};
+
+class SwitchChain {
+ public:
+  SwitchChain(Module* m, Stmt* s) : m_(m), stmt_(s) {}
+  SwitchChain is(int64_t value, const std::function<void()>& body,
+                 std::source_location l = std::source_location::current());
+  SwitchChain is(std::initializer_list<int64_t> values, const std::function<void()>& body,
+                 std::source_location l = std::source_location::current());
+  void otherwise(const std::function<void()>& body, std::source_location l = std::source_location::current());
+
+ private:
+  Module* m_;
+  Stmt* stmt_;
+};
+
+// An instance of a child module, seen from the parent.
+class InstanceRef {
+ public:
+  InstanceRef(Instance* inst, const Module* def) : inst_(inst), def_(def) {}
+  // The parent-side handle of child port `port` (inputs are driven, outputs read).
+  Data io(const std::string& port, std::source_location l = std::source_location::current()) const;
+  const std::string& name() const { return inst_->name; }
+
+ private:
+  Instance* inst_;
+  const Module* def_;
+};
+
+class MemRef {
+ public:
+  explicit MemRef(Module* m, Memory* mem) : m_(m), mem_(mem) {}
+  // Registered read: data appears one cycle after `enable` with `addr`.
+  Sig read_port(const std::string& name, const Expr& addr, const Expr& enable,
+                std::source_location l = std::source_location::current());
+  void write_port(const Expr& addr, const Expr& data, const Expr& enable,
+                  std::source_location l = std::source_location::current());
+  int addr_width() const { return mem_->addr_width; }
+
+ private:
+  Module* m_;
+  Memory* mem_;
+};
+
+struct PortDecl {
+  std::string name;
+  Type type;
+  bool is_input = false;  // declared with input() (leaves may still be flipped)
+  Data data;
+};
+
+// (key, value) pairs describing a generator's parameters, in a stable order.
+using ParamList = std::vector<std::pair<std::string, std::string>>;
+
+class Module {
+ public:
+  Module(std::string name, Design* design);
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  const std::string& name() const { return name_; }
+
+  // ---- declarations
+  Data input(const std::string& name, const Type& t, std::source_location l = std::source_location::current());
+  Data output(const std::string& name, const Type& t, std::source_location l = std::source_location::current());
+  Data wire(const std::string& name, const Type& t, std::source_location l = std::source_location::current());
+  Sig reg(const std::string& name, const Type& t, RegOptions opt = {},
+          std::source_location l = std::source_location::current());
+  MemRef memory(const std::string& name, const Type& elem, int depth,
+                std::source_location l = std::source_location::current());
+  InstanceRef instance(const GeneratorBase& gen, const std::string& name,
+                       std::source_location l = std::source_location::current());
+  // Convenience: a wire driven by `value` right away.
+  Sig node(const std::string& name, const Expr& value, std::source_location l = std::source_location::current());
+
+  // ---- statements
+  void assign(const Sig& target, const Operand& value);
+  WhenChain when(const Expr& cond, const std::function<void()>& body,
+                 std::source_location l = std::source_location::current());
+  SwitchChain switch_on(const Expr& subject, std::source_location l = std::source_location::current());
+
+  // ---- metadata, for the header and manifest
+  void set_origin(std::string generator, ParamList params, SourceLoc loc);
+  const std::string& generator() const { return generator_; }
+  const ParamList& params() const { return params_; }
+  const SourceLoc& origin() const { return origin_; }
+  void add_comment(std::string text) { comments_.push_back(std::move(text)); }
+  const std::vector<std::string>& comments() const { return comments_; }
+
+  // ---- read access for checks and the emitter
+  const std::vector<PortDecl>& ports() const { return ports_; }
+  const std::vector<SignalPtr>& signals() const { return signals_; }  // every signal, declaration order
+  const Block& body() const { return body_; }
+  const std::vector<std::unique_ptr<Instance>>& instances() const { return instances_; }
+  const std::vector<std::unique_ptr<Memory>>& memories() const { return memories_; }
+  SignalPtr clock() const { return clk_; }
+  SignalPtr reset() const { return rst_; }
+  Design* design() const { return design_; }
+  bool sealed() const { return sealed_; }
+  // Combinational paths input port -> output port (names of leaves), filled by the checks.
+  std::map<std::string, std::vector<std::string>> comb_paths;
+
+  // Used by Sig/When/Switch: statement insertion into the current block.
+  void push_stmt(std::unique_ptr<Stmt> s);
+  void with_block(Block* b, const std::function<void()>& body);
+  void seal() { sealed_ = true; }
+  void check_expr_owner(const Expr& e, const std::string& what, const SourceLoc& loc) const;
+
+ private:
+  SignalPtr make_signal(const std::string& name, int width, bool is_signed, SigKind kind, const SourceLoc& loc);
+  Data declare(const std::string& name, const Type& t, SigKind unflipped, SigKind flipped_kind, const SourceLoc& loc);
+  void claim_name(const std::string& name, const SourceLoc& loc);
+  void ensure_clock();
+  void ensure_reset();
+
+  std::string name_;
+  Design* design_;
+  std::string generator_;
+  ParamList params_;
+  SourceLoc origin_;
+  std::vector<std::string> comments_;
+  std::vector<PortDecl> ports_;
+  std::vector<SignalPtr> signals_;
+  std::map<std::string, SourceLoc> names_;
+  Block body_;
+  std::vector<Block*> block_stack_;
+  std::vector<std::unique_ptr<Instance>> instances_;
+  std::vector<std::unique_ptr<Memory>> memories_;
+  SignalPtr clk_, rst_;
+  bool sealed_ = false;
+};
+
+// A generator: a class with a parameter struct that knows its module name and builds it.
+// Two generators that report the same module name must report the same parameters.
+class GeneratorBase {
+ public:
+  virtual ~GeneratorBase() = default;
+  virtual std::string generator_name() const = 0;  // "hw::Pe"
+  virtual std::string module_name() const = 0;     // derived from the parameters, stable
+  virtual ParamList params() const = 0;
+  virtual void build(Module& m) const = 0;
+};
+
+template <typename P>
+class Generator : public GeneratorBase {
+ public:
+  explicit Generator(P params) : p(std::move(params)) {}
+  P p;
+};
+
+// The set of elaborated modules. Elaborating the same generator parameters twice returns the
+// same module (one definition, many instances).
+class Design {
+ public:
+  std::shared_ptr<const Module> elaborate(const GeneratorBase& gen,
+                                          std::source_location l = std::source_location::current());
+  const std::vector<std::shared_ptr<Module>>& modules() const { return modules_; }  // children first
+  std::shared_ptr<const Module> find(const std::string& name) const;
+  // Modules reachable from `top`, children before parents.
+  std::vector<std::shared_ptr<const Module>> hierarchy(const std::string& top) const;
+
+ private:
+  std::vector<std::shared_ptr<Module>> modules_;
+  std::vector<std::string> building_;
+};
+
+}  // namespace fetta::rtl

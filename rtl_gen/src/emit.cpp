@@ -1,0 +1,494 @@
+#include "rtl_gen/emit.hpp"
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+#include <openssl/evp.h>
+
+#include <fstream>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "rtl_gen/check.hpp"
+
+namespace fetta::rtl {
+
+namespace {
+
+std::string decl_type(int width, bool is_signed) {
+  std::string s = "logic";
+  if (is_signed) s += " signed";
+  if (width > 1 || is_signed) s += fmt::format(" [{}:0]", width - 1);
+  return s;
+}
+
+bool is_atom(const ExprPtr& e) { return e->op == Op::ref || e->op == Op::constant; }
+
+// Ops whose SystemVerilog width follows the context (IEEE 1800 11.6.1). Inside a widening
+// context (the operands of `*`) they would compute with more bits than the IR says.
+bool context_determined(Op op) {
+  switch (op) {
+    case Op::bit_not: case Op::neg: case Op::bit_and: case Op::bit_or: case Op::bit_xor:
+    case Op::add: case Op::sub: case Op::mul: case Op::shl: case Op::shr:
+    case Op::shl_dyn: case Op::shr_dyn: case Op::mux:
+      return true;
+    default:
+      return false;
+  }
+}
+
+const char* binop(Op op) {
+  switch (op) {
+    case Op::bit_and: return "&";
+    case Op::bit_or: return "|";
+    case Op::bit_xor: return "^";
+    case Op::add: return "+";
+    case Op::sub: return "-";
+    case Op::mul: return "*";
+    case Op::eq: return "==";
+    case Op::ne: return "!=";
+    case Op::lt: return "<";
+    case Op::le: return "<=";
+    case Op::gt: return ">";
+    case Op::ge: return ">=";
+    default: return "?";
+  }
+}
+
+// "(a + b)" -> "a + b" where the surrounding syntax already delimits the expression.
+std::string strip_parens(const std::string& s) {
+  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
+  int depth = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+    if (depth == 0 && i + 1 < s.size()) return s;
+  }
+  return s.substr(1, s.size() - 2);
+}
+
+class ModuleEmitter {
+ public:
+  explicit ModuleEmitter(const Module& m) : m_(m) {
+    for (const SignalPtr& s : m.signals()) names_.insert(s->name);
+    for (const auto& i : m.instances()) names_.insert(i->name);
+    for (const auto& mem : m.memories()) names_.insert(mem->name);
+  }
+
+  std::string run();
+
+ private:
+  // Expression printing. `owner` names temporaries (<owner>_t<k>), so a temp's name only
+  // changes when the statement that needs it changes.
+  std::string expr(const ExprPtr& e, const std::string& owner, bool self_determined, bool root = false);
+  // An expression in a position delimited by the syntax around it (assign RHS, if condition).
+  std::string top(const ExprPtr& e, const std::string& owner, bool root) {
+    return strip_parens(expr(e, owner, !root, root));
+  }
+  std::string temp(const ExprPtr& e, const std::string& owner);
+  std::string as_ref(const ExprPtr& e, const std::string& owner) { return is_atom(e) && e->op == Op::ref ? e->sig->name : temp(e, owner); }
+
+  void note_use(const ExprPtr& e);
+  void mark_bits(const SignalNode* s, int hi, int lo);
+
+  bool touches(const Block& b, const SignalNode* s) const;
+  bool touches_stmt(const Stmt& st, const SignalNode* s) const;
+  void block(const Block& b, const SignalNode* s, int ind, bool nb, std::string& out);
+  std::string driver(const SignalPtr& s);
+  std::string memory(const Memory& mem);
+  std::string instance(const Instance& inst);
+
+  const Module& m_;
+  std::set<std::string> names_;
+  std::map<std::string, int> temp_count_;
+  std::map<const ExprNode*, std::string> temp_of_;
+  std::string temp_decls_, temp_assigns_;
+  std::map<const SignalNode*, std::vector<bool>> used_;
+};
+
+std::string ModuleEmitter::temp(const ExprPtr& e, const std::string& owner) {
+  auto it = temp_of_.find(e.get());
+  if (it != temp_of_.end()) return it->second;
+  std::string body = top(e, owner, true);
+  std::string name;
+  do {
+    name = fmt::format("{}_t{}", owner, temp_count_[owner]++);
+  } while (names_.count(name));
+  names_.insert(name);
+  temp_of_[e.get()] = name;
+  temp_decls_ += fmt::format("  {} {};\n", decl_type(e->width, e->is_signed), name);
+  temp_assigns_ += fmt::format("  assign {} = {};\n", name, body);
+  return name;
+}
+
+std::string ModuleEmitter::expr(const ExprPtr& e, const std::string& owner, bool self_determined, bool root) {
+  const auto& a = e->args;
+  switch (e->op) {
+    case Op::constant: return e->value.to_sv(e->is_signed);
+    case Op::ref: return e->sig->name;
+    case Op::bit_not: return "(~" + expr(a[0], owner, false) + ")";
+    case Op::neg: return "(-" + expr(a[0], owner, false) + ")";
+    case Op::logic_not: return "(!" + expr(a[0], owner, true) + ")";
+    case Op::mul: {
+      if (!root || self_determined) return temp(e, owner);
+      auto operand = [&](const ExprPtr& x) { return context_determined(x->op) ? temp(x, owner) : expr(x, owner, true); };
+      return operand(a[0]) + " * " + operand(a[1]);
+    }
+    case Op::bit_and: case Op::bit_or: case Op::bit_xor: case Op::add: case Op::sub:
+      return fmt::format("({} {} {})", expr(a[0], owner, false), binop(e->op), expr(a[1], owner, false));
+    case Op::eq: case Op::ne: case Op::lt: case Op::le: case Op::gt: case Op::ge:
+      return fmt::format("({} {} {})", expr(a[0], owner, false), binop(e->op), expr(a[1], owner, false));
+    case Op::shl: return fmt::format("({} << {})", expr(a[0], owner, false), e->hi);
+    case Op::shr: return fmt::format("({} {} {})", expr(a[0], owner, false), e->is_signed ? ">>>" : ">>", e->hi);
+    case Op::shl_dyn: return fmt::format("({} << {})", expr(a[0], owner, false), expr(a[1], owner, true));
+    case Op::shr_dyn:
+      return fmt::format("({} {} {})", expr(a[0], owner, false), e->is_signed ? ">>>" : ">>", expr(a[1], owner, true));
+    case Op::red_and: return "(&" + expr(a[0], owner, true) + ")";
+    case Op::red_or: return "(|" + expr(a[0], owner, true) + ")";
+    case Op::red_xor: return "(^" + expr(a[0], owner, true) + ")";
+    case Op::mux:
+      return fmt::format("({} ? {} : {})", expr(a[0], owner, true), expr(a[1], owner, false), expr(a[2], owner, false));
+    case Op::slice: {
+      std::string base = as_ref(a[0], owner);
+      if (e->hi - e->lo + 1 == a[0]->width) return "$unsigned(" + base + ")";
+      if (e->hi == e->lo) return fmt::format("{}[{}]", base, e->hi);
+      return fmt::format("{}[{}:{}]", base, e->hi, e->lo);
+    }
+    case Op::cat: {
+      std::vector<std::string> parts;
+      for (const ExprPtr& p : a) parts.push_back(expr(p, owner, true));
+      return "{" + fmt::format("{}", fmt::join(parts, ", ")) + "}";
+    }
+    case Op::repl: return fmt::format("{{{}{{{}}}}}", e->hi, expr(a[0], owner, true));
+    case Op::zext: return fmt::format("{{{}'d0, {}}}", e->width - a[0]->width, expr(a[0], owner, true));
+    case Op::sext: {
+      std::string base = as_ref(a[0], owner);
+      std::string msb = a[0]->width == 1 && !a[0]->is_signed ? base : fmt::format("{}[{}]", base, a[0]->width - 1);
+      std::string s = fmt::format("{{{{{}{{{}}}}}, {}}}", e->width - a[0]->width, msb, base);
+      return e->is_signed ? "$signed(" + s + ")" : s;
+    }
+    case Op::as_signed: return "$signed(" + expr(a[0], owner, true) + ")";
+    case Op::as_unsigned: return "$unsigned(" + expr(a[0], owner, true) + ")";
+  }
+  return "?";
+}
+
+void ModuleEmitter::mark_bits(const SignalNode* s, int hi, int lo) {
+  auto& v = used_[s];
+  if (v.empty()) v.assign(s->width, false);
+  for (int i = lo; i <= hi; ++i) v[i] = true;
+}
+
+void ModuleEmitter::note_use(const ExprPtr& e) {
+  if (e->op == Op::ref) {
+    mark_bits(e->sig.get(), e->width - 1, 0);
+    return;
+  }
+  if (e->op == Op::slice && e->args[0]->op == Op::ref) {
+    mark_bits(e->args[0]->sig.get(), e->hi, e->lo);
+    return;
+  }
+  for (const ExprPtr& x : e->args) note_use(x);
+}
+
+bool ModuleEmitter::touches_stmt(const Stmt& st, const SignalNode* s) const {
+  switch (st.kind) {
+    case Stmt::Kind::connect: return st.target.get() == s;
+    case Stmt::Kind::when: return touches(st.then_body, s) || touches(st.else_body, s);
+    case Stmt::Kind::switch_:
+      for (const SwitchCase& c : st.cases)
+        if (touches(c.body, s)) return true;
+      return touches(st.default_body, s);
+  }
+  return false;
+}
+
+bool ModuleEmitter::touches(const Block& b, const SignalNode* s) const {
+  for (const auto& st : b)
+    if (touches_stmt(*st, s)) return true;
+  return false;
+}
+
+void ModuleEmitter::block(const Block& b, const SignalNode* s, int ind, bool nb, std::string& out) {
+  std::string pad(ind * 2, ' ');
+  for (const auto& st : b) {
+    switch (st->kind) {
+      case Stmt::Kind::connect:
+        if (st->target.get() == s)
+          out += fmt::format("{}{} {} {};\n", pad, s->name, nb ? "<=" : "=", top(st->value, s->name, true));
+        break;
+      case Stmt::Kind::when: {
+        if (!touches_stmt(*st, s)) break;
+        const Stmt* w = st.get();
+        out += fmt::format("{}if ({}) begin\n", pad, top(w->cond, s->name, false));
+        block(w->then_body, s, ind + 1, nb, out);
+        // Flatten else-if chains built by elsewhen().
+        while (w->else_body.size() == 1 && w->else_body[0]->kind == Stmt::Kind::when && touches(w->else_body, s)) {
+          w = w->else_body[0].get();
+          out += fmt::format("{}end else if ({}) begin\n", pad, top(w->cond, s->name, false));
+          block(w->then_body, s, ind + 1, nb, out);
+        }
+        if (touches(w->else_body, s)) {
+          out += pad + "end else begin\n";
+          block(w->else_body, s, ind + 1, nb, out);
+        }
+        out += pad + "end\n";
+        break;
+      }
+      case Stmt::Kind::switch_: {
+        if (!touches_stmt(*st, s)) break;
+        out += fmt::format("{}case ({})\n", pad, top(st->subject, s->name, false));
+        for (const SwitchCase& c : st->cases) {
+          std::vector<std::string> vals;
+          for (const BitVec& v : c.values) vals.push_back(v.to_sv(false));
+          out += fmt::format("{}  {}: begin\n", pad, fmt::join(vals, ", "));
+          block(c.body, s, ind + 2, nb, out);
+          out += pad + "  end\n";
+        }
+        out += pad + "  default: begin\n";
+        block(st->default_body, s, ind + 2, nb, out);
+        out += pad + "  end\n";
+        out += pad + "endcase\n";
+        break;
+      }
+    }
+  }
+}
+
+std::string ModuleEmitter::driver(const SignalPtr& s) {
+  const SignalNode* sp = s.get();
+  if (!touches(m_.body(), sp)) return {};
+  if (s->kind == SigKind::reg) {
+    std::string out = "  always_ff @(posedge clk) begin\n";
+    int ind = 2;
+    if (s->reset) {
+      out += fmt::format("    if (rst) begin\n      {} <= {};\n    end else", s->name, s->reset->to_sv(s->is_signed));
+      if (s->enable) {
+        out += fmt::format(" if ({}) begin\n", top(s->enable, s->name, false));
+      } else {
+        out += " begin\n";
+      }
+      ind = 3;
+    } else if (s->enable) {
+      out += fmt::format("    if ({}) begin\n", top(s->enable, s->name, false));
+      ind = 3;
+    }
+    block(m_.body(), sp, ind, true, out);
+    if (ind == 3) out += "    end\n";
+    out += "  end\n";
+    return out;
+  }
+  // A single unconditional connect is a continuous assignment; anything else is always_comb.
+  const auto& b = m_.body();
+  int n_connect = 0;
+  const Stmt* only = nullptr;
+  bool conditional = false;
+  for (const auto& st : b) {
+    if (st->kind == Stmt::Kind::connect) {
+      if (st->target.get() == sp) ++n_connect, only = st.get();
+    } else if (touches_stmt(*st, sp)) {
+      conditional = true;
+    }
+  }
+  if (!conditional && n_connect == 1) return fmt::format("  assign {} = {};\n", s->name, top(only->value, s->name, true));
+  std::string out = "  always_comb begin\n";
+  block(b, sp, 2, false, out);
+  out += "  end\n";
+  return out;
+}
+
+std::string ModuleEmitter::memory(const Memory& mem) {
+  std::string out;
+  for (const MemWritePort& w : mem.writes) {
+    out += "  always_ff @(posedge clk) begin\n";
+    out += fmt::format("    if ({}) begin\n", top(w.enable, mem.name, false));
+    out += fmt::format("      {}[{}] <= {};\n", mem.name, expr(w.addr, mem.name, true), expr(w.data, mem.name, false, true));
+    out += "    end\n  end\n";
+  }
+  for (const MemReadPort& r : mem.reads) {
+    out += "  always_ff @(posedge clk) begin\n";
+    out += fmt::format("    if ({}) begin\n", top(r.enable, r.data->name, false));
+    out += fmt::format("      {} <= {}[{}];\n", r.data->name, mem.name, expr(r.addr, r.data->name, true));
+    out += "    end\n  end\n";
+  }
+  return out;
+}
+
+std::string ModuleEmitter::instance(const Instance& inst) {
+  std::vector<std::string> child_ports;
+  for (const SignalPtr& cs : inst.def->signals())
+    if (cs->kind == SigKind::input || cs->kind == SigKind::output) child_ports.push_back(cs->name);
+  // Clock and reset first, as the child declares them.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < child_ports.size(); ++i)
+    if (child_ports[i] == "clk" || child_ports[i] == "rst") order.push_back(i);
+  for (size_t i = 0; i < child_ports.size(); ++i)
+    if (child_ports[i] != "clk" && child_ports[i] != "rst") order.push_back(i);
+  size_t w = 0;
+  for (const std::string& p : child_ports) w = std::max(w, p.size());
+  std::string out = fmt::format("  {} {} (\n", inst.def->name(), inst.name);
+  for (size_t k = 0; k < order.size(); ++k) {
+    size_t i = order[k];
+    out += fmt::format("    .{:<{}} ({}){}\n", child_ports[i], w, inst.ports[i]->name, k + 1 < order.size() ? "," : "");
+  }
+  out += "  );\n";
+  return out;
+}
+
+std::string ModuleEmitter::run() {
+  // Logic first (it may create temporaries), declarations printed above it.
+  std::string logic;
+  for (const SignalPtr& s : m_.signals()) {
+    if (s->kind == SigKind::input || s->kind == SigKind::inst_out || s->kind == SigKind::mem_read) continue;
+    logic += driver(s);
+  }
+  std::string mems;
+  for (const auto& mem : m_.memories()) mems += memory(*mem);
+  std::string insts;
+  for (const auto& inst : m_.instances()) {
+    if (!insts.empty()) insts += '\n';
+    insts += instance(*inst);
+  }
+
+  // Bit-level read analysis for the unused sink.
+  std::function<void(const Block&)> uses = [&](const Block& b) {
+    for (const auto& st : b) {
+      if (st->value) note_use(st->value);
+      if (st->cond) note_use(st->cond);
+      if (st->subject) note_use(st->subject);
+      uses(st->then_body);
+      uses(st->else_body);
+      for (const SwitchCase& c : st->cases) uses(c.body);
+      uses(st->default_body);
+    }
+  };
+  uses(m_.body());
+  for (const SignalPtr& s : m_.signals()) {
+    if (s->enable) note_use(s->enable);
+    if (s->kind == SigKind::reg && s->reset) mark_bits(m_.reset().get(), 0, 0);
+    if (s->kind == SigKind::reg) mark_bits(m_.clock().get(), 0, 0);
+  }
+  for (const auto& mem : m_.memories()) {
+    mark_bits(m_.clock().get(), 0, 0);
+    for (const auto& w : mem->writes) note_use(w.addr), note_use(w.data), note_use(w.enable);
+    for (const auto& r : mem->reads) note_use(r.addr), note_use(r.enable);
+  }
+  for (const auto& inst : m_.instances())
+    for (const SignalPtr& p : inst->ports)
+      if (p->kind == SigKind::inst_in || p->kind == SigKind::input) mark_bits(p.get(), p->width - 1, 0);
+  std::vector<std::string> unused;
+  for (const SignalPtr& s : m_.signals()) {
+    if (s->kind == SigKind::output || s->kind == SigKind::inst_in) continue;
+    auto it = used_.find(s.get());
+    std::vector<bool> u = it == used_.end() ? std::vector<bool>(s->width, false) : it->second;
+    for (int hi = s->width - 1; hi >= 0;) {
+      if (u[hi]) {
+        --hi;
+        continue;
+      }
+      int lo = hi;
+      while (lo > 0 && !u[lo - 1]) --lo;
+      if (lo == 0 && hi == s->width - 1)
+        unused.push_back(s->name);
+      else
+        unused.push_back(hi == lo ? fmt::format("{}[{}]", s->name, hi) : fmt::format("{}[{}:{}]", s->name, hi, lo));
+      hi = lo - 1;
+    }
+  }
+
+  std::string out;
+  out += "// Generated by fetta rtl_gen. Do not edit: change the generator and regenerate.\n";
+  out += fmt::format("// module     : {}\n", m_.name());
+  out += fmt::format("// generator  : {} ({})\n", m_.generator(), m_.origin().str());
+  std::vector<std::string> ps;
+  for (const auto& [k, v] : m_.params()) ps.push_back(k + "=" + v);
+  out += fmt::format("// parameters : {}\n", ps.empty() ? "(none)" : fmt::format("{}", fmt::join(ps, ", ")));
+  for (const std::string& c : m_.comments()) out += "// " + c + "\n";
+  out += "`default_nettype none\n\n";
+
+  std::vector<const SignalNode*> ports;
+  for (const SignalPtr& s : m_.signals())
+    if ((s == m_.clock() || s == m_.reset())) ports.push_back(s.get());
+  for (const SignalPtr& s : m_.signals())
+    if ((s->kind == SigKind::input || s->kind == SigKind::output) && s != m_.clock() && s != m_.reset())
+      ports.push_back(s.get());
+  size_t tw = 0;
+  for (const SignalNode* p : ports) tw = std::max(tw, decl_type(p->width, p->is_signed).size());
+  out += fmt::format("module {} (\n", m_.name());
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const SignalNode* p = ports[i];
+    out += fmt::format("  {:<6} {:<{}} {}{}\n", p->kind == SigKind::input ? "input" : "output",
+                       decl_type(p->width, p->is_signed), tw, p->name, i + 1 < ports.size() ? "," : "");
+  }
+  out += ");\n";
+
+  std::string decls;
+  for (const SignalPtr& s : m_.signals()) {
+    if (s->kind == SigKind::input || s->kind == SigKind::output) continue;
+    decls += fmt::format("  {} {};\n", decl_type(s->width, s->is_signed), s->name);
+  }
+  for (const auto& mem : m_.memories())
+    decls += fmt::format("  {} {} [0:{}];\n", decl_type(mem->width, false), mem->name, mem->depth - 1);
+  decls += temp_decls_;
+  std::string sink;
+  if (!unused.empty()) {
+    std::string name = "unused_bits";
+    for (int k = 1; names_.count(name); ++k) name = fmt::format("unused_bits_{}", k);
+    decls += fmt::format("  logic {};\n", name);
+    sink = fmt::format("  // Bits no logic here reads (the interface keeps them); collected so lint stays clean.\n"
+                       "  assign {} = ^{{{}}};\n",
+                       name, fmt::join(unused, ", "));
+  }
+  if (!decls.empty()) out += "\n" + decls;
+  if (!temp_assigns_.empty()) out += "\n" + temp_assigns_;
+  if (!logic.empty()) out += "\n" + logic;
+  if (!mems.empty()) out += "\n" + mems;
+  if (!insts.empty()) out += "\n" + insts;
+  if (!sink.empty()) out += "\n" + sink;
+  out += "endmodule\n\n`default_nettype wire\n";
+  return out;
+}
+
+}  // namespace
+
+std::string emit_module(const Module& m) { return ModuleEmitter(m).run(); }
+
+std::string sha256_hex(const std::string& data) {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr);
+  std::string hex;
+  for (unsigned int i = 0; i < len; ++i) hex += fmt::format("{:02x}", md[i]);
+  return hex;
+}
+
+EmitResult write_design(const Design& d, const std::string& top, const std::filesystem::path& dir, const ParamList& info) {
+  std::filesystem::create_directories(dir);
+  EmitResult res;
+  res.dir = dir;
+  res.top = top;
+  nlohmann::ordered_json manifest;
+  manifest["top"] = top;
+  manifest["generator"] = "fetta rtl_gen";
+  nlohmann::ordered_json cfg = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : info) cfg[k] = v;
+  manifest["config"] = cfg;
+  manifest["modules"] = nlohmann::ordered_json::array();
+  std::string filelist;
+  for (const auto& m : d.hierarchy(top)) {
+    std::string text = emit_module(*m);
+    EmittedFile f{m->name(), m->name() + ".sv", sha256_hex(text), text.size()};
+    std::ofstream(dir / f.file, std::ios::binary) << text;
+    filelist += f.file + "\n";
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : m->params()) params[k] = v;
+    manifest["modules"].push_back({{"name", f.module}, {"file", f.file}, {"generator", m->generator()},
+                                   {"source", m->origin().str()}, {"parameters", params}, {"sha256", f.sha256}});
+    res.files.push_back(f);
+  }
+  std::ofstream(dir / "filelist.f", std::ios::binary) << filelist;
+  std::ofstream(dir / "manifest.json", std::ios::binary) << manifest.dump(2) << "\n";
+  return res;
+}
+
+}  // namespace fetta::rtl

@@ -1,0 +1,102 @@
+// A small corpus of generators written with rtl_gen, used to prove the library on real
+// circuits: each is simulated in Verilator against a C++ model (corpus_sim_test.cpp).
+#pragma once
+
+#include <fmt/core.h>
+
+#include "rtl_gen/rtl.hpp"
+
+namespace corpus {
+
+using namespace fetta::rtl;
+
+struct FifoParams {
+  int width = 8;
+  int depth = 4;
+};
+// Fall-through FIFO: pop_data shows the head whenever not empty. Push when full and pop when
+// empty are ignored; push and pop in the same cycle both happen.
+class Fifo : public Generator<FifoParams> {
+ public:
+  using Generator::Generator;
+  std::string generator_name() const override { return "corpus::Fifo"; }
+  std::string module_name() const override { return fmt::format("fifo_w{}_d{}", p.width, p.depth); }
+  ParamList params() const override { return {{"width", std::to_string(p.width)}, {"depth", std::to_string(p.depth)}}; }
+  void build(Module& m) const override;
+};
+
+struct AdderParams {
+  int width = 8;
+};
+// One registered adder stage: sum = a + b with one extra bit, one cycle later.
+class AddStage : public Generator<AdderParams> {
+ public:
+  using Generator::Generator;
+  std::string generator_name() const override { return "corpus::AddStage"; }
+  std::string module_name() const override { return fmt::format("add_stage_w{}", p.width); }
+  ParamList params() const override { return {{"width", std::to_string(p.width)}}; }
+  void build(Module& m) const override;
+};
+
+struct AdderTreeParams {
+  int inputs = 8;  // power of two
+  int width = 8;
+};
+// Pipelined adder tree of AddStage instances: log2(inputs) cycles of latency, full precision.
+class AdderTree : public Generator<AdderTreeParams> {
+ public:
+  using Generator::Generator;
+  std::string generator_name() const override { return "corpus::AdderTree"; }
+  std::string module_name() const override { return fmt::format("adder_tree_n{}_w{}", p.inputs, p.width); }
+  ParamList params() const override {
+    return {{"inputs", std::to_string(p.inputs)}, {"width", std::to_string(p.width)}};
+  }
+  void build(Module& m) const override;
+};
+
+struct ShiftRegParams {
+  int width = 8;
+  int depth = 3;
+};
+// Shift register with enable: out is the input of `depth` enabled cycles ago (0 after reset).
+class ShiftReg : public Generator<ShiftRegParams> {
+ public:
+  using Generator::Generator;
+  std::string generator_name() const override { return "corpus::ShiftReg"; }
+  std::string module_name() const override { return fmt::format("shift_reg_w{}_d{}", p.width, p.depth); }
+  ParamList params() const override { return {{"width", std::to_string(p.width)}, {"depth", std::to_string(p.depth)}}; }
+  void build(Module& m) const override;
+};
+
+struct SeqDetectParams {
+  unsigned pattern = 0b1011;
+  int length = 4;
+};
+// Moore FSM: `found` is 1 in the cycle after the last `length` input bits equal `pattern`
+// (overlapping matches count). The state is the length of the longest matched prefix.
+class SeqDetect : public Generator<SeqDetectParams> {
+ public:
+  using Generator::Generator;
+  std::string generator_name() const override { return "corpus::SeqDetect"; }
+  std::string module_name() const override { return fmt::format("seq_detect_{}b_{:x}", p.length, p.pattern); }
+  ParamList params() const override {
+    return {{"pattern", fmt::format("0x{:x}", p.pattern)}, {"length", std::to_string(p.length)}};
+  }
+  void build(Module& m) const override;
+};
+
+struct DualPortRamParams {
+  int width = 16;
+  int depth = 32;
+};
+// One write port and one registered read port (read-before-write on the same address).
+class DualPortRam : public Generator<DualPortRamParams> {
+ public:
+  using Generator::Generator;
+  std::string generator_name() const override { return "corpus::DualPortRam"; }
+  std::string module_name() const override { return fmt::format("dp_ram_w{}_d{}", p.width, p.depth); }
+  ParamList params() const override { return {{"width", std::to_string(p.width)}, {"depth", std::to_string(p.depth)}}; }
+  void build(Module& m) const override;
+};
+
+}  // namespace corpus

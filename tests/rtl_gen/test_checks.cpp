@@ -1,0 +1,2 @@
+#include <catch2/catch.hpp>
+#include "rtl_gen/rtl.hpp"
