@@ -10,9 +10,12 @@ class App;
 namespace fetta::app {
 void add_gen_command(CLI::App& app);
 void add_lint_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 void add_search_command(CLI::App& app);
 
 // Shared helpers.
 bool print_lint(const std::string& dir, const std::string& top);  // true when every tool is clean
 std::string read_manifest_top(const std::string& dir);
+// Generates `part` of the configuration into `out`, prints the files; lints unless told not to.
+void generate(const std::string& config, const std::string& part, const std::string& out, bool lint);
 }  // namespace fetta::app

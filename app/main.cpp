@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   fetta::app::add_gen_command(app);
   fetta::app::add_lint_command(app);
+  fetta::app::add_run_command(app);
   fetta::app::add_search_command(app);
   try {
     app.parse(argc, argv);

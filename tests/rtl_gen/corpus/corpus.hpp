@@ -99,4 +99,42 @@ class DualPortRam : public Generator<DualPortRamParams> {
   void build(Module& m) const override;
 };
 
+// Counter with enable and synchronous clear (golden-text emission test).
+struct Counter : Generator<int> {
+  using Generator::Generator;
+  std::string generator_name() const override { return "corpus::Counter"; }
+  std::string module_name() const override { return fmt::format("counter_w{}", p); }
+  ParamList params() const override { return {{"width", std::to_string(p)}}; }
+  void build(Module& m) const override {
+    Sig en = m.input("en", UInt(1));
+    Sig clear = m.input("clear", UInt(1));
+    Sig count = m.output("count", UInt(p));
+    Sig wrap = m.output("wrap", UInt(1));
+    Sig value = m.reg("value", UInt(p), reset_to(0).enabled_by(en | clear));
+    m.when(clear, [&] { value <<= 0; }).otherwise([&] { value <<= value + 1; });
+    count <<= value;
+    wrap <<= value.and_reduce() & en;
+  }
+};
+
+// Signed arithmetic: products need full-width temporaries, sign extension, arithmetic shifts.
+struct SignedMath : Generator<int> {
+  using Generator::Generator;
+  std::string generator_name() const override { return "corpus::SignedMath"; }
+  std::string module_name() const override { return "signed_math"; }
+  ParamList params() const override { return {}; }
+  void build(Module& m) const override {
+    Sig a = m.input("a", SInt(8)), b = m.input("b", SInt(8)), c = m.input("c", SInt(16));
+    Sig sel = m.input("sel", UInt(2));
+    Sig y = m.output("y", SInt(17));
+    Sig hi = m.output("hi", UInt(4));
+    Sig op = m.output("op", UInt(3));
+    Sig prod = m.node("prod", a * b);
+    y <<= (prod + c).sext(17) >> 1;
+    hi <<= cat({(a * b).bits(15, 14), (a + b).bits(7, 6)});
+    op <<= 0;
+    m.switch_on(sel).is(0, [&] { op <<= 1; }).is({1, 2}, [&] { op <<= mux(a < b, lit(2, 3), lit(3, 3)); });
+  }
+};
+
 }  // namespace corpus

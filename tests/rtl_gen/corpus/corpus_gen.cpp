@@ -21,5 +21,7 @@ int main(int argc, char** argv) {
   emit(ShiftReg({8, 3}));
   emit(SeqDetect({0b1011, 4}));
   emit(DualPortRam({16, 32}));
+  emit(Counter(4));
+  emit(SignedMath(0));
   return 0;
 }

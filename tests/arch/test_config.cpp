@@ -1,0 +1,57 @@
+// The architecture configuration: defaults, the shipped file, and every kind of bad input.
+#include <catch2/catch.hpp>
+
+#include "arch/config.hpp"
+
+using namespace fetta::arch;
+
+TEST_CASE("configs/default.yaml is the published default", "[arch]") {
+  ArchConfig c = load_arch_config(std::string(FETTA_SOURCE_DIR) + "configs/default.yaml");
+  CHECK(c.name == "fetta_default");
+  CHECK(c.dtype == DataType::bf16);
+  CHECK(c.ce.count == 16);
+  CHECK(c.ce.rows == 4);
+  CHECK(c.ce.cols == 4);
+  CHECK(c.total_pes() == 256);
+  CHECK(c.network.lanes == 64);
+  CHECK(c.memory.banks == 16);
+  CHECK(c.memory.elems_per_bank == 4);
+  CHECK(c.has_dataflow(Dataflow::os));
+  // 512 KB unified memory, 128 KB accumulators.
+  CHECK(c.memory.banks * c.memory.elems_per_bank * 2 * c.memory.unified_depth == 512 * 1024);
+  CHECK(c.memory.banks * c.memory.elems_per_bank * 4 * c.memory.accum_depth == 128 * 1024);
+}
+
+TEST_CASE("partial files keep the defaults for what they omit", "[arch]") {
+  ArchConfig c = parse_arch_config("dtype: int16\nce:\n  rows: 2\n  cols: 8\n  dataflows: [os]\n");
+  CHECK(c.dtype == DataType::int16);
+  CHECK(c.ce.rows == 2);
+  CHECK(c.ce.count == 16);
+  CHECK(c.ce.dataflows == std::vector<Dataflow>{Dataflow::os});
+  CHECK(operand_bits(c.dtype) == 16);
+  CHECK(accumulator_bits(c.dtype) == 48);
+}
+
+TEST_CASE("bad configurations name the file, line, field and what is allowed", "[arch][errors]") {
+  using Catch::Contains;
+  CHECK_THROWS_WITH(parse_arch_config("ce:\n  rows: 4\n  colz: 4\n", "x.yaml"),
+                    Contains("x.yaml:3: ce.colz: unknown key; allowed keys here: rows, cols, count"));
+  CHECK_THROWS_WITH(parse_arch_config("dtype: fp8\n", "x.yaml"),
+                    Contains("x.yaml:1: dtype: unknown value 'fp8'; allowed: bf16, int16, int8"));
+  CHECK_THROWS_WITH(parse_arch_config("ce:\n  rows: four\n", "x.yaml"),
+                    Contains("x.yaml:2: ce.rows: expected an integer, got 'four'"));
+  CHECK_THROWS_WITH(parse_arch_config("ce:\n  rows: 0\n", "x.yaml"),
+                    Contains("x.yaml:2: ce.rows: 0 is out of range; allowed: 1..256"));
+  CHECK_THROWS_WITH(parse_arch_config("ce:\n  dataflows: [ws, xs]\n", "x.yaml"),
+                    Contains("ce.dataflows: unknown value 'xs'; allowed: is, os, ws"));
+  CHECK_THROWS_WITH(parse_arch_config("ce:\n  dataflows: [ws, ws]\n", "x.yaml"), Contains("'ws' is listed twice"));
+  CHECK_THROWS_WITH(parse_arch_config("network:\n  lanes: 32\n", "x.yaml"),
+                    Contains("x.yaml:2: network.lanes: 32 lanes do not match memory.banks x memory.elems_per_bank = 16 x 4 = 64"));
+  CHECK_THROWS_WITH(parse_arch_config("network:\n  lanes: 48\nmemory:\n  banks: 12\n", "x.yaml"),
+                    Contains("network.lanes: 48 is not a power of two"));
+  CHECK_THROWS_WITH(parse_arch_config("network:\n  lanes: 8\nmemory:\n  banks: 2\n", "x.yaml"),
+                    Contains("cannot hold one 4x4 transpose block"));
+  CHECK_THROWS_WITH(parse_arch_config("ce: [1, 2]\n", "x.yaml"), Contains("ce: expected a mapping of keys"));
+  CHECK_THROWS_WITH(parse_arch_config("ce:\n  rows: [4\n", "x.yaml"), Contains("x.yaml:"));
+  CHECK_THROWS_WITH(load_arch_config("/nonexistent.yaml"), Contains("cannot open the configuration file"));
+}
