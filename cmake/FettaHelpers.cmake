@@ -69,3 +69,13 @@ function(fetta_verilate target)
   target_include_directories(${target} SYSTEM PRIVATE ${mdir})
   target_link_libraries(${target} PRIVATE ${lib} fetta_verilated_rt)
 endfunction()
+
+# add_subdirectory() for every child folder that has a CMakeLists.txt (block families).
+function(fetta_add_child_directories)
+  file(GLOB children LIST_DIRECTORIES true CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*)
+  foreach(child IN LISTS children)
+    if(IS_DIRECTORY ${child} AND EXISTS ${child}/CMakeLists.txt)
+      add_subdirectory(${child})
+    endif()
+  endforeach()
+endfunction()
