@@ -159,11 +159,28 @@ uint64_t tree_count(int n) {
 }
 
 ContractionTree left_to_right(const Problem& p) {
+  // Start at the first input node (node 0 without one) and sweep the nodes in index order,
+  // cyclically from the one absorbed last, taking the next node connected to what has been
+  // contracted so far: along a chain or ring of cores this is the left-to-right walk from where
+  // the input attaches (TT: X, G_{s+1}..G_d, then G_s..G_1). A node is taken disconnected (an
+  // outer product) only when no remaining node is connected.
+  const int n = p.size();
+  int last = input_nodes(p).front();  // every node when none is an input: node 0
   std::vector<std::pair<NodeSet, NodeSet>> merges;
-  NodeSet acc = 1;
-  for (int i = 1; i < p.size(); ++i) {
-    merges.emplace_back(acc, NodeSet{1} << i);
-    acc |= NodeSet{1} << i;
+  NodeSet acc = NodeSet{1} << last;
+  auto remaining = [&](int i) { return !(acc >> i & 1); };
+  auto connected = [&](int i) {
+    return !(p.node_labels[sz(static_cast<uint64_t>(i))] & p.labels_of(acc)).empty();
+  };
+  while (acc != p.all()) {
+    int next = -1;
+    for (int k = 1; k <= n && next < 0; ++k)
+      if (int i = (last + k) % n; remaining(i) && connected(i)) next = i;
+    for (int k = 1; k <= n && next < 0; ++k)
+      if (int i = (last + k) % n; remaining(i)) next = i;
+    merges.emplace_back(acc, NodeSet{1} << next);
+    acc |= NodeSet{1} << next;
+    last = next;
   }
   return make_tree(p, merges);
 }

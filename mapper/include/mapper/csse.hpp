@@ -19,7 +19,11 @@ std::vector<ContractionTree> k_best_trees(const Problem& p, int k);
 // Number of distinct binary contraction trees over n leaves: (2n-3)!! (saturating).
 uint64_t tree_count(int n);
 
-// Baseline: the fixed left-to-right order: node 0 with node 1, the result with node 2, ...
+// Baseline, the fixed left-to-right order of a format: from the first input node (X or dY; node
+// 0 without one), sweep the nodes in index order, cyclically from the one absorbed last, and
+// absorb the next one connected to the running result: for a TT layer X, then the input-mode
+// cores G_{s+1}..G_d, then G_s..G_1. Only when no remaining node is connected is the next one
+// absorbed as an outer product.
 ContractionTree left_to_right(const Problem& p);
 
 // Baseline, "rebuild W first": every node other than X / dY left to right (node order), then X
