@@ -2,6 +2,8 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -19,8 +21,10 @@ std::string read_manifest_top(const std::string& dir) {
   return nlohmann::json::parse(in).at("top").get<std::string>();
 }
 
-void generate(const std::string& config, const std::string& part, const std::string& out, bool lint) {
-  arch::ArchConfig cfg = arch::load_arch_config(config);
+namespace {
+
+bool generate_one(const arch::ArchConfig& cfg, const std::string& config, const std::string& part,
+                  const std::string& out, bool lint) {
   rtl::Design design;
   std::string top = hw::elaborate_part(design, cfg, part);
   auto res = rtl::write_design(design, top, out, hw::config_summary(cfg));
@@ -29,24 +33,38 @@ void generate(const std::string& config, const std::string& part, const std::str
   for (const auto& f : res.files)
     fmt::print("    {:<40} {:>8} bytes  sha256 {}\n", f.file, f.bytes, f.sha256.substr(0, 16));
   fmt::print("  filelist.f, manifest.json\n");
-  if (lint) {
-    fmt::print("lint:\n");
-    if (!print_lint(out, top)) throw std::runtime_error("the generated RTL is not lint-clean");
+  if (!lint) return true;
+  fmt::print("lint:\n");
+  return print_lint(out, top);
+}
+
+}  // namespace
+
+void generate(const std::string& config, const std::string& part, const std::string& out, bool lint) {
+  arch::ArchConfig cfg = arch::load_arch_config(config);
+  std::vector<std::string> failed;
+  if (part == "all") {
+    for (const std::string& p : hw::part_list())
+      if (!generate_one(cfg, config, p, out + "/" + p, lint)) failed.push_back(p);
+  } else if (!generate_one(cfg, config, part, out, lint)) {
+    failed.push_back(part);
   }
+  if (!failed.empty())
+    throw std::runtime_error(fmt::format("the generated RTL of {} is not lint-clean", fmt::join(failed, ", ")));
 }
 
 void add_gen_command(CLI::App& app) {
   struct Opts {
     std::string config = "configs/default.yaml";
     std::string out = "out/rtl";
-    std::string part = "top";
+    std::string part = "all";
     bool lint = true;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("gen", "Generate the SystemVerilog of an accelerator configuration");
   cmd->add_option("--config", o->config, "Architecture configuration (YAML)")->capture_default_str();
   cmd->add_option("--out", o->out, "Output directory")->capture_default_str();
-  cmd->add_option("--part", o->part, "What to generate: " + hw::part_names())->capture_default_str();
+  cmd->add_option("--part", o->part, "What to generate: " + hw::part_names() + ", or all (one directory each)")->capture_default_str();
   cmd->add_flag("!--no-lint", o->lint, "Skip the lint flow after emitting");
   cmd->callback([o] { generate(o->config, o->part, o->out, o->lint); });
 }

@@ -1,5 +1,5 @@
 // fetta run: the main job on a configuration. It grows with the project: today it generates
-// the accelerator's RTL and lints it; simulation against the golden model joins it as the
+// the RTL of every block of the accelerator and lints it; simulation against the golden model joins it as the
 // system testbench lands.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -18,7 +18,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--config", o->config, "Architecture configuration (YAML)")->capture_default_str();
   cmd->add_option("--out", o->out, "Output directory")->capture_default_str();
   cmd->callback([o] {
-    generate(o->config, "top", o->out + "/rtl", true);
+    generate(o->config, "all", o->out + "/rtl", true);
     fmt::print("fetta run: done\n");
   });
 }

@@ -1,20 +1,61 @@
 #include "hw/top.hpp"
 
+#include <fmt/format.h>
+
+#include <functional>
 #include <stdexcept>
+
+#include "hw/arith/arith.hpp"
+#include "hw/mem/mem.hpp"
 
 namespace fetta::hw {
 
-std::string part_names() { return "(none yet)"; }
+namespace {
 
-std::string elaborate_part(rtl::Design&, const arch::ArchConfig&, const std::string& part) {
-  throw std::invalid_argument("unknown part '" + part + "'; allowed: " + part_names());
+struct Part {
+  const char* name;
+  std::function<std::string(rtl::Design&, const arch::ArchConfig&)> elaborate;
+};
+
+std::string elaborate_mac(rtl::Design& design, const arch::ArchConfig& cfg) {
+  MacChoice mac = make_mac(cfg.dtype, cfg.ce.mac_pipeline_stages);
+  return design.elaborate(*mac.generator)->name();
+}
+
+const std::vector<Part>& parts() {
+  static const std::vector<Part> table{
+      {"mac", elaborate_mac},
+      {"unified_memory", elaborate_unified_memory},
+      {"accumulator", elaborate_accumulator},
+      {"address_generator", elaborate_address_generator},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::vector<std::string> part_list() {
+  std::vector<std::string> names;
+  for (const Part& p : parts()) names.emplace_back(p.name);
+  return names;
+}
+
+std::string part_names() { return fmt::format("{}", fmt::join(part_list(), ", ")); }
+
+std::string elaborate_part(rtl::Design& design, const arch::ArchConfig& cfg, const std::string& part) {
+  for (const Part& p : parts())
+    if (part == p.name) return p.elaborate(design, cfg);
+  throw std::invalid_argument(fmt::format("unknown part '{}'; allowed: {}, all", part, part_names()));
 }
 
 rtl::ParamList config_summary(const arch::ArchConfig& cfg) {
   return {{"name", cfg.name},
+          {"source", cfg.source},
           {"dtype", arch::to_string(cfg.dtype)},
-          {"ce", std::to_string(cfg.ce.count) + "x" + std::to_string(cfg.ce.rows) + "x" + std::to_string(cfg.ce.cols)},
-          {"lanes", std::to_string(cfg.network.lanes)}};
+          {"ce", fmt::format("{} x {}x{}", cfg.ce.count, cfg.ce.rows, cfg.ce.cols)},
+          {"lanes", std::to_string(cfg.network.lanes)},
+          {"memory", fmt::format("{} banks x {} elems, depth {} / accum {}", cfg.memory.banks,
+                                 cfg.memory.elems_per_bank, cfg.memory.unified_depth, cfg.memory.accum_depth)}};
 }
 
 }  // namespace fetta::hw

@@ -482,6 +482,21 @@ std::string sha256_hex(const std::string& data) {
   return hex;
 }
 
+namespace {
+// Leaves a file untouched when its content would not change, so build systems that depend on
+// the emitted RTL (Verilated models) do not rebuild after a generator run that changed nothing.
+void write_if_changed(const std::filesystem::path& path, const std::string& text) {
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      std::string old((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (old == text) return;
+    }
+  }
+  std::ofstream(path, std::ios::binary) << text;
+}
+}  // namespace
+
 EmitResult write_design(const Design& d, const std::string& top, const std::filesystem::path& dir, const ParamList& info) {
   std::filesystem::create_directories(dir);
   EmitResult res;
@@ -498,7 +513,7 @@ EmitResult write_design(const Design& d, const std::string& top, const std::file
   for (const auto& m : d.hierarchy(top)) {
     std::string text = emit_module(*m);
     EmittedFile f{m->name(), m->name() + ".sv", sha256_hex(text), text.size()};
-    std::ofstream(dir / f.file, std::ios::binary) << text;
+    write_if_changed(dir / f.file, text);
     filelist += f.file + "\n";
     nlohmann::ordered_json params = nlohmann::ordered_json::object();
     for (const auto& [k, v] : m->params()) params[k] = v;
@@ -506,8 +521,8 @@ EmitResult write_design(const Design& d, const std::string& top, const std::file
                                    {"source", m->origin().str()}, {"parameters", params}, {"sha256", f.sha256}});
     res.files.push_back(f);
   }
-  std::ofstream(dir / "filelist.f", std::ios::binary) << filelist;
-  std::ofstream(dir / "manifest.json", std::ios::binary) << manifest.dump(2) << "\n";
+  write_if_changed(dir / "filelist.f", filelist);
+  write_if_changed(dir / "manifest.json", manifest.dump(2) + "\n");
   return res;
 }
 

@@ -27,6 +27,7 @@ struct EmitResult {
 };
 
 // Writes every module reachable from `top`; `info` lands in manifest.json as "config".
+// Files whose content is unchanged are not rewritten (their timestamps stay).
 EmitResult write_design(const Design& d, const std::string& top, const std::filesystem::path& dir,
                         const ParamList& info = {});
 

@@ -1,0 +1,32 @@
+// FpMac: the bf16 PE's multiply-accumulate, out = Fp32Add(acc, Bf16Mul(a, b)), exactly
+// verif::fp32_mac (the product is exact; the one rounding happens in the addition).
+// Ports: a UInt<16>, b UInt<16> (bf16), acc UInt<32> (binary32); out UInt<32>.
+// With stages = S the result of the inputs of cycle t appears at cycle t + S (fixed latency, no
+// reset). The stages are balanced over multiplier + adder: when a register lands between them,
+// the product and `acc` are registered together and the adder gets S - 1 stages.
+#pragma once
+
+#include <string>
+
+#include "rtl_gen/rtl.hpp"
+
+namespace fetta::hw {
+
+struct FpMacParams {
+  int stages = 0;  // register stages (0 = combinational), 0..16
+};
+
+class FpMac : public rtl::Generator<FpMacParams> {
+ public:
+  explicit FpMac(FpMacParams params);  // throws std::invalid_argument for bad params
+  std::string generator_name() const override { return "hw::FpMac"; }
+  std::string module_name() const override;  // "fp_mac_bf16_fp32_s0"
+  rtl::ParamList params() const override { return {{"stages", std::to_string(p.stages)}}; }
+  void build(rtl::Module& m) const override;
+
+  // Whether a register sits between the multiplier and the adder, and the adder's own stages.
+  bool product_registered() const;
+  int adder_stages() const { return p.stages - (product_registered() ? 1 : 0); }
+};
+
+}  // namespace fetta::hw

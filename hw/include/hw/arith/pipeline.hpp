@@ -1,0 +1,55 @@
+// Register placement for the arithmetic datapaths: a datapath is written as a sequence of steps
+// (unpack, align, add, normalize, round, ...), each with an estimated depth in gate levels. Given
+// a number of register stages, place_cuts() puts registers on the step boundaries so that the
+// deepest register-to-register segment is as shallow as possible; Pipeline then carries every
+// value across the cuts between the step that computes it and the steps that read it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rtl_gen/rtl.hpp"
+
+namespace fetta::hw {
+
+// regs[i] = registers after step i (0 or 1 on an internal boundary; the last entry holds the
+// stages left over once every internal boundary has a register: they sit at the output, where
+// a retiming tool can pull them back into the logic). `lead_levels` is logic in front of the
+// inputs (the multiplier in front of an adder) counted into the first segment.
+// Throws std::invalid_argument for negative stages/levels or no steps.
+std::vector<int> place_cuts(const std::vector<int>& step_levels, int stages, int lead_levels = 0);
+
+// Deepest segment (gate levels, lead included) of a placement from place_cuts().
+int deepest_segment(const std::vector<int>& step_levels, const std::vector<int>& regs, int lead_levels = 0);
+
+// Carries values across the register cuts of one module. Usage:
+//   Pipeline pipe(m, place_cuts(levels, stages));
+//   pipe.def(kAlign, "sticky", expr);          // sticky is computed in step kAlign
+//   Expr s = pipe.at("sticky", kRound);         // as seen by step kRound (registered as needed)
+// Registers are named <value>_s<k>: the value as it enters pipeline stage k. They have no reset
+// (pure datapath, fixed latency).
+class Pipeline {
+ public:
+  Pipeline(rtl::Module& m, std::vector<int> regs_after_step);
+
+  int steps() const { return static_cast<int>(regs_.size()); }
+  int latency() const;                 // total register stages, output included
+  int stage_of_step(int step) const;   // registers in front of `step`
+
+  // Declares `name` = value computed in `step` (a named wire in the module).
+  rtl::Expr def(int step, const std::string& name, const rtl::Expr& value);
+  // `name` as read by step `step` (steps() means the module output, after the trailing registers).
+  rtl::Expr at(const std::string& name, int step);
+
+ private:
+  struct Value {
+    int step = 0;
+    std::vector<rtl::Expr> by_stage;  // index: stage - stage of the defining step
+  };
+  rtl::Module& m_;
+  std::vector<int> regs_;
+  std::map<std::string, Value> values_;
+};
+
+}  // namespace fetta::hw

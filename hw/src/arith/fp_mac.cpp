@@ -1,0 +1,67 @@
+#include <fmt/core.h>
+
+#include <stdexcept>
+
+#include "hw/arith/fp_add.hpp"
+#include "hw/arith/fp_mac.hpp"
+#include "hw/arith/fp_mul.hpp"
+#include "hw/arith/pipeline.hpp"
+
+namespace fetta::hw {
+
+using namespace rtl;
+
+namespace {
+
+FpMacParams checked(FpMacParams p) {
+  if (p.stages < 0 || p.stages > 16)
+    throw std::invalid_argument(
+        fmt::format("FpMac: stages = {} is out of range; allowed: 0 (combinational) .. 16", p.stages));
+  return p;
+}
+
+// Multiplier then adder steps, for balancing the register stages over both.
+std::vector<int> mac_levels() {
+  std::vector<int> levels{Bf16Mul::kLevels};
+  for (int l : Fp32Add::step_levels()) levels.push_back(l);
+  return levels;
+}
+
+}  // namespace
+
+FpMac::FpMac(FpMacParams params) : Generator(checked(params)) {}
+
+std::string FpMac::module_name() const { return fmt::format("fp_mac_bf16_fp32_s{}", p.stages); }
+
+bool FpMac::product_registered() const { return place_cuts(mac_levels(), p.stages)[0] > 0; }
+
+void FpMac::build(Module& m) const {
+  m.add_comment(fmt::format("out = fp32_add(acc, bf16_mul(a, b)); latency {} cycle(s) (docs/arith.md).", p.stages));
+  Sig a = m.input("a", UInt(16));
+  Sig b = m.input("b", UInt(16));
+  Sig acc = m.input("acc", UInt(32));
+  Sig out = m.output("out", UInt(32));
+
+  InstanceRef mul = m.instance(Bf16Mul({}), "mul");
+  mul.io("a").sig() <<= a;
+  mul.io("b").sig() <<= b;
+  Expr product = mul.io("product").sig();
+  Expr addend = acc;
+  int lead = Bf16Mul::kLevels;
+  if (product_registered()) {
+    // Register the product and delay acc by the same cycle, so both reach the adder together.
+    Sig product_q = m.reg("product_s1", UInt(32));
+    Sig acc_q = m.reg("acc_s1", UInt(32));
+    product_q <<= product;
+    acc_q <<= acc;
+    product = product_q;
+    addend = acc_q;
+    lead = 0;
+  }
+  InstanceRef add = m.instance(Fp32Add({adder_stages(), lead}), "add");
+  add.io("a").sig() <<= addend;
+  add.io("b").sig() <<= product;
+  out <<= add.io("sum").sig();
+}
+
+}  // namespace fetta::hw

@@ -1,0 +1,93 @@
+#include <fmt/core.h>
+
+#include <stdexcept>
+
+#include "hw/arith/int_arith.hpp"
+
+namespace fetta::hw {
+
+using namespace rtl;
+
+namespace {
+
+IntMacParams checked(IntMacParams p) {
+  if (p.operand_bits != 8 && p.operand_bits != 16)
+    throw std::invalid_argument(fmt::format("IntMac: operand_bits = {} is not supported; allowed: 8, 16", p.operand_bits));
+  if (p.acc_bits < 2 * p.operand_bits)
+    throw std::invalid_argument(fmt::format(
+        "IntMac: acc_bits = {} is narrower than the {}-bit product of two {}-bit operands; allowed: {}..64 "
+        "(the configurations use 32 and 48)",
+        p.acc_bits, 2 * p.operand_bits, p.operand_bits, 2 * p.operand_bits));
+  if (p.acc_bits > 64)
+    throw std::invalid_argument(fmt::format("IntMac: acc_bits = {} is too wide; allowed: {}..64", p.acc_bits, 2 * p.operand_bits));
+  if (p.stages < 0 || p.stages > 8)
+    throw std::invalid_argument(fmt::format("IntMac: stages = {} is out of range; allowed: 0 (combinational) .. 8", p.stages));
+  return p;
+}
+
+IntAddParams checked(IntAddParams p) {
+  if (p.bits < 2 || p.bits > 64)
+    throw std::invalid_argument(fmt::format("IntAdd: bits = {} is out of range; allowed: 2..64", p.bits));
+  return p;
+}
+
+}  // namespace
+
+IntMac::IntMac(IntMacParams params) : Generator(checked(params)) {}
+
+std::string IntMac::module_name() const {
+  return fmt::format("int_mac_i{}_acc{}_s{}", p.operand_bits, p.acc_bits, p.stages);
+}
+
+ParamList IntMac::params() const {
+  return {{"operand_bits", std::to_string(p.operand_bits)},
+          {"acc_bits", std::to_string(p.acc_bits)},
+          {"stages", std::to_string(p.stages)}};
+}
+
+void IntMac::build(Module& m) const {
+  const int n = p.operand_bits, w = p.acc_bits;
+  m.add_comment(fmt::format("out = acc + a*b mod 2^{}; latency {} cycle(s) (docs/arith.md).", w, p.stages));
+  Sig a = m.input("a", SInt(n));
+  Sig b = m.input("b", SInt(n));
+  Sig acc = m.input("acc", SInt(w));
+  Sig out = m.output("out", SInt(w));
+  // A register stage: `name_s<k>`, no reset (datapath).
+  auto stage = [&](const Expr& e, const std::string& name, int k) {
+    Sig r = m.reg(fmt::format("{}_s{}", name, k), SInt(e.width()));
+    r <<= e;
+    return Expr(r);
+  };
+  const bool in_regs = p.stages >= 3;   // A/B (and acc with them)
+  const bool prod_reg = p.stages >= 1;  // M
+  const int out_regs = p.stages >= 2 ? p.stages - (in_regs ? 2 : 1) : 0;  // P and any extra
+  int k = 0;
+  Expr ea = a, eb = b, eacc = acc;
+  if (in_regs) {
+    ++k;
+    ea = stage(ea, "a", k);
+    eb = stage(eb, "b", k);
+    eacc = stage(eacc, "acc", k);
+  }
+  Expr product = m.node("product", ea * eb);  // SInt<2n>: one DSP multiplier
+  if (prod_reg) {
+    ++k;
+    product = stage(product, "product", k);
+    eacc = stage(eacc, "acc", k);
+  }
+  Expr result = m.node("result", eacc + product.sext(w));  // wraps modulo 2^w
+  for (int i = 0; i < out_regs; ++i) result = stage(result, "result", ++k);
+  out <<= result;
+}
+
+IntAdd::IntAdd(IntAddParams params) : Generator(checked(params)) {}
+
+void IntAdd::build(Module& m) const {
+  m.add_comment(fmt::format("sum = a + b mod 2^{} (docs/arith.md).", p.bits));
+  Sig a = m.input("a", SInt(p.bits));
+  Sig b = m.input("b", SInt(p.bits));
+  Sig sum = m.output("sum", SInt(p.bits));
+  sum <<= a + b;
+}
+
+}  // namespace fetta::hw

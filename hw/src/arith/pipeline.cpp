@@ -1,0 +1,94 @@
+#include "hw/arith/pipeline.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace fetta::hw {
+
+std::vector<int> place_cuts(const std::vector<int>& step_levels, int stages, int lead_levels) {
+  if (step_levels.empty()) throw std::invalid_argument("place_cuts: step_levels is empty; give at least one step");
+  if (stages < 0) throw std::invalid_argument(fmt::format("place_cuts: stages = {} is negative; allowed: 0 or more", stages));
+  if (lead_levels < 0)
+    throw std::invalid_argument(fmt::format("place_cuts: lead_levels = {} is negative; allowed: 0 or more", lead_levels));
+  const int n = static_cast<int>(step_levels.size());
+  const int inner = n - 1;  // boundaries between steps
+  const int k = std::min(stages, inner);
+  std::vector<int> regs(n, 0);
+  regs[n - 1] = stages - k;
+  if (k == 0) return regs;
+  // Exhaustive over the C(inner, k) subsets (inner <= ~6): the first subset with the smallest
+  // deepest segment wins, so the result is deterministic.
+  std::vector<int> best;
+  int best_depth = 0;
+  std::vector<bool> pick(inner, false);
+  std::fill(pick.begin(), pick.begin() + k, true);
+  do {
+    std::vector<int> trial(n, 0);
+    for (int i = 0; i < inner; ++i) trial[i] = pick[i] ? 1 : 0;
+    trial[n - 1] = regs[n - 1];
+    const int depth = deepest_segment(step_levels, trial, lead_levels);
+    if (best.empty() || depth < best_depth) {
+      best = trial;
+      best_depth = depth;
+    }
+  } while (std::prev_permutation(pick.begin(), pick.end()));
+  return best;
+}
+
+int deepest_segment(const std::vector<int>& step_levels, const std::vector<int>& regs, int lead_levels) {
+  int deepest = 0;
+  int run = lead_levels;
+  for (size_t i = 0; i < step_levels.size(); ++i) {
+    run += step_levels[i];
+    if (i + 1 == step_levels.size() || regs.at(i) > 0) {
+      deepest = std::max(deepest, run);
+      run = 0;
+    }
+  }
+  return deepest;
+}
+
+Pipeline::Pipeline(rtl::Module& m, std::vector<int> regs_after_step) : m_(m), regs_(std::move(regs_after_step)) {}
+
+int Pipeline::latency() const {
+  int total = 0;
+  for (int r : regs_) total += r;
+  return total;
+}
+
+int Pipeline::stage_of_step(int step) const {
+  int stage = 0;
+  for (int i = 0; i < step && i < steps(); ++i) stage += regs_[i];
+  return stage;
+}
+
+rtl::Expr Pipeline::def(int step, const std::string& name, const rtl::Expr& value) {
+  if (values_.count(name)) throw std::logic_error("Pipeline: value '" + name + "' defined twice");
+  Value v;
+  v.step = step;
+  v.by_stage.push_back(m_.node(name, value));
+  values_.emplace(name, v);
+  return v.by_stage[0];
+}
+
+rtl::Expr Pipeline::at(const std::string& name, int step) {
+  auto it = values_.find(name);
+  if (it == values_.end()) throw std::logic_error("Pipeline: value '" + name + "' read before it is defined");
+  Value& v = it->second;
+  if (step < v.step) throw std::logic_error("Pipeline: value '" + name + "' read by an earlier step");
+  const int from = stage_of_step(v.step);
+  const int to = stage_of_step(step);
+  while (static_cast<int>(v.by_stage.size()) <= to - from) {
+    const rtl::Expr& prev = v.by_stage.back();
+    const int stage = from + static_cast<int>(v.by_stage.size());
+    rtl::Sig r = m_.reg(fmt::format("{}_s{}", name, stage),
+                        prev.is_signed() ? rtl::SInt(prev.width()) : rtl::UInt(prev.width()));
+    r <<= prev;
+    v.by_stage.push_back(r);
+  }
+  return v.by_stage[to - from];
+}
+
+}  // namespace fetta::hw

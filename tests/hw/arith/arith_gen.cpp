@@ -1,0 +1,41 @@
+// Writes the RTL of every arithmetic unit configuration the tests Verilate: <out>/<top>/*.sv.
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <string>
+
+#include "hw/arith/arith.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: arith_gen OUT_DIR\n");
+    return 2;
+  }
+  using namespace fetta::hw;
+  const std::filesystem::path out = argv[1];
+  // write_design leaves unchanged files alone, so re-running this after fetta_hw is relinked
+  // rebuilds only the Verilated models whose RTL really changed (the custom command has restat).
+  auto emit = [&](const fetta::rtl::GeneratorBase& g) {
+    fetta::rtl::Design d;
+    auto m = d.elaborate(g);
+    fetta::rtl::write_design(d, m->name(), out / m->name());
+  };
+  try {
+    emit(Bf16Mul({}));                         // fp_mul_e8m7_o23
+    emit(Bf16Mul({5, 2, 5}));                  // fp_mul_e5m2_o5: fp8 E5M2, swept exhaustively
+    emit(Fp32Add({}));                         // fp32_add_s0
+    emit(Fp32Add({5, 0}));                     // fp32_add_s5: every inner cut plus one output stage
+    emit(Fp32ToBf16({}));                      // fp32_to_bf16
+    emit(FpMac({0}));                          // fp_mac_bf16_fp32_s0
+    emit(FpMac({6}));                          // fp_mac_bf16_fp32_s6: product register + fp32_add_s5
+    emit(IntMac({8, 32, 0}));                  // int_mac_i8_acc32_s0
+    emit(IntMac({16, 48, 0}));                 // int_mac_i16_acc48_s0
+    emit(IntMac({16, 48, 4}));                 // int_mac_i16_acc48_s4: A/B, M, P and one more
+    emit(IntAdd({32}));                        // int_add_w32
+    emit(IntAdd({48}));                        // int_add_w48
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "arith_gen: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,44 @@
+// Writes the RTL of every memory-system configuration the tests Verilate or lint:
+// <out>/<top>/*.sv. The default configuration's blocks come from the YAML given.
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+
+#include "hw/mem/mem.hpp"
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: mem_gen OUT_DIR DEFAULT_CONFIG_YAML\n");
+    return 2;
+  }
+  using namespace fetta::hw;
+  using fetta::arch::DataType;
+  const std::filesystem::path out = argv[1];
+  auto emit = [&](const fetta::rtl::GeneratorBase& g) {
+    fetta::rtl::Design d;
+    auto m = d.elaborate(g);
+    fetta::rtl::write_design(d, m->name(), out / m->name());
+  };
+  try {
+    emit(MemBank({16, 2, 16}));                                   // mem_bank_d16_t2_w16
+    emit(UnifiedMemory({4, 2, 16, 16, 2}));                       // unified_mem_b4_t2_d16_w16_h2
+    emit(AccumulationUnit({4, 2, 8, DataType::int8}));            // accum_unit_b4_t2_d8_int32
+    emit(AccumulationUnit({2, 2, 8, DataType::bf16}));            // accum_unit_b2_t2_d8_fp32
+    emit(AccumulationUnit({2, 1, 4, DataType::int16}));           // accum_unit_b2_t1_d4_int48
+    emit(AddressGenerator({6, 3, 7, 3}));                         // addr_gen_l6_s3_a7_c3
+    emit(AddressGenerator({1, 1, 4, 4}));                         // addr_gen_l1_s1_a4_c4
+    // Edge configurations, linted only: one element, one bank, 1-bit elements, the widest nest.
+    emit(UnifiedMemory({2, 1, 4, 1, 2}));                         // unified_mem_b2_t1_d4_w1_h2
+    emit(AccumulationUnit({1, 1, 2, DataType::int16}));           // accum_unit_b1_t1_d2_int48
+    emit(AddressGenerator({16, 8, 32, 32}));                      // addr_gen_l16_s8_a32_c32
+    emit(AddressGenerator({1, 1, 1, 1}));                         // addr_gen_l1_s1_a1_c1
+    const auto cfg = fetta::arch::load_arch_config(argv[2]);
+    emit(UnifiedMemory(unified_memory_params(cfg)));              // unified_mem_b16_t4_d4096_w16_h4
+    emit(AccumulationUnit(accumulator_params(cfg)));              // accum_unit_b16_t4_d512_fp32
+    emit(AddressGenerator(address_generator_params(cfg)));        // addr_gen_l6_s3_a15_c16
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mem_gen: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,134 @@
+// Parameter checks (every bad value names the generator, the field and what is allowed), module
+// names, the configuration entry points and deterministic emission.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "hw/mem/mem.hpp"
+
+using namespace fetta::hw;
+using fetta::arch::DataType;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// The message of the std::invalid_argument that `f` throws ("" if it throws none).
+template <typename F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string emit_all(const fetta::rtl::GeneratorBase& g) {
+  fetta::rtl::Design d;
+  auto top = d.elaborate(g);
+  std::string text;
+  for (const auto& m : d.hierarchy(top->name())) text += fetta::rtl::emit_module(*m);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("MemBank rejects bad parameters", "[mem_params]") {
+  CHECK(error_of([] { MemBank({1, 4, 16}); }) ==
+        "MemBank: depth = 1 is not allowed; allowed: a power of two, 2 .. 16777216");
+  CHECK_THAT(error_of([] { MemBank({24, 4, 16}); }), Contains("MemBank: depth = 24") && Contains("a power of two"));
+  CHECK_THAT(error_of([] { MemBank({16, 3, 16}); }), Contains("MemBank: elems = 3") && Contains("a power of two, 1 .. 64"));
+  CHECK_THAT(error_of([] { MemBank({16, 0, 16}); }), Contains("MemBank: elems = 0"));
+  CHECK_THAT(error_of([] { MemBank({16, 128, 16}); }), Contains("MemBank: elems = 128"));
+  CHECK(error_of([] { MemBank({16, 4, 0}); }) == "MemBank: width = 0 is out of range; allowed: 1 .. 64");
+  CHECK_THAT(error_of([] { MemBank({16, 4, 65}); }), Contains("MemBank: width = 65"));
+  CHECK(error_of([] { MemBank({16, 4, 16}); }).empty());
+}
+
+TEST_CASE("UnifiedMemory rejects bad parameters", "[mem_params]") {
+  CHECK(error_of([] { UnifiedMemory({1, 4, 4096, 16}); }) ==
+        "UnifiedMemory: banks = 1 is not allowed; allowed: a power of two, 2 .. 256");
+  CHECK_THAT(error_of([] { UnifiedMemory({12, 4, 4096, 16}); }), Contains("UnifiedMemory: banks = 12"));
+  CHECK_THAT(error_of([] { UnifiedMemory({16, 6, 4096, 16}); }),
+             Contains("UnifiedMemory: elems = 6") && Contains("a power of two, 1 .. 64"));
+  // Two halves of at least two rows each.
+  CHECK(error_of([] { UnifiedMemory({16, 4, 2, 16}); }) ==
+        "UnifiedMemory: depth = 2 is not allowed; allowed: a power of two, 4 .. 16777216");
+  CHECK_THAT(error_of([] { UnifiedMemory({16, 4, 3000, 16}); }), Contains("UnifiedMemory: depth = 3000"));
+  CHECK_THAT(error_of([] { UnifiedMemory({16, 4, 4096, 0}); }), Contains("UnifiedMemory: width = 0") && Contains("1 .. 64"));
+  CHECK(error_of([] { UnifiedMemory({16, 4, 4096, 16, 32}); }) ==
+        "UnifiedMemory: host_banks = 32 is not allowed; allowed: a power of two, 1 .. 16");
+  CHECK_THAT(error_of([] { UnifiedMemory({16, 4, 4096, 16, 3}); }), Contains("UnifiedMemory: host_banks = 3"));
+  CHECK_THAT(error_of([] { UnifiedMemory({16, 4, 4096, 16, 0}); }), Contains("UnifiedMemory: host_banks = 0"));
+}
+
+TEST_CASE("AccumBank and AccumulationUnit reject bad parameters", "[mem_params]") {
+  CHECK_THAT(error_of([] { AccumBank({3, 512, DataType::bf16}); }), Contains("AccumBank: elems = 3"));
+  CHECK(error_of([] { AccumBank({4, 1, DataType::bf16}); }) ==
+        "AccumBank: depth = 1 is not allowed; allowed: a power of two, 2 .. 16777216");
+  CHECK(error_of([] { AccumBank({4, 512, static_cast<DataType>(9)}); }) ==
+        "dtype: unknown data type 9; allowed: bf16, int8, int16");
+  CHECK(error_of([] { AccumulationUnit({3, 4, 512, DataType::int8}); }) ==
+        "AccumulationUnit: banks = 3 is not allowed; allowed: a power of two, 1 .. 256");
+  CHECK_THAT(error_of([] { AccumulationUnit({16, 5, 512, DataType::int8}); }), Contains("AccumulationUnit: elems = 5"));
+  CHECK_THAT(error_of([] { AccumulationUnit({16, 4, 100, DataType::int8}); }), Contains("AccumulationUnit: depth = 100"));
+  CHECK_THAT(error_of([] { AccumulationUnit({16, 4, 512, static_cast<DataType>(-1)}); }),
+             Contains("dtype") && Contains("allowed: bf16, int8, int16"));
+}
+
+TEST_CASE("AddressGenerator rejects bad parameters", "[mem_params]") {
+  CHECK(error_of([] { AddressGenerator({0, 3, 15, 16}); }) ==
+        "AddressGenerator: levels = 0 is out of range; allowed: 1 .. 16");
+  CHECK_THAT(error_of([] { AddressGenerator({17, 3, 15, 16}); }), Contains("AddressGenerator: levels = 17"));
+  CHECK(error_of([] { AddressGenerator({6, 0, 15, 16}); }) ==
+        "AddressGenerator: streams = 0 is out of range; allowed: 1 .. 8");
+  CHECK_THAT(error_of([] { AddressGenerator({6, 9, 15, 16}); }), Contains("AddressGenerator: streams = 9"));
+  CHECK(error_of([] { AddressGenerator({6, 3, 0, 16}); }) ==
+        "AddressGenerator: addr_bits = 0 is out of range; allowed: 1 .. 32");
+  CHECK_THAT(error_of([] { AddressGenerator({6, 3, 33, 16}); }), Contains("AddressGenerator: addr_bits = 33"));
+  CHECK(error_of([] { AddressGenerator({6, 3, 15, 0}); }) ==
+        "AddressGenerator: count_bits = 0 is out of range; allowed: 1 .. 32");
+  CHECK_THAT(error_of([] { AddressGenerator({6, 3, 15, 33}); }), Contains("AddressGenerator: count_bits = 33"));
+}
+
+TEST_CASE("Module names derive from every parameter", "[mem_params]") {
+  CHECK(MemBank({4096, 4, 16}).module_name() == "mem_bank_d4096_t4_w16");
+  CHECK(UnifiedMemory({16, 4, 4096, 16, 4}).module_name() == "unified_mem_b16_t4_d4096_w16_h4");
+  CHECK(AccumBank({4, 512, DataType::bf16}).module_name() == "accum_bank_t4_d512_fp32");
+  CHECK(AccumulationUnit({16, 4, 512, DataType::int8}).module_name() == "accum_unit_b16_t4_d512_int32");
+  CHECK(AccumulationUnit({16, 4, 512, DataType::int16}).module_name() == "accum_unit_b16_t4_d512_int48");
+  CHECK(AddressGenerator({6, 3, 15, 16}).module_name() == "addr_gen_l6_s3_a15_c16");
+}
+
+TEST_CASE("Configuration entry points elaborate the default and int configurations", "[mem_params]") {
+  fetta::arch::ArchConfig cfg;  // the built-in default = configs/default.yaml
+  fetta::rtl::Design d;
+  CHECK(host_banks_for(cfg) == 4);  // 25.6 GB/s at 1 GHz over 8-byte bank rows
+  CHECK(elaborate_unified_memory(d, cfg) == "unified_mem_b16_t4_d4096_w16_h4");
+  CHECK(elaborate_accumulator(d, cfg) == "accum_unit_b16_t4_d512_fp32");
+  CHECK(elaborate_address_generator(d, cfg) == "addr_gen_l6_s3_a15_c16");
+  // Each bank is one module definition, instanced 2 x 16 times.
+  CHECK(d.find("mem_bank_d2048_t4_w16") != nullptr);
+  CHECK(d.find("accum_bank_t4_d512_fp32") != nullptr);
+  CHECK(d.find("fp32_add_s0") != nullptr);
+
+  cfg.dtype = DataType::int8;
+  cfg.memory.banks = 8;
+  cfg.memory.accum_depth = 8192;  // deeper than a unified half: sets the address width
+  fetta::rtl::Design d8;
+  CHECK(host_banks_for(cfg) == 8);  // 4-byte rows: 25.6 B/cycle needs 7 -> 8 (all the banks)
+  CHECK(elaborate_unified_memory(d8, cfg) == "unified_mem_b8_t4_d4096_w8_h8");
+  CHECK(elaborate_accumulator(d8, cfg) == "accum_unit_b8_t4_d8192_int32");
+  CHECK(elaborate_address_generator(d8, cfg) == "addr_gen_l6_s3_a16_c16");
+  CHECK(d8.find("int_add_w32") != nullptr);
+
+  cfg.memory.elems_per_bank = 3;
+  fetta::rtl::Design bad;
+  CHECK_THAT(error_of([&] { elaborate_unified_memory(bad, cfg); }), Contains("UnifiedMemory: elems = 3"));
+}
+
+TEST_CASE("Emission is deterministic", "[mem_params]") {
+  CHECK(emit_all(UnifiedMemory({4, 2, 16, 16, 2})) == emit_all(UnifiedMemory({4, 2, 16, 16, 2})));
+  CHECK(emit_all(AccumulationUnit({2, 2, 8, DataType::bf16})) == emit_all(AccumulationUnit({2, 2, 8, DataType::bf16})));
+  CHECK(emit_all(AddressGenerator({6, 3, 7, 3})) == emit_all(AddressGenerator({6, 3, 7, 3})));
+}
