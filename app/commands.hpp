@@ -12,6 +12,7 @@ void add_gen_command(CLI::App& app);
 void add_lint_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_search_command(CLI::App& app);
+void add_synth_command(CLI::App& app);
 
 // Shared helpers.
 bool print_lint(const std::string& dir, const std::string& top);  // true when every tool is clean

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   fetta::app::add_lint_command(app);
   fetta::app::add_run_command(app);
   fetta::app::add_search_command(app);
+  fetta::app::add_synth_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

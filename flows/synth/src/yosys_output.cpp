@@ -1,0 +1,164 @@
+#include "flows/yosys_output.hpp"
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+namespace fetta::flows::synth {
+
+namespace {
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) out.push_back(line);
+  return out;
+}
+
+// A Yosys constant: plain decimal ("32") or sized binary ("32'00000000000000000000000000100000").
+long long parse_yosys_int(const std::string& v) {
+  size_t q = v.find('\'');
+  if (q == std::string::npos) return std::stoll(v);
+  long long x = 0;
+  for (size_t i = q + 1; i < v.size(); ++i) {
+    if (v[i] != '0' && v[i] != '1') break;
+    x = x * 2 + (v[i] - '0');
+  }
+  return x;
+}
+
+}  // namespace
+
+StatResult parse_stat(const std::string& text) {
+  StatResult r;
+  static const std::regex cells_re(R"(^\s*Number of cells:\s+(\d+))");
+  static const std::regex cell_re(R"(^\s+(\S+)\s+(\d+)\s*$)");
+  static const std::regex area_re(R"(^\s*Chip area for (?:module|top module) '[^']*':\s+([0-9.eE+-]+))");
+  static const std::regex unknown_re(R"(^\s*Area for cell type (\S+) is unknown!)");
+  bool in_cells = false;
+  int sections = 0;
+  for (const std::string& line : lines_of(text)) {
+    std::smatch m;
+    if (line.rfind("===", 0) == 0) {
+      // Only the first module section: the flows flatten, so there is one.
+      if (++sections > 1) break;
+      continue;
+    }
+    if (std::regex_search(line, m, cells_re)) {
+      r.total_cells = std::stoll(m[1]);
+      in_cells = true;
+      continue;
+    }
+    if (in_cells) {
+      if (std::regex_match(line, m, cell_re)) {
+        r.cells[m[1]] += std::stoll(m[2]);
+        continue;
+      }
+      in_cells = false;
+    }
+    if (std::regex_search(line, m, area_re)) r.chip_area = std::stod(m[1]);
+    if (std::regex_search(line, m, unknown_re)) r.unknown_area.push_back(m[1]);
+  }
+  return r;
+}
+
+std::optional<double> parse_abc_delay_ps(const std::string& log) {
+  static const std::regex delay_re(R"(Delay\s*=\s*([0-9.]+)\s*ps)");
+  std::optional<double> worst;
+  for (const std::string& line : lines_of(log)) {
+    std::smatch m;
+    if (line.find("WireLoad") != std::string::npos && std::regex_search(line, m, delay_re)) {
+      double d = std::stod(m[1]);
+      if (!worst || d > *worst) worst = d;
+    }
+  }
+  return worst;
+}
+
+std::string parse_dfflibmap_cell(const std::string& log, const std::string& yosys_type) {
+  // "  cell DFFHQNx1_ASAP7_75t_R (inv, pins=3, area=0.29) is a direct match for cell type $_DFF_P_."
+  const std::string tail = "is a direct match for cell type " + yosys_type + ".";
+  for (const std::string& line : lines_of(log)) {
+    size_t t = line.find(tail);
+    if (t == std::string::npos) continue;
+    size_t c = line.find("cell ");
+    if (c == std::string::npos) continue;
+    size_t s = c + 5, e = line.find(' ', s);
+    return line.substr(s, e - s);
+  }
+  return {};
+}
+
+std::vector<MemoryMacro> parse_memory_dump(const std::string& text) {
+  std::vector<MemoryMacro> out;
+  static const std::regex cell_re(R"(^\s*cell \$mem(?:_v2)? (\S+))");
+  static const std::regex param_re(R"(^\s*parameter \\(\w+) (\S+))");
+  bool in_mem = false;
+  for (const std::string& line : lines_of(text)) {
+    std::smatch m;
+    if (std::regex_search(line, m, cell_re)) {
+      MemoryMacro mm;
+      std::string name = m[1];
+      mm.name = !name.empty() && name[0] == '\\' ? name.substr(1) : name;
+      out.push_back(mm);
+      in_mem = true;
+      continue;
+    }
+    if (line.find("cell ") != std::string::npos || line.rfind("module", 0) == 0) in_mem = false;
+    if (in_mem && std::regex_search(line, m, param_re)) {
+      const std::string key = m[1], value = m[2];
+      MemoryMacro& mm = out.back();
+      if (key == "WIDTH") mm.width = static_cast<int>(parse_yosys_int(value));
+      else if (key == "SIZE") mm.depth = static_cast<int>(parse_yosys_int(value));
+      else if (key == "RD_PORTS") mm.rd_ports = static_cast<int>(parse_yosys_int(value));
+      else if (key == "WR_PORTS") mm.wr_ports = static_cast<int>(parse_yosys_int(value));
+    }
+  }
+  return out;
+}
+
+Warnings split_warnings(const std::string& log) {
+  Warnings w;
+  std::set<std::string> seen;
+  for (const std::string& line : lines_of(log)) {
+    if (line.rfind("Warning:", 0) != 0) continue;
+    if (line.find("Found unsupported expression") != std::string::npos &&
+        line.find("in pin attribute of cell") != std::string::npos) {
+      ++w.scan_flop_skipped;
+      continue;
+    }
+    if (seen.insert(line).second) w.kept.push_back(line);
+  }
+  return w;
+}
+
+NextpnrReport parse_nextpnr_report(const std::string& json_text) {
+  NextpnrReport r;
+  nlohmann::json j = nlohmann::json::parse(json_text);
+  if (j.contains("fmax"))
+    for (const auto& [clock, v] : j.at("fmax").items()) {
+      double achieved = v.value("achieved", 0.0);
+      if (!r.fmax_mhz || achieved < *r.fmax_mhz) {  // several clocks: the slowest bounds the design
+        r.fmax_mhz = achieved;
+        r.constraint_mhz = v.value("constraint", 0.0);
+        r.clock = clock;
+      }
+    }
+  if (j.contains("utilization"))
+    for (const auto& [bel, v] : j.at("utilization").items())
+      r.utilisation[bel] = {v.value("used", 0LL), v.value("available", 0LL)};
+  return r;
+}
+
+std::map<std::string, std::pair<long long, long long>> parse_nextpnr_utilisation(const std::string& log) {
+  std::map<std::string, std::pair<long long, long long>> out;
+  static const std::regex re(R"(^Info:\s+(\w+):\s+(\d+)/\s*(\d+)\s+\d+%)");
+  for (const std::string& line : lines_of(log)) {
+    std::smatch m;
+    if (std::regex_search(line, m, re)) out[m[1]] = {std::stoll(m[2]), std::stoll(m[3])};
+  }
+  return out;
+}
+
+}  // namespace fetta::flows::synth

@@ -1,0 +1,85 @@
+// Writes the small designs the synthesis-flow tests run (<out>/<top>/), next to the rtl_gen
+// corpus: two multipliers for DSP mapping, a flop bank too big for a small iCE40, and the
+// arithmetic units of hw/arith whose figures docs/synthesis.md reports.
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+
+#include "hw/arith/arith.hpp"
+#include "rtl_gen/rtl.hpp"
+
+namespace {
+
+using namespace fetta::rtl;
+
+// Two independent registered signed products: two DSP slices on an FPGA, never one.
+struct MulPair : Generator<int> {
+  using Generator::Generator;
+  std::string generator_name() const override { return "tests::MulPair"; }
+  std::string module_name() const override { return fmt::format("mul_pair_s{}", p); }
+  ParamList params() const override { return {{"width", std::to_string(p)}}; }
+  void build(Module& m) const override {
+    for (int i = 0; i < 2; ++i) {
+      Sig a = m.input(fmt::format("a{}", i), SInt(p));
+      Sig b = m.input(fmt::format("b{}", i), SInt(p));
+      Sig y = m.output(fmt::format("p{}", i), SInt(2 * p));
+      Sig q = m.reg(fmt::format("p{}_q", i), SInt(2 * p));
+      q <<= a * b;
+      y <<= q;
+    }
+  }
+};
+
+struct ShiftBankParams {
+  int width = 8;
+  int depth = 64;
+};
+// width x depth flip-flops in a shift chain: few ports, many flops (a device-capacity test).
+struct ShiftBank : Generator<ShiftBankParams> {
+  using Generator::Generator;
+  std::string generator_name() const override { return "tests::ShiftBank"; }
+  std::string module_name() const override { return fmt::format("shift_bank_w{}_d{}", p.width, p.depth); }
+  ParamList params() const override {
+    return {{"width", std::to_string(p.width)}, {"depth", std::to_string(p.depth)}};
+  }
+  void build(Module& m) const override {
+    Sig in = m.input("in", UInt(p.width));
+    Sig en = m.input("en", UInt(1));
+    Sig out = m.output("out", UInt(p.width));
+    Expr prev = in;
+    for (int i = 0; i < p.depth; ++i) {
+      Sig stage = m.reg(fmt::format("stage_{}", i), UInt(p.width), enabled_by(en));
+      stage <<= prev;
+      prev = stage;
+    }
+    out <<= prev;
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: synth_designs OUT_DIR\n");
+    return 2;
+  }
+  const std::filesystem::path out = argv[1];
+  auto emit = [&](const GeneratorBase& g) {
+    Design d;
+    auto m = d.elaborate(g);
+    write_design(d, m->name(), out / m->name());
+  };
+  try {
+    emit(MulPair(8));                                // mul_pair_s8
+    emit(ShiftBank({8, 64}));                        // shift_bank_w8_d64
+    emit(fetta::hw::IntMac({8, 32, 2}));             // int_mac_i8_acc32_s2
+    emit(fetta::hw::FpMac({0}));                     // fp_mac_bf16_fp32_s0
+    emit(fetta::hw::FpMac({2}));                     // fp_mac_bf16_fp32_s2
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "synth_designs: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
