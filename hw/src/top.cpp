@@ -7,6 +7,7 @@
 
 #include "hw/arith/arith.hpp"
 #include "hw/mem/mem.hpp"
+#include "hw/net/net.hpp"
 
 namespace fetta::hw {
 
@@ -25,6 +26,8 @@ std::string elaborate_mac(rtl::Design& design, const arch::ArchConfig& cfg) {
 const std::vector<Part>& parts() {
   static const std::vector<Part> table{
       {"mac", elaborate_mac},
+      {"dist_net", elaborate_dist_net},
+      {"red_net", elaborate_red_net},
       {"unified_memory", elaborate_unified_memory},
       {"accumulator", elaborate_accumulator},
       {"address_generator", elaborate_address_generator},

@@ -1,0 +1,61 @@
+// The reduction network (ARCHITECTURE 4.4, docs/networks.md): CE outputs -> accumulation unit.
+//
+// N lanes. Stages from input to output:
+//   stage k + 1  butterfly level k (k = 0 .. log2(N)-1): N/2 adder switches; switch j joins
+//                left lane l = (j with a 0 inserted at bit k) and right lane l | 2^k;
+//   stage log2(N) + 1  transpose level at the output: lane i takes lane i or its partner.
+// Switch mode (2 bits, sw_mode_k[2j+1:2j] for switch j of level k):
+//   0 pass  (lo = l, ro = r)      1 swap     (lo = r, ro = l)
+//   2 add_left (lo = l + r, ro = 0)   3 add_right (lo = 0, ro = l + r)
+// The sum is the element adder's add(a = l, b = r); 0 is the all-zero pattern (+0.0 for fp32).
+// tr_sel bit i: output lane i takes lane partner(i).
+// Pipelining as in DistNet: a register after stage s when s % pipeline_every == 0 (controls
+// travel with the data); latency red_net_latency().
+#pragma once
+
+#include <string>
+
+#include "rtl_gen/rtl.hpp"
+
+namespace fetta::hw {
+
+// Element (partial sum) type: two's-complement int32 / int48 (wrapping adds), IEEE binary32
+// (adds per docs/numerics.md).
+enum class RedElem { int32, int48, fp32 };
+std::string to_string(RedElem e);
+int elem_bits(RedElem e);
+
+struct RedNetParams {
+  int lanes = 64;
+  RedElem elem = RedElem::fp32;
+  int elems_per_bank = 4;
+  int pipeline_every = 1;  // 0: combinational; k: register after every k stages (0 .. log2(N)+1)
+};
+
+void validate(const RedNetParams& p);
+// floor((log2(N) + 1) / pipeline_every), 0 when combinational.
+int red_net_latency(const RedNetParams& p);
+
+// One two-input two-output adder switch (combinational).
+struct RedSwitchParams {
+  RedElem elem = RedElem::fp32;
+};
+class RedSwitch : public rtl::Generator<RedSwitchParams> {
+ public:
+  using Generator::Generator;
+  std::string generator_name() const override { return "hw::RedSwitch"; }
+  std::string module_name() const override { return "red_switch_" + to_string(p.elem); }
+  rtl::ParamList params() const override { return {{"elem", to_string(p.elem)}}; }
+  void build(rtl::Module& m) const override;
+};
+
+class RedNet : public rtl::Generator<RedNetParams> {
+ public:
+  using Generator::Generator;
+  std::string generator_name() const override { return "hw::RedNet"; }
+  std::string module_name() const override;  // red_net_n64_fp32_t4_p1
+  rtl::ParamList params() const override;
+  void build(rtl::Module& m) const override;
+};
+
+}  // namespace fetta::hw

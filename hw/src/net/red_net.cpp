@@ -1,0 +1,133 @@
+#include "hw/net/red_net.hpp"
+
+#include <fmt/core.h>
+
+#include "hw/arith/fp_add.hpp"
+#include "hw/arith/int_arith.hpp"
+#include "lanes.hpp"
+
+namespace fetta::hw {
+
+using namespace rtl;
+using namespace net_detail;
+
+std::string to_string(RedElem e) {
+  switch (e) {
+    case RedElem::int32: return "int32";
+    case RedElem::int48: return "int48";
+    case RedElem::fp32: return "fp32";
+  }
+  throw std::invalid_argument("RedNet: elem: unknown element type; allowed: int32, int48, fp32");
+}
+
+int elem_bits(RedElem e) {
+  switch (e) {
+    case RedElem::int32: return 32;
+    case RedElem::int48: return 48;
+    case RedElem::fp32: return 32;
+  }
+  throw std::invalid_argument("RedNet: elem: unknown element type; allowed: int32, int48, fp32");
+}
+
+namespace {
+
+// Integers travel as SInt (the IntAdd ports), binary32 as a UInt bit pattern (the Fp32Add ports).
+Type elem_type(RedElem e) { return e == RedElem::fp32 ? UInt(32) : SInt(elem_bits(e)); }
+
+}  // namespace
+
+void validate(const RedNetParams& p) {
+  check_lanes("RedNet", p.lanes, p.elems_per_bank, p.pipeline_every);
+  (void)to_string(p.elem);
+}
+
+int red_net_latency(const RedNetParams& p) {
+  validate(p);
+  return latency(p.lanes, p.pipeline_every);
+}
+
+void RedSwitch::build(Module& m) const {
+  const Type et = elem_type(p.elem);
+  const int w = elem_bits(p.elem);
+  Sig l = m.input("l", et);
+  Sig r = m.input("r", et);
+  Sig mode = m.input("mode", UInt(2));
+  Sig lo = m.output("lo", et);
+  Sig ro = m.output("ro", et);
+  // The adder is the arithmetic library's (combinational); the switch only steers.
+  InstanceRef add = p.elem == RedElem::fp32 ? m.instance(Fp32Add(Fp32AddParams{}), "add")
+                                            : m.instance(IntAdd(IntAddParams{w}), "add");
+  add.io("a").sig() <<= l;
+  add.io("b").sig() <<= r;
+  Sig sum = add.io("sum").sig();
+  Expr zero = et.is_signed() ? slit(0, w) : lit(0, w);
+  // mode: 0 pass, 1 swap, 2 add_left, 3 add_right (docs/networks.md).
+  lo <<= select({l, r, sum, zero}, mode);
+  ro <<= select({r, l, zero, sum}, mode);
+}
+
+std::string RedNet::module_name() const {
+  return fmt::format("red_net_n{}_{}_t{}_p{}", p.lanes, to_string(p.elem), p.elems_per_bank, p.pipeline_every);
+}
+
+ParamList RedNet::params() const {
+  return {{"lanes", std::to_string(p.lanes)},
+          {"elem", to_string(p.elem)},
+          {"elems_per_bank", std::to_string(p.elems_per_bank)},
+          {"pipeline_every", std::to_string(p.pipeline_every)},
+          {"latency", std::to_string(red_net_latency(p))}};
+}
+
+void RedNet::build(Module& m) const {
+  validate(p);
+  const int n = p.lanes, nl = levels(n);
+  const Type et = elem_type(p.elem);
+  m.add_comment(fmt::format("{} lanes: {} levels of {} adder switches, then the transpose level ({}x{} blocks); "
+                            "latency {} cycles",
+                            n, nl, n / 2, p.elems_per_bank, p.elems_per_bank, red_net_latency(p)));
+  Data in = m.input("in", Vec(et, n));
+  Data out = m.output("out", Vec(et, n));
+  Data sw_mode = m.input("sw_mode", Vec(UInt(n), nl));
+  // Controls of each stage (k: level k, nl: transpose), registered along with the data.
+  std::vector<Expr> ctl;
+  for (int k = 0; k < nl; ++k) ctl.push_back(sw_mode[k].sig());
+  ctl.push_back(m.input("tr_sel", UInt(n)).sig());
+
+  const RedSwitch sw(RedSwitchParams{p.elem});
+  std::vector<Expr> cur;
+  for (int i = 0; i < n; ++i) cur.push_back(in[i].sig());
+  int regs = 0;
+  for (int s = 0; s <= nl; ++s) {
+    std::vector<Expr> next(n);
+    if (s < nl) {
+      for (int j = 0; j < n / 2; ++j) {
+        const int l = ((j >> s) << (s + 1)) | (j & ((1 << s) - 1)), r = l | (1 << s);
+        InstanceRef x = m.instance(sw, fmt::format("sw_l{}_{}", s, j));
+        x.io("l").sig() <<= cur[l];
+        x.io("r").sig() <<= cur[r];
+        x.io("mode").sig() <<= ctl[s].bits(2 * j + 1, 2 * j);
+        next[l] = x.io("lo").sig();
+        next[r] = x.io("ro").sig();
+      }
+    } else {
+      for (int i = 0; i < n; ++i)
+        next[i] = m.node(fmt::format("tr_{}", i), mux(ctl[nl].bit(i), cur[partner(i, p.elems_per_bank)], cur[i]));
+    }
+    cur = std::move(next);
+    if (!register_after(s + 1, p.pipeline_every)) continue;
+    ++regs;
+    for (int i = 0; i < n; ++i) {
+      Sig r = m.reg(fmt::format("p{}_{}", regs, i), et);
+      r <<= cur[i];
+      cur[i] = r;
+    }
+    for (int s2 = s + 1; s2 <= nl; ++s2) {
+      Sig r = m.reg(s2 < nl ? fmt::format("p{}_sw_mode_{}", regs, s2) : fmt::format("p{}_tr_sel", regs), UInt(n));
+      r <<= ctl[s2];
+      ctl[s2] = r;
+    }
+  }
+  for (int i = 0; i < n; ++i) out[i].sig() <<= cur[i];
+}
+
+}  // namespace fetta::hw

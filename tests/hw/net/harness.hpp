@@ -1,0 +1,63 @@
+// Helpers shared by the Verilated network tests: bit fields of Verilator ports of any width
+// (CData .. QData, VlWide), one clock cycle for clocked and purely combinational models.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "verilated.h"
+
+namespace nettest {
+
+template <typename P>
+void put_bits(P& port, int lsb, int width, uint64_t v) {
+  if constexpr (std::is_integral_v<P>) {
+    const uint64_t mask = width >= 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1);
+    uint64_t cur = static_cast<uint64_t>(port);
+    cur = (cur & ~(mask << lsb)) | ((v & mask) << lsb);
+    port = static_cast<P>(cur);
+  } else {
+    for (int b = 0; b < width; ++b) {
+      const int bit = lsb + b;
+      EData& word = port.at(bit / 32);
+      const EData m = EData{1} << (bit % 32);
+      word = ((v >> b) & 1) ? (word | m) : (word & ~m);
+    }
+  }
+}
+
+template <typename P>
+uint64_t get_bits(const P& port, int lsb, int width) {
+  if constexpr (std::is_integral_v<P>) {
+    const uint64_t mask = width >= 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1);
+    return (static_cast<uint64_t>(port) >> lsb) & mask;
+  } else {
+    uint64_t v = 0;
+    for (int b = 0; b < width; ++b) {
+      const int bit = lsb + b;
+      v |= static_cast<uint64_t>((port.at(bit / 32) >> (bit % 32)) & 1) << b;
+    }
+    return v;
+  }
+}
+
+template <typename V>
+constexpr bool has_clock = requires(V& v) { v.clk; };
+
+// Settle the inputs just applied (outputs of this cycle become readable).
+template <typename V>
+void settle(V& dut) {
+  if constexpr (has_clock<V>) dut.clk = 0;
+  dut.eval();
+}
+
+// The rising edge that ends the cycle (nothing for a combinational model).
+template <typename V>
+void edge(V& dut) {
+  if constexpr (has_clock<V>) {
+    dut.clk = 1;
+    dut.eval();
+  }
+}
+
+}  // namespace nettest
