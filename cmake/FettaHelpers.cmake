@@ -68,6 +68,11 @@ function(fetta_verilate target)
   add_dependencies(${target} ${target}_V${ARG_TOP})
   target_include_directories(${target} SYSTEM PRIVATE ${mdir})
   target_link_libraries(${target} PRIVATE ${lib} fetta_verilated_rt)
+  if(ARG_SYSTEMC)
+    # Debian's libsystemc is built as C++17; its headers check the including standard.
+    target_compile_definitions(${target} PRIVATE SC_CPLUSPLUS=201703L)
+    target_link_libraries(${target} PRIVATE systemc)
+  endif()
 endfunction()
 
 # add_subdirectory() for every child folder that has a CMakeLists.txt (block families).

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "hw/arith/arith.hpp"
+#include "hw/ce/ce.hpp"
 #include "hw/mem/mem.hpp"
 #include "hw/net/net.hpp"
 
@@ -26,6 +27,8 @@ std::string elaborate_mac(rtl::Design& design, const arch::ArchConfig& cfg) {
 const std::vector<Part>& parts() {
   static const std::vector<Part> table{
       {"mac", elaborate_mac},
+      {"pe", elaborate_pe},
+      {"ce", elaborate_ce},
       {"dist_net", elaborate_dist_net},
       {"red_net", elaborate_red_net},
       {"unified_memory", elaborate_unified_memory},

@@ -85,6 +85,12 @@ void Module::claim_name(const std::string& n, const SourceLoc& loc) {
 
 SignalPtr Module::make_signal(const std::string& n, int width, bool is_signed, SigKind kind, const SourceLoc& loc) {
   if (sealed_) throw RtlError(ErrorKind::usage, n, fmt::format("module '{}' is already elaborated", name_), loc);
+  // The first declaration made by build() locates the generator's code in the header, the
+  // same whoever elaborates the module first.
+  if (!origin_from_build_ && !loc.file.empty()) {
+    origin_ = loc;
+    origin_from_build_ = true;
+  }
   claim_name(n, loc);
   auto s = std::make_shared<SignalNode>();
   s->name = n;
@@ -131,15 +137,13 @@ Sig Module::node(const std::string& n, const Expr& value, std::source_location l
   return s;
 }
 
-void Module::ensure_clock() {
-  if (!clk_) {
-    clk_ = make_signal("clk", 1, false, SigKind::input, origin_);
-  }
+void Module::ensure_clock(const SourceLoc& loc) {
+  if (!clk_) clk_ = make_signal("clk", 1, false, SigKind::input, loc);
 }
 
-void Module::ensure_reset() {
-  ensure_clock();
-  if (!rst_) rst_ = make_signal("rst", 1, false, SigKind::input, origin_);
+void Module::ensure_reset(const SourceLoc& loc) {
+  ensure_clock(loc);
+  if (!rst_) rst_ = make_signal("rst", 1, false, SigKind::input, loc);
 }
 
 Sig Module::reg(const std::string& n, const Type& t, RegOptions opt, std::source_location l) {
@@ -151,8 +155,8 @@ Sig Module::reg(const std::string& n, const Type& t, RegOptions opt, std::source
   if (opt.enable.valid() && (opt.enable.width() != 1 || opt.enable.is_signed()))
     throw RtlError(ErrorKind::width, n, fmt::format("register enable must be UInt<1>, is {} bits", opt.enable.width()), loc);
   if (opt.enable.valid()) check_expr_owner(opt.enable, n, loc);
-  ensure_clock();
-  if (opt.reset) ensure_reset();
+  ensure_clock(loc);
+  if (opt.reset) ensure_reset(loc);
   SignalPtr s = make_signal(n, t.width(), t.is_signed(), SigKind::reg, loc);
   if (opt.reset) s->reset = BitVec::from_int(*opt.reset, t.width());
   if (opt.enable.valid()) s->enable = opt.enable.node();
@@ -165,7 +169,7 @@ MemRef Module::memory(const std::string& n, const Type& elem, int depth, std::so
     throw RtlError(ErrorKind::type, n, fmt::format("memory elements must be UInt; got {}", elem.str()), loc);
   if (depth < 2) throw RtlError(ErrorKind::usage, n, fmt::format("memory depth {} is below 2", depth), loc);
   claim_name(n, loc);
-  ensure_clock();
+  ensure_clock(loc);
   auto m = std::make_unique<Memory>();
   m->name = n;
   m->width = elem.width();
@@ -218,10 +222,10 @@ InstanceRef Module::instance(const GeneratorBase& gen, const std::string& n, std
     if (cs->kind != SigKind::input && cs->kind != SigKind::output) continue;
     SignalPtr ps;
     if (cs == def->clock()) {
-      ensure_clock();
+      ensure_clock(loc);
       ps = clk_;
     } else if (cs == def->reset()) {
-      ensure_reset();
+      ensure_reset(loc);
       ps = rst_;
     } else {
       ps = make_signal(n + "_" + cs->name, cs->width, cs->is_signed,

@@ -157,6 +157,7 @@ class Module {
   void set_origin(std::string generator, ParamList params, SourceLoc loc);
   const std::string& generator() const { return generator_; }
   const ParamList& params() const { return params_; }
+  // Where the generator's build() declares its first signal (file:line for the header).
   const SourceLoc& origin() const { return origin_; }
   void add_comment(std::string text) { comments_.push_back(std::move(text)); }
   const std::vector<std::string>& comments() const { return comments_; }
@@ -184,8 +185,8 @@ class Module {
   SignalPtr make_signal(const std::string& name, int width, bool is_signed, SigKind kind, const SourceLoc& loc);
   Data declare(const std::string& name, const Type& t, SigKind unflipped, SigKind flipped_kind, const SourceLoc& loc);
   void claim_name(const std::string& name, const SourceLoc& loc);
-  void ensure_clock();
-  void ensure_reset();
+  void ensure_clock(const SourceLoc& loc);
+  void ensure_reset(const SourceLoc& loc);
 
   std::string name_;
   Design* design_;
@@ -202,6 +203,7 @@ class Module {
   std::vector<std::unique_ptr<Memory>> memories_;
   SignalPtr clk_, rst_;
   bool sealed_ = false;
+  bool origin_from_build_ = false;
 };
 
 // A generator: a class with a parameter struct that knows its module name and builds it.

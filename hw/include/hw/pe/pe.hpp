@@ -1,0 +1,75 @@
+// The processing element (PE) of a contraction engine (ARCHITECTURE.md 4.1, docs/ce.md).
+//
+// One MAC (hw/arith: FpMac for bf16, IntMac for int8/int16) and the registers around it. Operands
+// are named by role: IA (broadcast along the PE's row), IB (held, or streamed down), Psum.
+//   stationary modes (ws/is): IB is shifted in from the north or the west neighbour (the
+//     transposable load path) and held; the MAC adds IA*IB to the Psum arriving from the PE
+//     above and registers it for the PE below. With a double-buffered IB the shift register
+//     loads the next IB while `ib_held` serves the current tile; `row.first` swaps them.
+//   output-stationary (os): IB streams down (the north value is used and registered for the PE
+//     below), the Psum accumulates in place from +0 at `row.first`; at `row.last` the result
+//     goes to the drain register (`psum`, double-buffered) and leaves through the PEs below
+//     while the next tile accumulates in `acc`.
+//
+// Ports (bundles, so the CE wires neighbours by name):
+//   row  in : ia, [active], [first], [last]      the row's broadcast, already skewed by the CE
+//   in   in : ib_north, [ib_west], psum          from the PE above / on the left
+//   ctrl in : [os], [ib_shift], [ib_from_left], [drain]
+//   out  out: ib, psum                           to the PE below (ib also to the right)
+// Fields in [] exist only when the dataflows that use them are built in.
+#pragma once
+
+#include <string>
+
+#include "arch/config.hpp"
+#include "rtl_gen/rtl.hpp"
+
+namespace fetta::hw {
+
+struct PeParams {
+  arch::DataType dtype = arch::DataType::bf16;
+  bool ws = true;  // dataflows built in; ws and is share the stationary datapath
+  bool is = true;
+  bool os = true;
+  bool ib_double_buffer = true;    // stationary: load the next IB while computing
+  bool psum_double_buffer = true;  // os: drain the finished tile while the next accumulates
+  int mac_stages = 0;              // register stages inside the MAC (stationary modes only)
+
+  bool stationary() const { return ws || is; }
+  bool both_modes() const { return stationary() && os; }
+  // Which of the optional bundle fields exist.
+  bool has_first() const { return os || (stationary() && ib_double_buffer); }
+  bool has_last() const { return os; }
+  bool has_active() const { return os; }
+};
+
+// Throws std::invalid_argument naming the field and the allowed values.
+void validate(const PeParams& p);
+// The PE parameters of an architecture configuration (not validated here).
+PeParams pe_params_from(const arch::ArchConfig& cfg);
+// "bf16", "int8", "int16"; throws std::invalid_argument naming `dtype` for anything else.
+arch::DataType parse_data_type(const std::string& name);
+
+int pe_operand_bits(const PeParams& p);  // 16, 8, 16
+int pe_acc_bits(const PeParams& p);      // 32, 32, 48
+
+class Pe : public rtl::Generator<PeParams> {
+ public:
+  explicit Pe(PeParams params);  // validates
+  std::string generator_name() const override { return "hw::Pe"; }
+  // e.g. "pe_bf16_wsisos_ib2_ps2_s0" (ib2/ib1: IB double/single buffered; ps2/ps1: Psum)
+  std::string module_name() const override;
+  rtl::ParamList params() const override;
+  void build(rtl::Module& m) const override;
+
+  // The port types, for the CE's wiring.
+  static rtl::Type row_type(const PeParams& p);
+  static rtl::Type in_type(const PeParams& p);
+  static rtl::Type ctrl_type(const PeParams& p);
+  static rtl::Type out_type(const PeParams& p);
+};
+
+// "ws", "wsis", "wsisos", ... (the dataflows built in, fixed order ws, is, os).
+std::string dataflow_tag(const PeParams& p);
+
+}  // namespace fetta::hw

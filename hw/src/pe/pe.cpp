@@ -1,0 +1,206 @@
+#include "hw/pe/pe.hpp"
+
+#include <fmt/core.h>
+
+#include <stdexcept>
+
+#include "hw/arith/arith.hpp"
+
+namespace fetta::hw {
+
+using namespace rtl;
+
+namespace {
+
+bool known(arch::DataType t) {
+  return t == arch::DataType::bf16 || t == arch::DataType::int8 || t == arch::DataType::int16;
+}
+
+}  // namespace
+
+arch::DataType parse_data_type(const std::string& name) {
+  if (name == "bf16") return arch::DataType::bf16;
+  if (name == "int8") return arch::DataType::int8;
+  if (name == "int16") return arch::DataType::int16;
+  throw std::invalid_argument(fmt::format("dtype: unknown data type '{}'; allowed: bf16, int8, int16", name));
+}
+
+void validate(const PeParams& p) {
+  if (!known(p.dtype))
+    throw std::invalid_argument(fmt::format("pe.dtype: unknown data type {}; allowed: bf16, int8, int16",
+                                            static_cast<int>(p.dtype)));
+  if (!p.ws && !p.is && !p.os)
+    throw std::invalid_argument("pe.dataflows: none built in; allowed: any non-empty subset of ws, is, os");
+  if (p.mac_stages < 0 || p.mac_stages > 8)
+    throw std::invalid_argument(
+        fmt::format("pe.mac_stages: {} is out of range; allowed: 0..8", p.mac_stages));
+  // In OS the Psum loops through the MAC every cycle: a pipelined MAC would need one cycle per
+  // stage between consecutive products of a PE, so OS is built only around a combinational MAC.
+  if (p.os && p.mac_stages != 0)
+    throw std::invalid_argument(fmt::format(
+        "pe.mac_stages: {} with dataflow os; allowed: 0 when os is built in (the in-place accumulation "
+        "cannot wait for a pipelined MAC), or drop os from the dataflows",
+        p.mac_stages));
+}
+
+PeParams pe_params_from(const arch::ArchConfig& cfg) {
+  PeParams p;
+  p.dtype = cfg.dtype;
+  p.ws = cfg.has_dataflow(arch::Dataflow::ws);
+  p.is = cfg.has_dataflow(arch::Dataflow::is);
+  p.os = cfg.has_dataflow(arch::Dataflow::os);
+  p.ib_double_buffer = cfg.ce.ib_double_buffer;
+  p.psum_double_buffer = cfg.ce.psum_double_buffer;
+  p.mac_stages = cfg.ce.mac_pipeline_stages;
+  return p;
+}
+
+int pe_operand_bits(const PeParams& p) { return arch::operand_bits(p.dtype); }
+int pe_acc_bits(const PeParams& p) { return arch::accumulator_bits(p.dtype); }
+
+std::string dataflow_tag(const PeParams& p) {
+  return fmt::format("{}{}{}", p.ws ? "ws" : "", p.is ? "is" : "", p.os ? "os" : "");
+}
+
+Pe::Pe(PeParams params) : Generator(params) { validate(p); }
+
+std::string Pe::module_name() const {
+  return fmt::format("pe_{}_{}_ib{}_ps{}_s{}", arch::to_string(p.dtype), dataflow_tag(p), p.ib_double_buffer ? 2 : 1,
+                     p.psum_double_buffer ? 2 : 1, p.mac_stages);
+}
+
+ParamList Pe::params() const {
+  return {{"dtype", arch::to_string(p.dtype)},
+          {"dataflows", dataflow_tag(p)},
+          {"ib_double_buffer", p.ib_double_buffer ? "true" : "false"},
+          {"psum_double_buffer", p.psum_double_buffer ? "true" : "false"},
+          {"mac_stages", std::to_string(p.mac_stages)}};
+}
+
+Type Pe::row_type(const PeParams& p) {
+  std::vector<Field> f{field("ia", UInt(pe_operand_bits(p)))};
+  if (p.has_active()) f.push_back(field("active", UInt(1)));
+  if (p.has_first()) f.push_back(field("first", UInt(1)));
+  if (p.has_last()) f.push_back(field("last", UInt(1)));
+  return Bundle(f);
+}
+
+Type Pe::in_type(const PeParams& p) {
+  std::vector<Field> f{field("ib_north", UInt(pe_operand_bits(p)))};
+  if (p.stationary()) f.push_back(field("ib_west", UInt(pe_operand_bits(p))));
+  f.push_back(field("psum", UInt(pe_acc_bits(p))));
+  return Bundle(f);
+}
+
+Type Pe::ctrl_type(const PeParams& p) {
+  std::vector<Field> f;
+  if (p.both_modes()) f.push_back(field("os", UInt(1)));
+  if (p.stationary()) {
+    f.push_back(field("ib_shift", UInt(1)));
+    f.push_back(field("ib_from_left", UInt(1)));
+  }
+  if (p.os) f.push_back(field("drain", UInt(1)));
+  return Bundle(f);
+}
+
+Type Pe::out_type(const PeParams& p) {
+  return Bundle({field("ib", UInt(pe_operand_bits(p))), field("psum", UInt(pe_acc_bits(p)))});
+}
+
+void Pe::build(Module& m) const {
+  const int w = pe_operand_bits(p);
+  const int a = pe_acc_bits(p);
+  m.add_comment(fmt::format("dataflows {}, IB {}-buffered, Psum {}-buffered (os), MAC stages {} (docs/ce.md).",
+                            dataflow_tag(p), p.ib_double_buffer ? "double" : "single",
+                            p.psum_double_buffer ? "double" : "single", p.mac_stages));
+  Data row = m.input("row", row_type(p));
+  Data in = m.input("in", in_type(p));
+  Data ctrl = m.input("ctrl", ctrl_type(p));
+  Data out = m.output("out", out_type(p));
+
+  const Sig ia = row["ia"];
+  const Sig ib_north = in["ib_north"];
+  const Sig psum_in = in["psum"];
+  // `os_mode` is the run-time mode when both are built; otherwise the choice is made here.
+  Sig os_mode;
+  if (p.both_modes()) os_mode = ctrl["os"];
+  auto pick = [&](const Expr& os_value, const Expr& stationary_value) -> Expr {
+    if (p.both_modes()) return mux(os_mode, os_value, stationary_value);
+    return p.os ? os_value : stationary_value;
+  };
+
+  // IB shift register: the load path in stationary modes (from the north or the west), the
+  // stream register in OS (always shifting from the north).
+  Expr shift_en;
+  Expr ib_next = ib_north;
+  if (p.stationary()) {
+    const Sig from_left = ctrl["ib_from_left"];
+    const Sig west = in["ib_west"];
+    shift_en = p.both_modes() ? Expr(os_mode | ctrl["ib_shift"].sig()) : Expr(ctrl["ib_shift"].sig());
+    ib_next = pick(ib_north, mux(from_left, west, ib_north));
+  }
+  Sig ib_shift = shift_en.valid() ? m.reg("ib_shift", UInt(w), enabled_by(shift_en)) : m.reg("ib_shift", UInt(w));
+  ib_shift <<= ib_next;
+
+  // Stationary operand: with double buffering the tile's first IA (row.first) swaps the loaded
+  // IB into ib_held and uses it in the same cycle, so each row swaps exactly when it starts.
+  Expr ib_stationary = ib_shift;
+  if (p.stationary() && p.ib_double_buffer) {
+    const Sig first = row["first"];
+    Sig swap = m.node("ib_swap", p.both_modes() ? Expr(first & !os_mode) : Expr(first));
+    Sig ib_held = m.reg("ib_held", UInt(w), enabled_by(swap));
+    ib_held <<= ib_shift;
+    ib_stationary = mux(swap, ib_shift, ib_held);
+  }
+  Sig mac_b = m.node("operand_b", pick(ib_north, ib_stationary));
+
+  // Psum registers. `psum` is what leaves towards the PE below: the MAC result in stationary
+  // modes, the drain register in OS. `acc` is OS's accumulator when the Psum is double-buffered
+  // (single-buffered, `psum` accumulates and drains itself).
+  Sig psum = m.reg("psum", UInt(a));
+  Sig acc;
+  if (p.os && p.psum_double_buffer) acc = m.reg("acc", UInt(a));
+  Expr mac_acc = psum_in;
+  if (p.os) {
+    const Sig first = row["first"];
+    const Expr acc_src = p.psum_double_buffer ? Expr(acc) : Expr(psum);
+    mac_acc = pick(mux(first, lit(0, a), acc_src), psum_in);
+  }
+  Sig mac_acc_sig = m.node("operand_acc", mac_acc);
+
+  MacChoice mc = make_mac(p.dtype, p.mac_stages);
+  InstanceRef mac = m.instance(*mc.generator, "mac");
+  if (mc.is_signed) {
+    mac.io("a").sig() <<= ia.as_signed();
+    mac.io("b").sig() <<= mac_b.as_signed();
+    mac.io("acc").sig() <<= mac_acc_sig.as_signed();
+  } else {
+    mac.io("a").sig() <<= ia;
+    mac.io("b").sig() <<= mac_b;
+    mac.io("acc").sig() <<= mac_acc_sig;
+  }
+  Sig mac_out = m.node("mac_result", mc.is_signed ? mac.io("out").sig().as_unsigned() : Expr(mac.io("out").sig()));
+
+  if (!p.os) {
+    psum <<= mac_out;
+  } else {
+    const Sig active = row["active"];
+    const Sig last = row["last"];
+    const Sig drain = ctrl["drain"];
+    auto os_psum = [&] {
+      // Drain has priority: the CE never schedules a capture into a row that is still draining.
+      m.when(drain, [&] { psum <<= psum_in; })
+          .elsewhen(p.psum_double_buffer ? Expr(active & last) : Expr(active), [&] { psum <<= mac_out; });
+    };
+    if (p.both_modes())
+      m.when(os_mode, os_psum).otherwise([&] { psum <<= mac_out; });
+    else
+      os_psum();
+    if (acc.signal()) m.when(p.both_modes() ? Expr(os_mode & active) : Expr(active), [&] { acc <<= mac_out; });
+  }
+
+  out["ib"].sig() <<= ib_shift;
+  out["psum"].sig() <<= psum;
+}
+
+}  // namespace fetta::hw
