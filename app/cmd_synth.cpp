@@ -20,7 +20,7 @@ namespace {
 struct SynthOpts {
   std::string config;
   std::string rtl;
-  std::string part = "top";
+  std::string part = "ce";  // the whole accelerator ("top") arrives with the system issue
   std::string target;
   std::string out = "out/synth";
   double clock_mhz = 0;

@@ -1,5 +1,5 @@
 // The CE configurations Verilated for the tests: one model per distinct RTL configuration, the
-// fewest that cover 4x4, 8x8, 2x8 and 1x1 in bf16 and int16 with every dataflow, plus two small
+// 4x4, 8x8, 2x8 and 1x1, each in bf16 and int16, with every dataflow, plus two small
 // int16 arrays for the single-buffered and pipelined-MAC variants.
 #pragma once
 
@@ -34,7 +34,9 @@ inline const std::vector<CeTestConfig>& ce_test_configs() {
       {ce_config(4, 4, DataType::bf16)},
       {ce_config(4, 4, DataType::int16)},
       {ce_config(8, 8, DataType::bf16)},
+      {ce_config(8, 8, DataType::int16)},
       {ce_config(2, 8, DataType::bf16)},
+      {ce_config(2, 8, DataType::int16)},
       {ce_config(1, 1, DataType::bf16)},
       {ce_config(1, 1, DataType::int16)},
       // single-buffered IB and Psum (every strategy, longer folds)

@@ -15,11 +15,13 @@
 #include "Vce_1x1_bf16_wsisos_ib2_ps2_s0.h"
 #include "Vce_1x1_int16_wsisos_ib2_ps2_s0.h"
 #include "Vce_2x8_bf16_wsisos_ib2_ps2_s0.h"
+#include "Vce_2x8_int16_wsisos_ib2_ps2_s0.h"
 #include "Vce_3x2_int16_wsis_ib2_ps2_s1.h"
 #include "Vce_3x2_int16_wsisos_ib1_ps1_s0.h"
 #include "Vce_4x4_bf16_wsisos_ib2_ps2_s0.h"
 #include "Vce_4x4_int16_wsisos_ib2_ps2_s0.h"
 #include "Vce_8x8_bf16_wsisos_ib2_ps2_s0.h"
+#include "Vce_8x8_int16_wsisos_ib2_ps2_s0.h"
 #include "ce_configs.hpp"
 #include "sim/ce/bench.hpp"
 #include "verif/numerics.hpp"
@@ -44,7 +46,9 @@ class Benches {
     FETTA_ADD_MODEL(ce_4x4_bf16_wsisos_ib2_ps2_s0);
     FETTA_ADD_MODEL(ce_4x4_int16_wsisos_ib2_ps2_s0);
     FETTA_ADD_MODEL(ce_8x8_bf16_wsisos_ib2_ps2_s0);
+    FETTA_ADD_MODEL(ce_8x8_int16_wsisos_ib2_ps2_s0);
     FETTA_ADD_MODEL(ce_2x8_bf16_wsisos_ib2_ps2_s0);
+    FETTA_ADD_MODEL(ce_2x8_int16_wsisos_ib2_ps2_s0);
     FETTA_ADD_MODEL(ce_1x1_bf16_wsisos_ib2_ps2_s0);
     FETTA_ADD_MODEL(ce_1x1_int16_wsisos_ib2_ps2_s0);
     FETTA_ADD_MODEL(ce_3x2_int16_wsisos_ib1_ps1_s0);
@@ -193,7 +197,9 @@ void steady_state(const std::string& top) {
 TEST_CASE("4x4 bf16: random GEMMs in every strategy", "[sim][4x4_bf16]") { random_gemms("ce_4x4_bf16_wsisos_ib2_ps2_s0", 30); }
 TEST_CASE("4x4 int16: random GEMMs in every strategy", "[sim][4x4_int16]") { random_gemms("ce_4x4_int16_wsisos_ib2_ps2_s0", 30); }
 TEST_CASE("8x8 bf16: random GEMMs in every strategy", "[sim][8x8_bf16]") { random_gemms("ce_8x8_bf16_wsisos_ib2_ps2_s0", 30); }
+TEST_CASE("8x8 int16: random GEMMs in every strategy", "[sim][8x8_int16]") { random_gemms("ce_8x8_int16_wsisos_ib2_ps2_s0", 30); }
 TEST_CASE("2x8 bf16: random GEMMs in every strategy", "[sim][2x8_bf16]") { random_gemms("ce_2x8_bf16_wsisos_ib2_ps2_s0", 30); }
+TEST_CASE("2x8 int16: random GEMMs in every strategy", "[sim][2x8_int16]") { random_gemms("ce_2x8_int16_wsisos_ib2_ps2_s0", 30); }
 TEST_CASE("1x1 bf16: random GEMMs in every strategy", "[sim][1x1_bf16][pe]") { random_gemms("ce_1x1_bf16_wsisos_ib2_ps2_s0", 30); }
 TEST_CASE("1x1 int16: random GEMMs in every strategy", "[sim][1x1_int16][pe]") { random_gemms("ce_1x1_int16_wsisos_ib2_ps2_s0", 30); }
 TEST_CASE("3x2 int16 single-buffered: random GEMMs in every strategy", "[sim][3x2_sb]") {
