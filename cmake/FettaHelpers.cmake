@@ -84,3 +84,30 @@ function(fetta_add_child_directories)
     endif()
   endforeach()
 endfunction()
+
+# RTL written at build time: `GENERATOR DIR [ARGS...]` emits each of TOPS into DIR/<top>/
+# (rtl::write_design). Creates the custom target `name`; fetta_verilate() models and lint tests
+# depend on the files. write_design leaves unchanged files alone and Ninja restats custom
+# commands, so re-running the generator rebuilds only models whose RTL changed.
+function(fetta_generated_rtl name)
+  cmake_parse_arguments(ARG "" "GENERATOR;DIR" "TOPS;ARGS;DEPENDS" ${ARGN})
+  set(files)
+  foreach(top IN LISTS ARG_TOPS)
+    list(APPEND files ${ARG_DIR}/${top}/${top}.sv)
+  endforeach()
+  add_custom_command(OUTPUT ${files}
+    COMMAND ${ARG_GENERATOR} ${ARG_DIR} ${ARG_ARGS}
+    DEPENDS ${ARG_GENERATOR} ${ARG_DEPENDS}
+    COMMENT "Generating ${name}")
+  add_custom_target(${name} DEPENDS ${files})
+endfunction()
+
+# One `<PREFIX>.lint.<top>` test per top: the emitted DIR/<top>/ through `fetta lint`
+# (Verilator -Wall with no waivers, Icarus, Yosys).
+function(fetta_lint_tests)
+  cmake_parse_arguments(ARG "" "PREFIX;DIR" "TOPS;LABELS" ${ARGN})
+  foreach(top IN LISTS ARG_TOPS)
+    add_test(NAME ${ARG_PREFIX}.lint.${top} COMMAND fetta lint --dir ${ARG_DIR}/${top} --top ${top})
+    set_tests_properties(${ARG_PREFIX}.lint.${top} PROPERTIES LABELS "${ARG_LABELS};lint")
+  endforeach()
+endfunction()
