@@ -148,12 +148,7 @@ ModuleResult synth_asap7_module(const DesignDir& design, const DesignModule& mod
               commands);
   const std::string log = read_text(work_dir + "/yosys.log");
 
-  ModuleResult r;
-  r.name = module.name;
-  r.generator = module.generator;
-  r.parameters = module.parameters;
-  r.top = module.name == design.top;
-  r.work_dir = work_dir;
+  ModuleResult r = module_result_for(design, module, work_dir);
 
   StatResult stat = parse_stat(read_text(work_dir + "/stat.txt"));
   Asap7Metrics a;

@@ -157,12 +157,7 @@ ModuleResult synth_ice40_module(const DesignDir& design, const DesignModule& mod
   run_checked(fmt::format("Yosys (ice40, module {})", module.name), "yosys -q -l yosys.log -s synth.ys", work_dir,
               commands);
 
-  ModuleResult r;
-  r.name = module.name;
-  r.generator = module.generator;
-  r.parameters = module.parameters;
-  r.top = module.name == design.top;
-  r.work_dir = work_dir;
+  ModuleResult r = module_result_for(design, module, work_dir);
   StatResult stat = parse_stat(read_text(work_dir + "/stat.txt"));
   r.cells_by_type = stat.cells;
   Ice40Metrics m = ice40_metrics(stat.cells);

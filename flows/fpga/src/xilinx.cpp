@@ -58,12 +58,7 @@ ModuleResult synth_xilinx_module(const DesignDir& design, const DesignModule& mo
   run_checked(fmt::format("Yosys (xilinx, module {})", module.name), "yosys -q -l yosys.log -s synth.ys", work_dir,
               commands);
 
-  ModuleResult r;
-  r.name = module.name;
-  r.generator = module.generator;
-  r.parameters = module.parameters;
-  r.top = module.name == design.top;
-  r.work_dir = work_dir;
+  ModuleResult r = module_result_for(design, module, work_dir);
   StatResult stat = parse_stat(read_text(work_dir + "/stat.txt"));
   r.cells_by_type = stat.cells;
   for (const auto& [type, n] : stat.cells)

@@ -184,4 +184,14 @@ std::string format_table(const SynthReport& r) {
   return out;
 }
 
+ModuleResult module_result_for(const DesignDir& design, const DesignModule& module, const std::string& work_dir) {
+  ModuleResult r;
+  r.name = module.name;
+  r.generator = module.generator;
+  r.parameters = module.parameters;
+  r.top = module.name == design.top;
+  r.work_dir = work_dir;
+  return r;
+}
+
 }  // namespace fetta::flows::synth

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "flows/design_dir.hpp"
+
 namespace fetta::flows::synth {
 
 enum class Target { asap7, xilinx, ice40 };
@@ -95,6 +97,9 @@ struct ModuleResult {
   std::vector<std::string> notes;     // what the flow did that a reader should know
   std::string work_dir;               // where the scripts, logs and netlists are
 };
+
+// A result for `module` of `design` with its identity filled in; the flows add their figures.
+ModuleResult module_result_for(const DesignDir& design, const DesignModule& module, const std::string& work_dir);
 
 struct SynthReport {
   Target target = Target::asap7;
