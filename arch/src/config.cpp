@@ -220,6 +220,12 @@ void validate(const ArchConfig& c) {
   if (c.ce.cols < 1) fail("ce.cols", "must be at least 1");
   if (c.ce.count < 1) fail("ce.count", "must be at least 1");
   if (c.ce.dataflows.empty()) fail("ce.dataflows", "at least one of ws, is, os must be built in");
+  // Output-stationary accumulates in place: it needs the MAC's result the next cycle.
+  if (c.ce.mac_pipeline_stages > 0 && c.has_dataflow(Dataflow::os))
+    fail("ce.mac_pipeline_stages",
+         fmt::format("{} stages cannot be combined with os in ce.dataflows; allowed: 0 with os, or any "
+                     "stage count with ws/is only",
+                     c.ce.mac_pipeline_stages));
   if (!is_pow2(c.memory.elems_per_bank))
     fail("memory.elems_per_bank", fmt::format("{} is not a power of two; allowed: 1, 2, 4, 8, ...", c.memory.elems_per_bank));
   if (!is_pow2(c.network.lanes))

@@ -51,6 +51,9 @@ TEST_CASE("bad configurations name the file, line, field and what is allowed", "
                     Contains("network.lanes: 48 is not a power of two"));
   CHECK_THROWS_WITH(parse_arch_config("network:\n  lanes: 8\nmemory:\n  banks: 2\n", "x.yaml"),
                     Contains("cannot hold one 4x4 transpose block"));
+  CHECK_THROWS_WITH(parse_arch_config("ce:\n  mac_pipeline_stages: 2\n", "x.yaml"),
+                    Contains("x.yaml:2: ce.mac_pipeline_stages: 2 stages cannot be combined with os in ce.dataflows"));
+  CHECK_NOTHROW(parse_arch_config("ce:\n  mac_pipeline_stages: 2\n  dataflows: [ws, is]\n", "x.yaml"));
   CHECK_THROWS_WITH(parse_arch_config("ce: [1, 2]\n", "x.yaml"), Contains("ce: expected a mapping of keys"));
   CHECK_THROWS_WITH(parse_arch_config("ce:\n  rows: [4\n", "x.yaml"), Contains("x.yaml:"));
   CHECK_THROWS_WITH(load_arch_config("/nonexistent.yaml"), Contains("cannot open the configuration file"));
