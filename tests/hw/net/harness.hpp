@@ -9,6 +9,13 @@
 
 namespace nettest {
 
+// Random routed patterns per network configuration (>= 10^4 must route; 10^6 in large runs).
+#ifdef FETTA_NET_LARGE
+constexpr int kRandomPatterns = 1000000;
+#else
+constexpr int kRandomPatterns = 12000;
+#endif
+
 template <typename P>
 void put_bits(P& port, int lsb, int width, uint64_t v) {
   if constexpr (std::is_integral_v<P>) {

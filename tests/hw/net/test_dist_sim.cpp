@@ -26,11 +26,6 @@ using namespace nettest;
 namespace {
 
 constexpr uint64_t kSeed = 20261124;
-#ifdef FETTA_NET_LARGE
-constexpr int kRandomPatterns = 1000000;
-#else
-constexpr int kRandomPatterns = 12000;
-#endif
 
 // One word through the network: inputs, the control (full or cheap) and what must come out.
 struct Job {

@@ -27,11 +27,6 @@ using namespace nettest;
 namespace {
 
 constexpr uint64_t kSeed = 20261125;
-#ifdef FETTA_NET_LARGE
-constexpr int kRandomPatterns = 1000000;
-#else
-constexpr int kRandomPatterns = 12000;
-#endif
 
 enum class Elem { int32, int48, fp32 };
 
