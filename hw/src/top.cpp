@@ -9,6 +9,7 @@
 #include "hw/ce/ce.hpp"
 #include "hw/mem/mem.hpp"
 #include "hw/net/net.hpp"
+#include "hw/sys/system.hpp"
 
 namespace fetta::hw {
 
@@ -34,6 +35,8 @@ const std::vector<Part>& parts() {
       {"unified_memory", elaborate_unified_memory},
       {"accumulator", elaborate_accumulator},
       {"address_generator", elaborate_address_generator},
+      {"controller", elaborate_controller},
+      {"top", elaborate_accelerator},
   };
   return table;
 }

@@ -1,0 +1,102 @@
+// The instruction set of the accelerator's controller (docs/isa.md): the bit layout of every
+// instruction for one configuration, and its encoder / disassembler. Shared by the RTL decoder
+// (hw) and the compiler (mapper), so the two can never disagree on a field.
+//
+// An instruction is `bits()` wide (a multiple of 32) and travels to the controller as `words()`
+// 32-bit words, word 0 first, word w holding bits [32w+31 : 32w]. Bits [3:0] are the opcode.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "arch/config.hpp"
+
+namespace fetta::arch {
+
+enum class Opcode : uint32_t { gemm = 1, red_cfg = 2, flip = 3 };
+std::string to_string(Opcode op);
+
+// An instruction that cannot be encoded: the message names the field, the value and the range.
+class IsaError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct IsaField {
+  std::string name;
+  int lsb = 0;
+  int width = 0;
+};
+
+// One GEMM tile loop (docs/isa.md §GEMM): Z[m][n] (+)= sum_k A[m][k] B[k][n], weight-stationary
+// with IB loaded from the left. Counts are stored minus one; addresses are rows of the compute
+// half (unified memory) or of the accumulator.
+struct GemmInstr {
+  uint32_t m = 1;             // M: IA rows streamed per fold
+  uint32_t k_tiles = 1;       // folds along K (each K tile = Gk*R lanes)
+  uint32_t n_tiles = 1;       // folds along N (each N tile = Gn*C columns)
+  uint32_t gn = 1;            // Gn: CE groups holding different columns (power of two)
+  uint32_t gk = 1;            // Gk: CEs per group splitting K (Gn * Gk = CE count)
+  uint32_t a_base = 0, a_kt_stride = 0;                       // IA row = a_base + kt*stride + m
+  uint32_t b_base = 0, b_kt_stride = 0, b_nt_stride = 0;      // IB row = b_base + kt*.. + nt*.. + n
+  uint32_t acc_base = 0, acc_nt_stride = 0;                   // acc row = acc_base + nt*stride + m
+  bool acc_accumulate = false;  // 0: the first K tile writes; 1: every tile accumulates
+  uint32_t ia_sel = 0, ia_mask = 0;  // cheap distribution-network control, IA network
+  bool ia_tr = false;
+  uint32_t ib_sel = 0, ib_mask = 0;  // IB network
+  bool ib_tr = false;
+};
+
+class IsaLayout {
+ public:
+  explicit IsaLayout(const ArchConfig& cfg);
+
+  int bits() const { return bits_; }
+  int words() const { return bits_ / 32; }
+  int half_addr_bits() const { return half_addr_bits_; }  // rows of one unified-memory half
+  int acc_addr_bits() const { return acc_addr_bits_; }
+  int levels() const { return levels_; }                  // log2(lanes)
+  int count_bits() const { return 16; }
+  int group_bits() const { return 8; }
+  // The reduction network's control register: levels() words of `lanes` bits (2 per switch),
+  // then the `lanes` transpose bits; RED_CFG writes it in chunks.
+  int red_cfg_bits() const { return red_cfg_bits_; }
+  int red_chunk_bits() const { return bits_ - 12; }
+  int red_chunks() const { return (red_cfg_bits_ + red_chunk_bits() - 1) / red_chunk_bits(); }
+
+  const std::vector<IsaField>& gemm_fields() const { return gemm_; }
+  const IsaField& field(const std::string& name) const;  // a GEMM field, "op", "chunk" or "payload"
+
+ private:
+  int bits_ = 0, half_addr_bits_ = 0, acc_addr_bits_ = 0, levels_ = 0, red_cfg_bits_ = 0;
+  std::vector<IsaField> gemm_;
+  std::vector<IsaField> other_;
+};
+
+using Words = std::vector<uint32_t>;
+
+// Pipeline latencies of the generated top, part of the ISA's timing contract (docs/isa.md):
+// the generators check that their blocks have exactly these latencies.
+struct SystemTiming {
+  int dist_latency = 0;  // distribution network: floor((log2 N + 1) / dist_pipeline_every), 0 if 0
+  int red_latency = 0;   // reduction network: a register after every level, log2 N + 1
+  int ctrl_delay = 0;    // read issue -> CE input: 1 (registered RAM read) + dist_latency
+  int acc_delay = 0;     // read issue -> accumulator op: ctrl_delay + R*(mac stages + 1) + red_latency
+  int drain = 0;         // DRAIN state cycles after the last IA read's GEMM-state exit: acc_delay + 3
+};
+SystemTiming system_timing(const ArchConfig& cfg);
+
+// Throws IsaError for a value that does not fit its field (or a count of 0).
+Words encode_gemm(const IsaLayout& isa, const GemmInstr& g);
+// `cfg_bits` = the whole red_cfg register (red_cfg_bits() entries of 0/1); chunk c of it.
+Words encode_red_cfg(const IsaLayout& isa, int chunk, const std::vector<uint8_t>& cfg_bits);
+Words encode_flip(const IsaLayout& isa);
+
+// One line per instruction, e.g. "gemm m=64 k_tiles=1 ...", "red_cfg chunk=2", "flip".
+std::string disassemble(const IsaLayout& isa, const Words& words);
+// Field value of an instruction (for the decoder tests).
+uint64_t field_value(const Words& words, const IsaField& f);
+
+}  // namespace fetta::arch

@@ -1,0 +1,172 @@
+#include "arch/isa.hpp"
+
+#include <fmt/core.h>
+
+#include <bit>
+
+namespace fetta::arch {
+
+namespace {
+
+int clog2(int64_t v) {
+  int b = 0;
+  while ((int64_t{1} << b) < v) ++b;
+  return b;
+}
+
+void put(Words& w, int lsb, int width, uint64_t v) {
+  for (int i = 0; i < width; ++i)
+    if ((v >> i) & 1U) w[static_cast<size_t>((lsb + i) / 32)] |= uint32_t{1} << ((lsb + i) % 32);
+}
+
+}  // namespace
+
+SystemTiming system_timing(const ArchConfig& cfg) {
+  SystemTiming t;
+  const int L = clog2(cfg.network.lanes);
+  const int pe = cfg.network.dist_pipeline_every;
+  t.dist_latency = pe == 0 ? 0 : (L + 1) / pe;
+  t.red_latency = L + 1;
+  t.ctrl_delay = 1 + t.dist_latency;
+  t.acc_delay = t.ctrl_delay + cfg.ce.rows * (cfg.ce.mac_pipeline_stages + 1) + t.red_latency;
+  t.drain = t.acc_delay + 3;
+  return t;
+}
+
+std::string to_string(Opcode op) {
+  switch (op) {
+    case Opcode::gemm: return "gemm";
+    case Opcode::red_cfg: return "red_cfg";
+    case Opcode::flip: return "flip";
+  }
+  return "illegal";
+}
+
+IsaLayout::IsaLayout(const ArchConfig& cfg) {
+  half_addr_bits_ = clog2(cfg.memory.unified_depth / 2);
+  acc_addr_bits_ = clog2(cfg.memory.accum_depth);
+  levels_ = clog2(cfg.network.lanes);
+  red_cfg_bits_ = (levels_ + 1) * cfg.network.lanes;
+  const int C = count_bits(), G = group_bits(), A = half_addr_bits_, Q = acc_addr_bits_, L = levels_;
+  int at = 4;
+  auto add = [&](const std::string& name, int width) {
+    gemm_.push_back({name, at, width});
+    at += width;
+  };
+  add("m_m1", C);
+  add("k_tiles_m1", C);
+  add("n_tiles_m1", C);
+  add("gn_m1", G);
+  add("gk_m1", G);
+  add("a_base", A);
+  add("a_kt_stride", A);
+  add("b_base", A);
+  add("b_kt_stride", A);
+  add("b_nt_stride", A);
+  add("acc_base", Q);
+  add("acc_nt_stride", Q);
+  add("acc_accumulate", 1);
+  add("ia_sel", L);
+  add("ia_mask", L);
+  add("ia_tr", 1);
+  add("ib_sel", L);
+  add("ib_mask", L);
+  add("ib_tr", 1);
+  bits_ = (at + 31) / 32 * 32;
+  other_ = {{"op", 0, 4}, {"chunk", 4, 8}, {"payload", 12, bits_ - 12}};
+}
+
+const IsaField& IsaLayout::field(const std::string& name) const {
+  for (const auto& f : gemm_)
+    if (f.name == name) return f;
+  for (const auto& f : other_)
+    if (f.name == name) return f;
+  throw IsaError("isa: no field '" + name + "'");
+}
+
+Words encode_gemm(const IsaLayout& isa, const GemmInstr& g) {
+  Words w(static_cast<size_t>(isa.words()), 0);
+  put(w, 0, 4, static_cast<uint32_t>(Opcode::gemm));
+  auto set = [&](const std::string& name, uint64_t v) {
+    const IsaField& f = isa.field(name);
+    if (f.width < 64 && v >> f.width)
+      throw IsaError(fmt::format("gemm: {} = {} does not fit its {} bits; allowed: 0 .. {}", name, v, f.width,
+                                 (uint64_t{1} << f.width) - 1));
+    put(w, f.lsb, f.width, v);
+  };
+  auto count = [&](const std::string& name, uint32_t v) {
+    if (v == 0) throw IsaError(fmt::format("gemm: {} = 0; allowed: 1 .. 2^{}", name, isa.field(name + "_m1").width));
+    set(name + "_m1", v - 1);
+  };
+  count("m", g.m);
+  count("k_tiles", g.k_tiles);
+  count("n_tiles", g.n_tiles);
+  count("gn", g.gn);
+  count("gk", g.gk);
+  if (!std::has_single_bit(g.gn) || !std::has_single_bit(g.gk))
+    throw IsaError(fmt::format("gemm: gn = {}, gk = {}; allowed: powers of two", g.gn, g.gk));
+  set("a_base", g.a_base);
+  set("a_kt_stride", g.a_kt_stride);
+  set("b_base", g.b_base);
+  set("b_kt_stride", g.b_kt_stride);
+  set("b_nt_stride", g.b_nt_stride);
+  set("acc_base", g.acc_base);
+  set("acc_nt_stride", g.acc_nt_stride);
+  set("acc_accumulate", g.acc_accumulate);
+  set("ia_sel", g.ia_sel);
+  set("ia_mask", g.ia_mask);
+  set("ia_tr", g.ia_tr);
+  set("ib_sel", g.ib_sel);
+  set("ib_mask", g.ib_mask);
+  set("ib_tr", g.ib_tr);
+  return w;
+}
+
+Words encode_red_cfg(const IsaLayout& isa, int chunk, const std::vector<uint8_t>& cfg_bits) {
+  if (static_cast<int>(cfg_bits.size()) != isa.red_cfg_bits())
+    throw IsaError(fmt::format("red_cfg: {} bits given; allowed: exactly {}", cfg_bits.size(), isa.red_cfg_bits()));
+  if (chunk < 0 || chunk >= isa.red_chunks())
+    throw IsaError(fmt::format("red_cfg: chunk = {}; allowed: 0 .. {}", chunk, isa.red_chunks() - 1));
+  Words w(static_cast<size_t>(isa.words()), 0);
+  put(w, 0, 4, static_cast<uint32_t>(Opcode::red_cfg));
+  put(w, 4, 8, static_cast<uint64_t>(chunk));
+  const int pb = isa.red_chunk_bits();
+  for (int i = 0; i < pb; ++i) {
+    const int src = chunk * pb + i;
+    if (src < isa.red_cfg_bits() && cfg_bits[static_cast<size_t>(src)]) put(w, 12 + i, 1, 1);
+  }
+  return w;
+}
+
+Words encode_flip(const IsaLayout& isa) {
+  Words w(static_cast<size_t>(isa.words()), 0);
+  put(w, 0, 4, static_cast<uint32_t>(Opcode::flip));
+  return w;
+}
+
+uint64_t field_value(const Words& words, const IsaField& f) {
+  uint64_t v = 0;
+  for (int i = 0; i < f.width && i < 64; ++i) {
+    const int b = f.lsb + i;
+    if ((words[static_cast<size_t>(b / 32)] >> (b % 32)) & 1U) v |= uint64_t{1} << i;
+  }
+  return v;
+}
+
+std::string disassemble(const IsaLayout& isa, const Words& words) {
+  if (static_cast<int>(words.size()) != isa.words())
+    throw IsaError(fmt::format("disassemble: {} words; allowed: exactly {}", words.size(), isa.words()));
+  const uint64_t op = field_value(words, isa.field("op"));
+  switch (static_cast<Opcode>(op)) {
+    case Opcode::gemm: {
+      std::string s = "gemm";
+      for (const auto& f : isa.gemm_fields()) s += fmt::format(" {}={}", f.name, field_value(words, f));
+      return s;
+    }
+    case Opcode::red_cfg: return fmt::format("red_cfg chunk={}", field_value(words, isa.field("chunk")));
+    case Opcode::flip: return "flip";
+  }
+  return fmt::format("illegal opcode {}", op);
+}
+
+}  // namespace fetta::arch

@@ -1,0 +1,59 @@
+// The whole accelerator (ARCHITECTURE 4.5-4.6, docs/architecture.md): the controller with its
+// instruction queue, and the top that joins unified memory, the two distribution networks, the
+// CE array, the reduction network and the accumulation unit behind one host interface.
+//
+// Dataflow of every GEMM instruction (docs/isa.md): weight-stationary, IB loaded from the left.
+// The G CEs form Gn groups of Gk CEs (CE g = gn*Gk + gk): the Gk CEs of a group split the K tile
+// (Gk*R lanes, summed by the reduction network), the groups hold different N columns and share
+// the IA stream (multicast by the IA network).
+#pragma once
+
+#include <string>
+
+#include "arch/config.hpp"
+#include "arch/isa.hpp"
+#include "rtl_gen/rtl.hpp"
+
+namespace fetta::hw {
+
+// Everything the controller needs to know about the datapath around it.
+struct ControllerParams {
+  arch::ArchConfig cfg;  // sizes (CE count/rows/cols, lanes, depths) and the ISA layout
+  int ctrl_delay = 1;    // cycles from an IA/IB read issue to the data at the CE inputs
+  int acc_delay = 6;     // cycles from an IA read issue to its results at the accumulator
+  int queue_depth = 4;   // instructions the queue holds
+};
+
+class Controller : public rtl::Generator<ControllerParams> {
+ public:
+  using Generator::Generator;
+  std::string generator_name() const override { return "hw::Controller"; }
+  std::string module_name() const override;  // controller_g16_4x4_n64_a11_q9_c1_d6
+  rtl::ParamList params() const override;
+  void build(rtl::Module& m) const override;
+};
+
+struct AcceleratorParams {
+  arch::ArchConfig cfg;
+};
+
+// Throws std::invalid_argument naming the field and the allowed values when `cfg` cannot be
+// built as a whole accelerator (the single blocks accept more).
+void validate_system(const arch::ArchConfig& cfg);
+
+// arch::system_timing(cfg), checked against the latencies of the generated networks.
+arch::SystemTiming system_timing(const arch::ArchConfig& cfg);
+
+class Accelerator : public rtl::Generator<AcceleratorParams> {
+ public:
+  using Generator::Generator;
+  std::string generator_name() const override { return "hw::Accelerator"; }
+  std::string module_name() const override;  // fetta_top_<dtype>_g16_4x4_n64_d4096_a512
+  rtl::ParamList params() const override;
+  void build(rtl::Module& m) const override;
+};
+
+std::string elaborate_controller(rtl::Design& design, const arch::ArchConfig& cfg);
+std::string elaborate_accelerator(rtl::Design& design, const arch::ArchConfig& cfg);
+
+}  // namespace fetta::hw

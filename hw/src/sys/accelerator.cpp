@@ -1,0 +1,223 @@
+#include <fmt/core.h>
+
+#include <bit>
+
+#include "hw/ce/ce.hpp"
+#include "hw/mem/accumulation_unit.hpp"
+#include "hw/mem/mem.hpp"
+#include "hw/mem/unified_memory.hpp"
+#include "hw/net/dist_net.hpp"
+#include "hw/net/net.hpp"
+#include "hw/net/red_net.hpp"
+#include "hw/pe/pe.hpp"
+#include "hw/sys/system.hpp"
+
+namespace fetta::hw {
+
+using namespace rtl;
+
+namespace {
+
+void fail(const std::string& field, const std::string& msg) {
+  throw std::invalid_argument(fmt::format("system: {}: {}", field, msg));
+}
+
+}  // namespace
+
+void validate_system(const arch::ArchConfig& cfg) {
+  const auto& ce = cfg.ce;
+  const int N = cfg.network.lanes;
+  if (!cfg.has_dataflow(arch::Dataflow::ws))
+    fail("ce.dataflows", "the compiler maps every contraction weight-stationary with IB from the left; allowed: a "
+                         "list that contains ws");
+  if (!std::has_single_bit(static_cast<unsigned>(ce.count)))
+    fail("ce.count", fmt::format("{} is not a power of two; allowed: 1, 2, 4, ... (CE groups split K and N by powers of two)",
+                                 ce.count));
+  if (!std::has_single_bit(static_cast<unsigned>(ce.rows)) || !std::has_single_bit(static_cast<unsigned>(ce.cols)))
+    fail("ce.rows/ce.cols", fmt::format("{}x{}; allowed: powers of two (network lanes are split by bit fields)", ce.rows,
+                                        ce.cols));
+  if (ce.count * ce.rows > N)
+    fail("network.lanes", fmt::format("{} lanes cannot feed {} CEs x {} rows = {} IA inputs; allowed: >= ce.count * ce.rows",
+                                      N, ce.count, ce.rows, ce.count * ce.rows));
+  if (ce.count * ce.cols > N)
+    fail("network.lanes", fmt::format("{} lanes cannot take {} CEs x {} columns = {} CE outputs; allowed: >= ce.count * ce.cols",
+                                      N, ce.count, ce.cols, ce.count * ce.cols));
+  if (cfg.memory.unified_depth / 2 > 65536 || cfg.memory.accum_depth > 65536)
+    fail("memory", "depths above 2^17 unified / 2^16 accumulator rows do not fit the ISA's 16-bit address fields");
+}
+
+arch::SystemTiming system_timing(const arch::ArchConfig& cfg) {
+  const arch::SystemTiming t = arch::system_timing(cfg);
+  if (t.dist_latency != dist_net_latency(dist_net_params(cfg)) || t.red_latency != red_net_latency(red_net_params(cfg)))
+    throw std::logic_error("system_timing: arch::system_timing disagrees with the generated networks' latencies");
+  return t;
+}
+
+std::string Accelerator::module_name() const {
+  const arch::ArchConfig& c = p.cfg;
+  return fmt::format("fetta_top_{}_g{}_{}x{}_n{}_d{}_a{}", arch::to_string(c.dtype), c.ce.count, c.ce.rows, c.ce.cols,
+                     c.network.lanes, c.memory.unified_depth, c.memory.accum_depth);
+}
+
+ParamList Accelerator::params() const {
+  const arch::ArchConfig& c = p.cfg;
+  const arch::SystemTiming t = hw::system_timing(c);
+  return {{"dtype", arch::to_string(c.dtype)},
+          {"ces", std::to_string(c.ce.count)},
+          {"ce", fmt::format("{}x{} {}", c.ce.rows, c.ce.cols, dataflow_tag(pe_params_from(c)))},
+          {"lanes", std::to_string(c.network.lanes)},
+          {"banks", fmt::format("{} x {} elems", c.memory.banks, c.memory.elems_per_bank)},
+          {"unified_depth", std::to_string(c.memory.unified_depth)},
+          {"accum_depth", std::to_string(c.memory.accum_depth)},
+          {"host_banks", std::to_string(host_banks_for(c))},
+          {"ctrl_delay", std::to_string(t.ctrl_delay)},
+          {"acc_delay", std::to_string(t.acc_delay)}};
+}
+
+void Accelerator::build(Module& m) const {
+  const arch::ArchConfig& cfg = p.cfg;
+  validate_system(cfg);
+  const arch::SystemTiming tm = hw::system_timing(cfg);
+  const arch::IsaLayout isa(cfg);
+  const int G = cfg.ce.count, R = cfg.ce.rows, C = cfg.ce.cols, N = cfg.network.lanes;
+  const int B = cfg.memory.banks, T = cfg.memory.elems_per_bank, L = isa.levels();
+  const UnifiedMemoryParams ump = unified_memory_params(cfg);
+  const AccumulationUnitParams acp = accumulator_params(cfg);
+  const CeParams cep = ce_params_from(cfg);
+  const int W = ump.width, P = ump.host_banks, H = P * T, HG = B / P;
+  const int gw = clog2(HG);
+  const int hw = isa.half_addr_bits(), qw = isa.acc_addr_bits();
+  const bool fp = cfg.dtype == arch::DataType::bf16;
+  const int AB = arch::accumulator_bits(cfg.dtype);
+  const Type acc_t = fp ? UInt(32) : SInt(AB);
+  m.add_comment(fmt::format("{} CEs of {}x{} {} PEs, {}-lane distribution networks (IA, IB) and reduction network,", G, R,
+                            C, arch::to_string(cfg.dtype), N));
+  m.add_comment(fmt::format("unified memory {} banks x {} x {} rows (ping-pong halves), accumulator {} rows; docs/architecture.md.",
+                            B, T, cfg.memory.unified_depth, cfg.memory.accum_depth));
+
+  // ---- host interface
+  Sig instr_we = m.input("instr_we", UInt(1));
+  Sig instr_word = m.input("instr_word", UInt(32));
+  Sig instr_ready = m.output("instr_ready", UInt(1));
+  Sig busy = m.output("busy", UInt(1));
+  Sig error = m.output("error", UInt(1));
+  Sig cycle_count = m.output("cycle_count", UInt(48));
+  Sig retired = m.output("retired", UInt(32));
+  Sig host_group = m.input("host_group", UInt(gw));
+  Sig host_row = m.input("host_row", UInt(hw));
+  Sig host_we = m.input("host_we", UInt(1));
+  Sig host_wmask = m.input("host_wmask", UInt(H));
+  Data host_wdata = m.input("host_wdata", Vec(UInt(W), H));
+  Sig host_re = m.input("host_re", UInt(1));
+  Sig host_rvalid = m.output("host_rvalid", UInt(1));
+  Data host_rdata = m.output("host_rdata", Vec(UInt(W), H));
+  Sig acc_re = m.input("acc_re", UInt(1));
+  Sig acc_group = m.input("acc_group", UInt(gw));
+  Sig acc_row = m.input("acc_row", UInt(qw));
+  Sig acc_rvalid = m.output("acc_rvalid", UInt(1));
+  Data acc_rdata = m.output("acc_rdata", Vec(acc_t, H));
+
+  // ---- controller
+  InstanceRef ctl = m.instance(Controller(ControllerParams{cfg, tm.ctrl_delay, tm.acc_delay, 4}), "ctl");
+  ctl.io("instr_we").sig() <<= instr_we;
+  ctl.io("instr_word").sig() <<= instr_word;
+  instr_ready <<= ctl.io("instr_ready").sig();
+  busy <<= ctl.io("busy").sig();
+  error <<= ctl.io("error").sig();
+  cycle_count <<= ctl.io("cycle_count").sig();
+  retired <<= ctl.io("retired").sig();
+
+  // ---- unified memory: TCU reads (same row in every bank), host port on the other half
+  InstanceRef um = m.instance(UnifiedMemory(ump), "umem");
+  um.io("compute_half").sig() <<= ctl.io("compute_half").sig();
+  um.io("ia_en").sig() <<= repl(ctl.io("ia_en").sig(), B);
+  um.io("ib_en").sig() <<= repl(ctl.io("ib_en").sig(), B);
+  um.io("wr_en").sig() <<= lit(0, B);
+  um.io("wr_mask").sig() <<= lit(0, N);
+  for (int b = 0; b < B; ++b) {
+    um.io("ia_addr")[b].sig() <<= ctl.io("ia_row").sig();
+    um.io("ib_addr")[b].sig() <<= ctl.io("ib_row").sig();
+    um.io("wr_addr")[b].sig() <<= lit(0, hw);
+  }
+  for (int i = 0; i < N; ++i) um.io("wr_data")[i].sig() <<= lit(0, W);
+  um.io("host_group").sig() <<= host_group;
+  um.io("host_row").sig() <<= host_row;
+  um.io("host_we").sig() <<= host_we;
+  um.io("host_wmask").sig() <<= host_wmask;
+  um.io("host_re").sig() <<= host_re;
+  for (int j = 0; j < H; ++j) {
+    um.io("host_wdata")[j].sig() <<= host_wdata[j].sig();
+    host_rdata[j].sig() <<= um.io("host_rdata")[j].sig();
+  }
+  host_rvalid <<= um.io("host_rvalid").sig();
+
+  // ---- distribution networks (cheap control from the instruction)
+  DistNetParams dp = dist_net_params(cfg);
+  dp.control = DistControlPorts::cheap;
+  InstanceRef dist_ia = m.instance(DistNet(dp), "dist_ia");
+  InstanceRef dist_ib = m.instance(DistNet(dp), "dist_ib");
+  for (int i = 0; i < N; ++i) {
+    dist_ia.io("in")[i].sig() <<= um.io("ia_data")[i].sig();
+    dist_ib.io("in")[i].sig() <<= um.io("ib_data")[i].sig();
+  }
+  dist_ia.io("sel_vec").sig() <<= ctl.io("ia_sel").sig();
+  dist_ia.io("idx_mask").sig() <<= ctl.io("ia_mask").sig();
+  dist_ia.io("tr_en").sig() <<= ctl.io("ia_tr").sig();
+  dist_ib.io("sel_vec").sig() <<= ctl.io("ib_sel").sig();
+  dist_ib.io("idx_mask").sig() <<= ctl.io("ib_mask").sig();
+  dist_ib.io("tr_en").sig() <<= ctl.io("ib_tr").sig();
+
+  // ---- CE array: CE g row r reads lane g*R + r of both networks; output column c -> lane g*C + c
+  const Ce ce_gen(cep);
+  RedNetParams rp = red_net_params(cfg);
+  InstanceRef red = m.instance(RedNet(rp), "red");
+  Sig ib_load = ctl.io("ce_ib_load").sig();
+  for (int g = 0; g < G; ++g) {
+    InstanceRef ce = m.instance(ce_gen, fmt::format("ce{}", g));
+    for (int r = 0; r < R; ++r) {
+      ce.io("ia")[r].sig() <<= dist_ia.io("out")[g * R + r].sig();
+      ce.io("ib_left")[r].sig() <<= dist_ib.io("out")[g * R + r].sig();
+    }
+    for (int c = 0; c < C; ++c) ce.io("ib_top")[c].sig() <<= lit(0, W);
+    Data cc = ce.io("ctrl");
+    if (cep.pe.both_modes()) cc["os"].sig() <<= lit(0, 1);
+    cc["active"].sig() <<= ctl.io("ce_active").sig();
+    if (cep.pe.has_first()) cc["first"].sig() <<= ctl.io("ce_first").sig();
+    if (cep.pe.has_last()) cc["last"].sig() <<= lit(0, 1);
+    cc["ib_load"].sig() <<= ib_load.bit(g);
+    cc["ib_from_left"].sig() <<= lit(1, 1);
+    for (int c = 0; c < C; ++c) {
+      Sig ps = ce.io("out")["psum"][c].sig();
+      red.io("in")[g * C + c].sig() <<= fp ? Expr(ps) : ps.as_signed();
+    }
+  }
+  for (int i = G * C; i < N; ++i) red.io("in")[i].sig() <<= fp ? lit(0, 32) : slit(0, AB);
+  for (int k = 0; k < L; ++k) red.io("sw_mode")[k].sig() <<= ctl.io("red_sw_mode")[k].sig();
+  red.io("tr_sel").sig() <<= ctl.io("red_tr_sel").sig();
+
+  // ---- accumulation unit: the controller's ops while busy, host reads of bank groups when idle
+  InstanceRef acc = m.instance(AccumulationUnit(acp), "accum");
+  Sig host_side = m.node("host_side", !ctl.io("busy").sig());
+  for (int b = 0; b < B; ++b) {
+    Expr host_op = mux(acc_re & (acc_group == static_cast<int>(b / P)), lit(3, 2), lit(0, 2));
+    acc.io("op")[b].sig() <<= mux(host_side, host_op, ctl.io("acc_op").sig());
+    acc.io("addr")[b].sig() <<= mux(host_side, acc_row, ctl.io("acc_row").sig());
+  }
+  acc.io("mask").sig() <<= ~lit(0, N);
+  for (int i = 0; i < N; ++i) acc.io("data")[i].sig() <<= red.io("out")[i].sig();
+  Sig acc_group_q = m.reg("acc_group_q", UInt(gw), RegOptions{}.enabled_by(acc_re));
+  acc_group_q <<= acc_group;
+  Sig rv = acc.io("rd_valid").sig();
+  acc_rvalid <<= rv.or_reduce();
+  for (int j = 0; j < H; ++j) {
+    std::vector<Expr> items;
+    for (int g = 0; g < HG; ++g) items.push_back(acc.io("rd_data")[g * H + j].sig());
+    acc_rdata[j].sig() <<= HG == 1 ? items[0] : select(items, acc_group_q);
+  }
+}
+
+std::string elaborate_accelerator(Design& design, const arch::ArchConfig& cfg) {
+  return design.elaborate(Accelerator(AcceleratorParams{cfg}))->name();
+}
+
+}  // namespace fetta::hw

@@ -1,0 +1,293 @@
+#include <fmt/core.h>
+
+#include "hw/ce/delay_line.hpp"
+#include "hw/mem/address_generator.hpp"
+#include "hw/sys/system.hpp"
+
+namespace fetta::hw {
+
+using namespace rtl;
+
+namespace {
+
+int bits_for(int64_t v) {  // ceil(log2(v)), 0 for 1
+  int b = 0;
+  while ((int64_t{1} << b) < v) ++b;
+  return b;
+}
+
+}  // namespace
+
+std::string Controller::module_name() const {
+  const arch::CeConfig& ce = p.cfg.ce;
+  const arch::IsaLayout isa(p.cfg);
+  return fmt::format("controller_g{}_{}x{}_n{}_a{}_q{}_c{}_d{}{}", ce.count, ce.rows, ce.cols, p.cfg.network.lanes,
+                     isa.half_addr_bits(), isa.acc_addr_bits(), p.ctrl_delay, p.acc_delay,
+                     ce.ib_double_buffer ? "" : "_ib1");
+}
+
+ParamList Controller::params() const {
+  const arch::IsaLayout isa(p.cfg);
+  return {{"ces", std::to_string(p.cfg.ce.count)},
+          {"rows", std::to_string(p.cfg.ce.rows)},
+          {"cols", std::to_string(p.cfg.ce.cols)},
+          {"lanes", std::to_string(p.cfg.network.lanes)},
+          {"instr_bits", std::to_string(isa.bits())},
+          {"half_addr_bits", std::to_string(isa.half_addr_bits())},
+          {"acc_addr_bits", std::to_string(isa.acc_addr_bits())},
+          {"ctrl_delay", std::to_string(p.ctrl_delay)},
+          {"acc_delay", std::to_string(p.acc_delay)},
+          {"queue_depth", std::to_string(p.queue_depth)},
+          {"ib_double_buffer", p.cfg.ce.ib_double_buffer ? "true" : "false"}};
+}
+
+void Controller::build(Module& m) const {
+  const arch::IsaLayout isa(p.cfg);
+  const int G = p.cfg.ce.count, C = p.cfg.ce.cols, N = p.cfg.network.lanes, L = isa.levels();
+  const int IW = isa.bits(), NW = isa.words(), AW = isa.half_addr_bits(), QW = isa.acc_addr_bits();
+  const int QD = p.queue_depth, qb = bits_for(QD);
+  const int GA = std::max(AW, QW);  // address generator width: unified or accumulator rows
+  if (QD < 2 || (QD & (QD - 1)) != 0)
+    throw std::invalid_argument(fmt::format("Controller: queue_depth = {}; allowed: a power of two >= 2", QD));
+  if (p.ctrl_delay < 1 || p.acc_delay <= p.ctrl_delay)
+    throw std::invalid_argument(fmt::format("Controller: ctrl_delay = {}, acc_delay = {}; allowed: 1 <= ctrl_delay < acc_delay",
+                                            p.ctrl_delay, p.acc_delay));
+  m.add_comment(fmt::format("Instruction queue ({} x {} bits, written as {} 32-bit words), decoder and the GEMM loop FSM.",
+                            QD, IW, NW));
+  m.add_comment("ISA and timing: docs/isa.md. IB loads of fold f+1 start once fold f streams (double-buffered IB).");
+
+  // ---- host side: word assembly into the queue
+  Sig instr_we = m.input("instr_we", UInt(1));
+  Sig instr_word = m.input("instr_word", UInt(32));
+  Sig instr_ready = m.output("instr_ready", UInt(1));
+  Sig busy = m.output("busy", UInt(1));
+  Sig error = m.output("error", UInt(1));
+  Sig cycle_count = m.output("cycle_count", UInt(48));
+  Sig retired = m.output("retired", UInt(32));
+  Sig compute_half = m.output("compute_half", UInt(1));
+  // ---- datapath control
+  Sig ia_en = m.output("ia_en", UInt(1));
+  Sig ia_row = m.output("ia_row", UInt(AW));
+  Sig ib_en = m.output("ib_en", UInt(1));
+  Sig ib_row = m.output("ib_row", UInt(AW));
+  Sig ia_sel = m.output("ia_sel", UInt(L));
+  Sig ia_mask = m.output("ia_mask", UInt(L));
+  Sig ia_tr = m.output("ia_tr", UInt(1));
+  Sig ib_sel = m.output("ib_sel", UInt(L));
+  Sig ib_mask = m.output("ib_mask", UInt(L));
+  Sig ib_tr = m.output("ib_tr", UInt(1));
+  Sig ce_active = m.output("ce_active", UInt(1));
+  Sig ce_first = m.output("ce_first", UInt(1));
+  Sig ce_ib_load = m.output("ce_ib_load", UInt(G));
+  Sig acc_op = m.output("acc_op", UInt(2));
+  Sig acc_row = m.output("acc_row", UInt(QW));
+  Data red_sw_mode = m.output("red_sw_mode", Vec(UInt(N), L));
+  Sig red_tr_sel = m.output("red_tr_sel", UInt(N));
+
+  const int wcb = std::max(1, bits_for(NW));
+  Sig wcount = m.reg("wcount", UInt(wcb), reset_to(0));
+  std::vector<Sig> wbuf;
+  for (int w = 0; w + 1 < NW; ++w) wbuf.push_back(m.reg(fmt::format("wbuf_{}", w), UInt(32)));
+  Sig count = m.reg("count", UInt(qb + 1), reset_to(0));
+  Sig head = m.reg("head", UInt(qb), reset_to(0));
+  Sig tail = m.reg("tail", UInt(qb), reset_to(0));
+  std::vector<Sig> queue;
+  for (int q = 0; q < QD; ++q) queue.push_back(m.reg(fmt::format("queue_{}", q), UInt(IW)));
+
+  Sig full = m.node("full", count == QD);
+  Sig last_word = m.node("last_word", wcount == NW - 1);
+  Sig push = m.node("push", instr_we & last_word & !full);
+  Sig overflow = m.node("overflow", instr_we & last_word & full);
+  instr_ready <<= !full;
+  m.when(instr_we & !overflow, [&] { wcount <<= mux(last_word, lit(0, wcb), wcount + 1); });
+  for (int w = 0; w + 1 < NW; ++w) m.when(instr_we & (wcount == w), [&] { wbuf[static_cast<size_t>(w)] <<= instr_word; });
+  std::vector<Expr> words_msb_first{instr_word};
+  for (int w = NW - 2; w >= 0; --w) words_msb_first.push_back(wbuf[static_cast<size_t>(w)]);
+  Expr assembled = NW == 1 ? Expr(instr_word) : cat(words_msb_first);
+  for (int q = 0; q < QD; ++q) m.when(push & (tail == q), [&] { queue[static_cast<size_t>(q)] <<= assembled; });
+
+  // ---- decode
+  constexpr int kIdle = 0, kStart = 1, kGemm = 2, kDrain = 3;
+  Sig state = m.reg("state", UInt(2), reset_to(kIdle));
+  std::vector<Expr> q_items(queue.begin(), queue.end());
+  Sig q_head = m.node("q_head", select(q_items, head));
+  Sig head_op = m.node("head_op", q_head.bits(3, 0));
+  Sig pop = m.node("pop", (state == kIdle) & (count != 0));
+  m.when(push & !pop, [&] { count <<= count + 1; }).elsewhen(pop & !push, [&] { count <<= count - 1; });
+  m.when(push, [&] { tail <<= tail + 1; });
+  m.when(pop, [&] { head <<= head + 1; });
+
+  Sig cur = m.reg("cur", UInt(IW), RegOptions{}.enabled_by(pop & (head_op == static_cast<int>(arch::Opcode::gemm))));
+  cur <<= q_head;
+  auto fld = [&](const std::string& name) -> Expr {
+    const arch::IsaField& f = isa.field(name);
+    return cur.bits(f.lsb + f.width - 1, f.lsb);
+  };
+
+  Sig error_r = m.reg("error_r", UInt(1), reset_to(0));
+  const Expr legal = (head_op == static_cast<int>(arch::Opcode::gemm)) | (head_op == static_cast<int>(arch::Opcode::red_cfg)) |
+                     (head_op == static_cast<int>(arch::Opcode::flip));
+  m.when((pop & !legal) | overflow, [&] { error_r <<= 1; });
+  error <<= error_r;
+
+  Sig half = m.reg("half", UInt(1), reset_to(0));
+  m.when(pop & (head_op == static_cast<int>(arch::Opcode::flip)), [&] { half <<= !half; });
+  compute_half <<= half;
+
+  // RED_CFG: chunk registers, concatenated into the reduction network's control.
+  const int pb = isa.red_chunk_bits(), nchunks = isa.red_chunks();
+  const arch::IsaField& chunk_f = isa.field("chunk");
+  std::vector<Expr> chunks_msb_first;
+  for (int c = nchunks - 1; c >= 0; --c) {
+    Sig r = m.reg(fmt::format("red_chunk_{}", c), UInt(pb), reset_to(0));
+    m.when(pop & (head_op == static_cast<int>(arch::Opcode::red_cfg)) &
+               (q_head.bits(chunk_f.lsb + chunk_f.width - 1, chunk_f.lsb) == c),
+           [&] { r <<= q_head.bits(IW - 1, 12); });
+    chunks_msb_first.push_back(r);
+  }
+  Sig red_cfg = m.node("red_cfg", nchunks == 1 ? chunks_msb_first[0] : cat(chunks_msb_first));
+  for (int k = 0; k < L; ++k) red_sw_mode[k].sig() <<= red_cfg.bits(k * N + N - 1, k * N);
+  red_tr_sel <<= red_cfg.bits(L * N + N - 1, L * N);
+
+  // ---- GEMM: two address generators (IA stream + accumulator rows; IB loads + CE group)
+  Sig start = m.node("start", state == kStart);
+  const AddressGenerator ag_ia(AddressGeneratorParams{3, 2, GA, 16});
+  const AddressGenerator ag_ib(AddressGeneratorParams{4, 2, GA, 16});
+  InstanceRef ia_gen = m.instance(ag_ia, "ia_gen");
+  InstanceRef ib_gen = m.instance(ag_ib, "ib_gen");
+  auto za = [&](const Expr& e) { return e.width() == GA ? e : e.zext(GA); };
+  const Expr one = lit(1, GA), zero = lit(0, GA);
+  {
+    Data bound = ia_gen.io("bound_m1");
+    bound[0].sig() <<= fld("m_m1");
+    bound[1].sig() <<= fld("k_tiles_m1");
+    bound[2].sig() <<= fld("n_tiles_m1");
+    Data base = ia_gen.io("base");
+    base[0].sig() <<= za(fld("a_base"));
+    base[1].sig() <<= za(fld("acc_base"));
+    Data stride = ia_gen.io("stride");
+    stride[0][0].sig() <<= one;
+    stride[0][1].sig() <<= za(fld("a_kt_stride"));
+    stride[0][2].sig() <<= zero;
+    stride[1][0].sig() <<= one;
+    stride[1][1].sig() <<= zero;
+    stride[1][2].sig() <<= za(fld("acc_nt_stride"));
+  }
+  {
+    Data bound = ib_gen.io("bound_m1");
+    bound[0].sig() <<= lit(static_cast<uint64_t>(C - 1), 16);
+    bound[1].sig() <<= fld("gn_m1").zext(16);
+    bound[2].sig() <<= fld("k_tiles_m1");
+    bound[3].sig() <<= fld("n_tiles_m1");
+    Data base = ib_gen.io("base");
+    // Column C-1 of a group is loaded first (the left-load order of docs/ce.md).
+    base[0].sig() <<= za(fld("b_base")) + lit(static_cast<uint64_t>(C - 1), GA);
+    base[1].sig() <<= zero;
+    Data stride = ib_gen.io("stride");
+    stride[0][0].sig() <<= lit((uint64_t{1} << GA) - 1, GA);  // -1
+    stride[0][1].sig() <<= lit(static_cast<uint64_t>(C), GA);
+    stride[0][2].sig() <<= za(fld("b_kt_stride"));
+    stride[0][3].sig() <<= za(fld("b_nt_stride"));
+    stride[1][0].sig() <<= zero;
+    stride[1][1].sig() <<= za(fld("gk_m1").zext(GA)) + one;  // group base = gn * Gk
+    stride[1][2].sig() <<= zero;
+    stride[1][3].sig() <<= zero;
+  }
+  ia_gen.io("start").sig() <<= start;
+  ib_gen.io("start").sig() <<= start;
+
+  // Fold handshake: a fold streams once its IB load is complete; the next load starts once the
+  // fold streams (double-buffered IB) or has streamed (single buffer).
+  Sig loads_done = m.reg("loads_done", UInt(32), reset_to(0));
+  Sig streams_started = m.reg("streams_started", UInt(32), reset_to(0));
+  Sig streams_ended = m.reg("streams_ended", UInt(32), reset_to(0));
+  Sig ia_first = ia_gen.io("first").sig();
+  Sig ia_last = ia_gen.io("last").sig();
+  Sig ib_last = ib_gen.io("last").sig();
+  Sig gate = p.cfg.ce.ib_double_buffer ? streams_started : streams_ended;
+  Sig run_ib = m.node("run_ib", (state == kGemm) & ib_gen.io("valid").sig() & (gate >= loads_done));
+  Sig run_ia = m.node("run_ia", (state == kGemm) & ia_gen.io("valid").sig() &
+                                    (!ia_first.bit(0) | (loads_done > streams_started)));
+  ib_gen.io("run").sig() <<= run_ib;
+  ia_gen.io("run").sig() <<= run_ia;
+  m.when(start, [&] { loads_done <<= 0; }).elsewhen(run_ib & ib_last.bit(0) & ib_last.bit(1), [&] {
+    loads_done <<= loads_done + 1;
+  });
+  m.when(start, [&] { streams_started <<= 0; }).elsewhen(run_ia & ia_first.bit(0), [&] {
+    streams_started <<= streams_started + 1;
+  });
+  m.when(start, [&] { streams_ended <<= 0; }).elsewhen(run_ia & ia_last.bit(0), [&] {
+    streams_ended <<= streams_ended + 1;
+  });
+
+  Data ia_addr = ia_gen.io("addr");
+  Data ib_addr = ib_gen.io("addr");
+  ia_en <<= run_ia;
+  ia_row <<= ia_addr[0].sig().bits(AW - 1, 0);
+  ib_en <<= run_ib;
+  ib_row <<= ib_addr[0].sig().bits(AW - 1, 0);
+  ia_sel <<= fld("ia_sel");
+  ia_mask <<= fld("ia_mask");
+  ia_tr <<= fld("ia_tr");
+  ib_sel <<= fld("ib_sel");
+  ib_mask <<= fld("ib_mask");
+  ib_tr <<= fld("ib_tr");
+
+  // CE control at issue time, delayed to meet the data: IB loads go to the CEs of one group.
+  Sig grp = m.node("grp", ib_addr[1].sig());
+  Sig gk_mask = m.node("gk_mask", ~za(fld("gk_m1").zext(GA)));
+  std::vector<Expr> load_bits;  // CE G-1 first
+  for (int g = G - 1; g >= 0; --g) load_bits.push_back(run_ib & ((lit(static_cast<uint64_t>(g), GA) & gk_mask) == grp));
+  Expr ctl_now = cat({run_ia, run_ia & ia_first.bit(0), G == 1 ? load_bits[0] : cat(load_bits)});
+  InstanceRef ctl_dly = m.instance(DelayLine({G + 2, p.ctrl_delay, true}), "ctl_delay");
+  ctl_dly.io("in").sig() <<= ctl_now;
+  Sig ctl_out = ctl_dly.io("out").sig();
+  ce_active <<= ctl_out.bit(G + 1);
+  ce_first <<= ctl_out.bit(G);
+  ce_ib_load <<= ctl_out.bits(G - 1, 0);
+
+  // Accumulator op travels with the IA vector: write on the first K tile, else accumulate.
+  Expr op_now = mux(run_ia, mux(fld("acc_accumulate") | !ia_first.bit(1), lit(2, 2), lit(1, 2)), lit(0, 2));
+  InstanceRef acc_dly = m.instance(DelayLine({2 + QW, p.acc_delay, true}), "acc_delay");
+  acc_dly.io("in").sig() <<= cat({op_now, ia_addr[1].sig().bits(QW - 1, 0)});
+  Sig acc_out = acc_dly.io("out").sig();
+  acc_op <<= acc_out.bits(QW + 1, QW);
+  acc_row <<= acc_out.bits(QW - 1, 0);
+
+  // ---- FSM
+  const int DB = bits_for(p.acc_delay + 3) + 1;
+  Sig drain = m.reg("drain", UInt(DB), reset_to(0));
+  Sig gens_done = m.node("gens_done", ia_gen.io("done").sig() & ib_gen.io("done").sig());
+  Sig retired_r = m.reg("retired_r", UInt(32), reset_to(0));
+  m.switch_on(state)
+      .is(kIdle, [&] {
+        m.when(pop & (head_op == static_cast<int>(arch::Opcode::gemm)), [&] { state <<= kStart; })
+            .elsewhen(pop, [&] { retired_r <<= retired_r + 1; });
+      })
+      .is(kStart, [&] { state <<= kGemm; })
+      .is(kGemm, [&] {
+        m.when(gens_done, [&] {
+          state <<= kDrain;
+          drain <<= lit(static_cast<uint64_t>(p.acc_delay + 2), DB);
+        });
+      })
+      .is(kDrain, [&] {
+        m.when(drain == 0, [&] {
+          state <<= kIdle;
+          retired_r <<= retired_r + 1;
+        }).otherwise([&] { drain <<= drain - 1; });
+      });
+  retired <<= retired_r;
+  busy <<= (state != kIdle) | (count != 0);
+  Sig cycles = m.reg("cycles", UInt(48), reset_to(0));
+  m.when((state != kIdle) | (count != 0), [&] { cycles <<= cycles + 1; });
+  cycle_count <<= cycles;
+}
+
+std::string elaborate_controller(Design& design, const arch::ArchConfig& cfg) {
+  validate_system(cfg);
+  const arch::SystemTiming t = hw::system_timing(cfg);
+  return design.elaborate(Controller(ControllerParams{cfg, t.ctrl_delay, t.acc_delay, 4}))->name();
+}
+
+}  // namespace fetta::hw

@@ -1,0 +1,121 @@
+// The compiler: one binary contraction of a contraction sequence -> a GEMM mapping on the
+// accelerator, the memory layout of its operands and result, the network control (through the
+// routers) and the instructions (arch/isa.hpp, docs/isa.md). Also the cycle model of the
+// generated controller and the reduction order the hardware applies (for the golden model).
+//
+// The GEMM: Z[m, n] = sum_k A[m, k] B[k, n], m / k / n each a group of tensor labels, linearized
+// row-major (first label slowest). A streams through the CEs as IA (one row m per cycle), B is
+// held in the PEs (weight-stationary, loaded from the left). The G CEs form Gn groups of Gk CEs:
+// a K tile is Gk*R lanes (the Gk CEs of a group split it; the reduction network sums them), an N
+// tile is Gn*C columns (group gn holds columns gn*C .. gn*C+C-1; the groups share IA).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "arch/config.hpp"
+#include "arch/isa.hpp"
+#include "route/red.hpp"
+#include "verif/contract.hpp"
+#include "verif/tensor.hpp"
+
+namespace fetta::mapper {
+
+// A contraction the compiler cannot map (unsupported label structure, does not fit memory, a
+// network pattern the hardware cannot route). The message says what and why.
+class CompileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct LabelGroup {
+  std::vector<std::string> labels;
+  std::vector<int64_t> dims;
+  int64_t size() const;
+};
+
+struct GemmShape {
+  std::string a_name, b_name;  // operand names (for reports)
+  LabelGroup m, k, n;
+  std::vector<std::string> a_labels, b_labels;  // the operands' own label orders
+  int64_t macs() const { return m.size() * k.size() * n.size(); }
+};
+
+// Roles for a binary contraction: `a` streams (IA), `b` is held (IB). Labels of `a` that are kept
+// go to m, of `b` to n, shared and not kept to k. Throws CompileError for a label kept while in
+// both operands (a batch label) or summed while in only one.
+GemmShape gemm_shape(const std::string& a_name, const std::vector<std::string>& a_labels,
+                     const std::vector<int64_t>& a_dims, const std::string& b_name,
+                     const std::vector<std::string>& b_labels, const std::vector<int64_t>& b_dims,
+                     const std::vector<std::string>& keep);
+
+struct GemmMapping {
+  int gk = 1, gn = 1;        // CE grid: gk * gn = ce.count
+  int64_t k_tile = 0;        // gk * R
+  int64_t n_tile = 0;        // gn * C
+  int64_t k_tiles = 0, n_tiles = 0;
+  int64_t m_chunk = 0;       // rows of M per GEMM instruction (the accumulator holds n_tiles * m_chunk rows)
+};
+
+// Cycles the controller is busy for one GEMM instruction of `m` rows (docs/isa.md §Timing),
+// including its pop, start and drain.
+int64_t gemm_instr_cycles(const arch::ArchConfig& cfg, int64_t m, const GemmMapping& map);
+
+struct GemmJob {
+  int64_t m0 = 0, m_count = 0;  // the rows of M this instruction computes
+  arch::GemmInstr instr;
+  int64_t predicted_cycles = 0;
+};
+
+struct CompiledGemm {
+  GemmShape shape;
+  GemmMapping map;
+  // Unified-memory layout (rows of the compute half; lanes = bank*T + elem):
+  //   A: row a_base + kt*M + m,           lane k - kt*k_tile (padding: -0 / 0)
+  //   B: row b_base + kt*b_kt_stride + n, lane k - kt*k_tile (padding and columns n >= N: +0 / 0)
+  int64_t a_base = 0, a_rows = 0, b_base = 0, b_rows = 0, b_kt_stride = 0;
+  // Accumulator: column j of N tile nt, row m of a job: row nt*m_count + (m - m0), lane col_lane[j].
+  std::vector<int> col_lane;
+  route::RedRoute red;            // one group per column j of an N tile, in j order
+  std::vector<int> lane_gk;       // CE output lane -> gk of its CE (for the golden order)
+  std::vector<uint8_t> red_cfg;   // the RED_CFG register image
+  uint32_t ia_sel = 0, ia_mask = 0;
+  std::vector<arch::Words> program;  // FLIP excluded: RED_CFG chunks then one GEMM per job
+  std::vector<GemmJob> jobs;
+  int64_t predicted_cycles = 0;      // sum over the jobs (the RED_CFG pops included)
+  std::string describe() const;      // one line: roles, grid, tiles, folds
+};
+
+// Maps a GEMM with the given grid (gk must divide ce.count). Throws CompileError.
+CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, int gk);
+// Every legal grid, the one with the fewest predicted cycles (ties: more CEs on K).
+CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape);
+
+// A binary contraction with the roles chosen by the model: tries both operand orders.
+struct CompiledStep {
+  bool lhs_is_a = true;
+  CompiledGemm gemm;
+};
+CompiledStep compile_step(const arch::ArchConfig& cfg, const std::string& lhs_name,
+                          const std::vector<std::string>& lhs_labels, const std::vector<int64_t>& lhs_dims,
+                          const std::string& rhs_name, const std::vector<std::string>& rhs_labels,
+                          const std::vector<int64_t>& rhs_dims, const std::vector<std::string>& keep);
+
+// The order in which the hardware sums every output (chains of R down a CE column, the
+// reduction network's add tree over the Gk CEs of a group, then the K tiles accumulated in
+// order): for verif::contract_bf16 with out_labels m + n.
+verif::AccumulationOrder hardware_order(const CompiledGemm& c, int64_t R);
+
+// Operand images in the layout above: `rows` x `lanes` bit patterns (16-bit elements; int8 in
+// the low byte), lanes = k_tile. Padding: IA -0 for bf16 (0x8000), else 0.
+struct RowImage {
+  int64_t first_row = 0, rows = 0;
+  int lanes = 0;
+  std::vector<uint16_t> data;  // row-major
+};
+RowImage layout_a(const CompiledGemm& c, const verif::Tensor<uint16_t>& a, uint16_t pad);
+RowImage layout_b(const CompiledGemm& c, const verif::Tensor<uint16_t>& b);
+
+}  // namespace fetta::mapper

@@ -1,0 +1,342 @@
+#include "mapper/compile.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "route/dist.hpp"
+#include "route/geometry.hpp"
+#include "verif/numerics.hpp"
+
+namespace fetta::mapper {
+
+int64_t LabelGroup::size() const {
+  int64_t s = 1;
+  for (int64_t d : dims) s *= d;
+  return s;
+}
+
+namespace {
+
+bool contains(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+std::string join(const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, ",")); }
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+GemmShape gemm_shape(const std::string& a_name, const std::vector<std::string>& a_labels,
+                     const std::vector<int64_t>& a_dims, const std::string& b_name,
+                     const std::vector<std::string>& b_labels, const std::vector<int64_t>& b_dims,
+                     const std::vector<std::string>& keep) {
+  GemmShape s;
+  s.a_name = a_name;
+  s.b_name = b_name;
+  s.a_labels = a_labels;
+  s.b_labels = b_labels;
+  for (size_t i = 0; i < a_labels.size(); ++i) {
+    const std::string& l = a_labels[i];
+    const bool in_b = contains(b_labels, l), kept = contains(keep, l);
+    if (in_b && kept)
+      throw CompileError(fmt::format("{} x {}: label '{}' is in both operands and in the result (a batch label); the "
+                                     "compiler maps only contractions without batch labels",
+                                     a_name, b_name, l));
+    if (!in_b && !kept)
+      throw CompileError(fmt::format("{} x {}: label '{}' of {} is summed but is not in {}; allowed: summed labels "
+                                     "shared by both operands",
+                                     a_name, b_name, l, a_name, b_name));
+    LabelGroup& g = kept ? s.m : s.k;
+    g.labels.push_back(l);
+    g.dims.push_back(a_dims[i]);
+  }
+  for (size_t i = 0; i < b_labels.size(); ++i) {
+    const std::string& l = b_labels[i];
+    if (contains(a_labels, l)) {
+      const size_t ai = static_cast<size_t>(std::find(a_labels.begin(), a_labels.end(), l) - a_labels.begin());
+      if (a_dims[ai] != b_dims[i])
+        throw CompileError(fmt::format("{} x {}: label '{}' has size {} in {} and {} in {}", a_name, b_name, l,
+                                       a_dims[ai], a_name, b_dims[i], b_name));
+      continue;
+    }
+    if (!contains(keep, l))
+      throw CompileError(fmt::format("{} x {}: label '{}' of {} is summed but is not in {}; allowed: summed labels "
+                                     "shared by both operands",
+                                     a_name, b_name, l, b_name, a_name));
+    s.n.labels.push_back(l);
+    s.n.dims.push_back(b_dims[i]);
+  }
+  for (const std::string& l : keep)
+    if (!contains(a_labels, l) && !contains(b_labels, l))
+      throw CompileError(fmt::format("{} x {}: result label '{}' is in neither operand", a_name, b_name, l));
+  return s;
+}
+
+int64_t gemm_instr_cycles(const arch::ArchConfig& cfg, int64_t m, const GemmMapping& map) {
+  const arch::SystemTiming t = arch::system_timing(cfg);
+  const int64_t load = static_cast<int64_t>(map.gn) * cfg.ce.cols;  // IB load of one fold: C cycles per group
+  const int64_t folds = map.k_tiles * map.n_tiles;
+  // L: first load cycle of fold f, S: first IA cycle of fold f (cycle 0 = first GEMM-state cycle).
+  int64_t L = 0, S = 0;
+  for (int64_t f = 0; f < folds; ++f) {
+    S = f == 0 ? load : std::max(L + load, S + m);
+    L = std::max(L + load, cfg.ce.ib_double_buffer ? S + 1 : S + m);
+  }
+  // pop + start + GEMM state (through the cycle done is seen) + drain.
+  return 1 + 1 + (S + m + 1) + t.drain;
+}
+
+namespace {
+
+void check_fits(const std::string& what, int64_t v, int bits) {
+  if (v < 0 || (bits < 63 && v >= (int64_t{1} << bits)))
+    throw CompileError(fmt::format("{} = {} does not fit {} bits", what, v, bits));
+}
+
+}  // namespace
+
+CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, int gk) {
+  const int G = cfg.ce.count, R = cfg.ce.rows, C = cfg.ce.cols, N = cfg.network.lanes, T = cfg.memory.elems_per_bank;
+  if (gk < 1 || G % gk != 0)
+    throw CompileError(fmt::format("grid: gk = {}; allowed: a divisor of ce.count = {}", gk, G));
+  const arch::IsaLayout isa(cfg);
+  CompiledGemm c;
+  c.shape = shape;
+  const int64_t M = shape.m.size(), K = shape.k.size(), Nn = shape.n.size();
+  GemmMapping& mp = c.map;
+  mp.gk = gk;
+  mp.gn = G / gk;
+  mp.k_tile = static_cast<int64_t>(gk) * R;
+  mp.n_tile = static_cast<int64_t>(mp.gn) * C;
+  mp.k_tiles = ceil_div(K, mp.k_tile);
+  mp.n_tiles = ceil_div(Nn, mp.n_tile);
+  const int64_t half = cfg.memory.unified_depth / 2;
+  c.a_rows = mp.k_tiles * M;
+  c.b_kt_stride = mp.n_tiles * mp.n_tile;
+  c.b_rows = mp.k_tiles * c.b_kt_stride;
+  c.a_base = 0;
+  c.b_base = c.a_rows;
+  if (c.a_rows + c.b_rows > half)
+    throw CompileError(fmt::format("{} x {} does not fit one half of unified memory: A needs {} rows, B {} rows, a half "
+                                   "has {} (memory.unified_depth / 2); tiling through DRAM is not implemented",
+                                   shape.a_name, shape.b_name, c.a_rows, c.b_rows, half));
+  if (mp.n_tiles > cfg.memory.accum_depth)
+    throw CompileError(fmt::format("{} x {}: {} N tiles exceed the accumulator's {} rows (memory.accum_depth)",
+                                   shape.a_name, shape.b_name, mp.n_tiles, cfg.memory.accum_depth));
+  mp.m_chunk = std::min<int64_t>({M, cfg.memory.accum_depth / mp.n_tiles, int64_t{1} << isa.count_bits()});
+  if (mp.k_tiles > (int64_t{1} << isa.count_bits()) || mp.n_tiles > (int64_t{1} << isa.count_bits()))
+    throw CompileError(fmt::format("{} x {}: {} x {} folds exceed the ISA's 16-bit loop counts", shape.a_name,
+                                   shape.b_name, mp.k_tiles, mp.n_tiles));
+
+  // IA and IB networks: CE g = gn*gk + q, row r reads lane q*R + r (the K tile, multicast over gn).
+  const route::NetGeometry geom(N, T);
+  route::LaneMap lanes(static_cast<size_t>(N), -1);
+  for (int g = 0; g < G; ++g)
+    for (int r = 0; r < R; ++r) lanes[static_cast<size_t>(g * R + r)] = (g % gk) * R + r;
+  const auto cheap = route::route_dist_cheap(geom, lanes);
+  if (!cheap) {
+    const route::DistRoute full = route::route_dist(geom, lanes);
+    throw CompileError(fmt::format("grid {}x{}: the IA/IB multicast pattern needs per-lane control ({}), which the top "
+                                   "does not build (cheap control only)",
+                                   gk, mp.gn, full.routable ? "routable" : full.message));
+  }
+  c.ia_sel = cheap->sel_vec;
+  c.ia_mask = cheap->idx_mask;
+  if (cheap->transpose) throw CompileError("internal: the multicast pattern should not need the transpose level");
+
+  // Reduction: column j = gn*C + col sums the CE lanes (gn*gk + q)*C + col over q; dense output
+  // lanes if the network can, else the lane of the group's first CE.
+  c.lane_gk.assign(static_cast<size_t>(N), -1);
+  for (int lane = 0; lane < G * C; ++lane) c.lane_gk[static_cast<size_t>(lane)] = (lane / C) % gk;
+  auto groups_for = [&](bool dense) {
+    std::vector<route::ReduceGroup> groups;
+    for (int gn = 0; gn < mp.gn; ++gn)
+      for (int col = 0; col < C; ++col) {
+        route::ReduceGroup grp;
+        for (int q = 0; q < gk; ++q) grp.lanes.push_back((gn * gk + q) * C + col);
+        grp.out = dense ? gn * C + col : gn * gk * C + col;
+        groups.push_back(grp);
+      }
+    return groups;
+  };
+  c.red = route::route_red(geom, groups_for(true));
+  const bool dense = c.red.routable;
+  if (!dense) {
+    c.red = route::route_red(geom, groups_for(false));
+    if (!c.red.routable)
+      throw CompileError(fmt::format("grid {}x{}: reduction pattern unroutable: {}", gk, mp.gn, c.red.message));
+  }
+  for (const auto& g : groups_for(dense)) c.col_lane.push_back(g.out);
+  const int L = isa.levels();
+  c.red_cfg.assign(static_cast<size_t>(isa.red_cfg_bits()), 0);
+  for (int k = 0; k < L; ++k)
+    for (int j = 0; j < N / 2; ++j) {
+      const auto mode = static_cast<unsigned>(c.red.control.level[static_cast<size_t>(k)][static_cast<size_t>(j)]);
+      c.red_cfg[static_cast<size_t>(k * N + 2 * j)] = mode & 1U;
+      c.red_cfg[static_cast<size_t>(k * N + 2 * j + 1)] = (mode >> 1) & 1U;
+    }
+  for (int i = 0; i < N; ++i) c.red_cfg[static_cast<size_t>(L * N + i)] = c.red.control.transpose[static_cast<size_t>(i)];
+
+  for (int ch = 0; ch < isa.red_chunks(); ++ch) c.program.push_back(arch::encode_red_cfg(isa, ch, c.red_cfg));
+  c.predicted_cycles = isa.red_chunks();
+  for (int64_t m0 = 0; m0 < M; m0 += mp.m_chunk) {
+    GemmJob job;
+    job.m0 = m0;
+    job.m_count = std::min(mp.m_chunk, M - m0);
+    arch::GemmInstr& g = job.instr;
+    g.m = static_cast<uint32_t>(job.m_count);
+    g.k_tiles = static_cast<uint32_t>(mp.k_tiles);
+    g.n_tiles = static_cast<uint32_t>(mp.n_tiles);
+    g.gn = static_cast<uint32_t>(mp.gn);
+    g.gk = static_cast<uint32_t>(gk);
+    g.a_base = static_cast<uint32_t>(c.a_base + m0);
+    g.a_kt_stride = mp.k_tiles > 1 ? static_cast<uint32_t>(M) : 0;
+    g.b_base = static_cast<uint32_t>(c.b_base);
+    g.b_kt_stride = mp.k_tiles > 1 ? static_cast<uint32_t>(c.b_kt_stride) : 0;
+    g.b_nt_stride = mp.n_tiles > 1 ? static_cast<uint32_t>(mp.n_tile) : 0;
+    g.acc_base = 0;
+    g.acc_nt_stride = mp.n_tiles > 1 ? static_cast<uint32_t>(job.m_count) : 0;
+    g.acc_accumulate = false;
+    g.ia_sel = g.ib_sel = c.ia_sel;
+    g.ia_mask = g.ib_mask = c.ia_mask;
+    check_fits("a_base", g.a_base, isa.half_addr_bits());
+    job.predicted_cycles = gemm_instr_cycles(cfg, job.m_count, mp);
+    c.predicted_cycles += job.predicted_cycles;
+    try {
+      c.program.push_back(arch::encode_gemm(isa, g));
+    } catch (const arch::IsaError& e) {
+      throw CompileError(fmt::format("{} x {}: {}", shape.a_name, shape.b_name, e.what()));
+    }
+    c.jobs.push_back(job);
+  }
+  return c;
+}
+
+CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape) {
+  std::optional<CompiledGemm> best;
+  std::string why;
+  for (int gk = cfg.ce.count; gk >= 1; gk /= 2) {
+    try {
+      CompiledGemm c = compile_gemm(cfg, shape, gk);
+      if (!best || c.predicted_cycles < best->predicted_cycles) best = std::move(c);
+    } catch (const CompileError& e) {
+      why = e.what();
+    }
+  }
+  if (!best) throw CompileError(why);
+  return *best;
+}
+
+CompiledStep compile_step(const arch::ArchConfig& cfg, const std::string& lhs_name,
+                          const std::vector<std::string>& lhs_labels, const std::vector<int64_t>& lhs_dims,
+                          const std::string& rhs_name, const std::vector<std::string>& rhs_labels,
+                          const std::vector<int64_t>& rhs_dims, const std::vector<std::string>& keep) {
+  std::optional<CompiledStep> best;
+  std::string why;
+  for (bool lhs_a : {true, false}) {
+    try {
+      const GemmShape s = lhs_a ? gemm_shape(lhs_name, lhs_labels, lhs_dims, rhs_name, rhs_labels, rhs_dims, keep)
+                                : gemm_shape(rhs_name, rhs_labels, rhs_dims, lhs_name, lhs_labels, lhs_dims, keep);
+      CompiledGemm c = compile_gemm(cfg, s);
+      if (!best || c.predicted_cycles < best->gemm.predicted_cycles) best = CompiledStep{lhs_a, std::move(c)};
+    } catch (const CompileError& e) {
+      if (why.empty()) why = e.what();
+    }
+  }
+  if (!best) throw CompileError(why);
+  return *best;
+}
+
+std::string CompiledGemm::describe() const {
+  return fmt::format("A={}[{}|{}] streams M={}, B={}[{}|{}] held N={}, K={}; grid gk={} x gn={}, K tile {}, N tile {}, "
+                     "folds {}x{}, {} job(s)",
+                     shape.a_name, join(shape.m.labels), join(shape.k.labels), shape.m.size(), shape.b_name,
+                     join(shape.k.labels), join(shape.n.labels), shape.n.size(), shape.k.size(), map.gk, map.gn,
+                     map.k_tile, map.n_tile, map.k_tiles, map.n_tiles, jobs.size());
+}
+
+verif::AccumulationOrder hardware_order(const CompiledGemm& c, int64_t R) {
+  const int64_t K = c.shape.k.size();
+  const std::vector<int64_t> ndims = c.shape.n.dims;
+  const size_t nm = c.shape.m.labels.size();
+  const int lanes = static_cast<int>(c.lane_gk.size());
+  auto cb = [c, K, ndims, nm, R, lanes](std::span<const uint32_t> products, std::span<const int64_t> out_index) {
+    int64_t n = 0;
+    for (size_t i = 0; i < ndims.size(); ++i) n = n * ndims[i] + out_index[nm + i];
+    const int64_t j = n % c.map.n_tile;
+    const route::GroupTree& tree = c.red.trees[static_cast<size_t>(j)];
+    std::vector<uint64_t> in(static_cast<size_t>(lanes), 0);
+    const route::AddFn add = [](uint64_t a, uint64_t b) {
+      return uint64_t{verif::fp32_add(static_cast<uint32_t>(a), static_cast<uint32_t>(b))};
+    };
+    uint32_t acc = 0;
+    for (int64_t kt = 0; kt < c.map.k_tiles; ++kt) {
+      for (int lane = 0; lane < lanes; ++lane) {
+        const int q = c.lane_gk[static_cast<size_t>(lane)];
+        if (q < 0) continue;
+        const int64_t begin = kt * c.map.k_tile + q * R, end = std::min(K, begin + R);
+        uint32_t s = 0;  // a CE column: +0, then its products in order
+        for (int64_t k = begin; k < end; ++k) s = verif::fp32_add(s, products[static_cast<size_t>(k)]);
+        in[static_cast<size_t>(lane)] = s;
+      }
+      const auto t = static_cast<uint32_t>(route::evaluate(tree, in, add));
+      acc = kt == 0 ? t : verif::fp32_add(acc, t);
+    }
+    return acc;
+  };
+  return verif::AccumulationOrder::callback(cb).with_sum_labels(c.shape.k.labels);
+}
+
+namespace {
+
+// The operand permuted to (rows..., k...) and flattened.
+std::vector<uint16_t> flatten(const verif::Tensor<uint16_t>& t, const std::vector<std::string>& rows,
+                              const std::vector<std::string>& k) {
+  std::vector<std::string> order = rows;
+  order.insert(order.end(), k.begin(), k.end());
+  if (order.size() != t.labels().size())
+    throw CompileError(fmt::format("operand labels [{}] do not match the GEMM's [{}]", join(t.labels()), join(order)));
+  return t.permute(order).values();
+}
+
+}  // namespace
+
+RowImage layout_a(const CompiledGemm& c, const verif::Tensor<uint16_t>& a, uint16_t pad) {
+  const int64_t M = c.shape.m.size(), K = c.shape.k.size();
+  const std::vector<uint16_t> v = flatten(a, c.shape.m.labels, c.shape.k.labels);
+  RowImage img;
+  img.first_row = c.a_base;
+  img.rows = c.a_rows;
+  img.lanes = static_cast<int>(c.map.k_tile);
+  img.data.assign(static_cast<size_t>(img.rows * img.lanes), pad);
+  for (int64_t kt = 0; kt < c.map.k_tiles; ++kt)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t l = 0; l < c.map.k_tile; ++l) {
+        const int64_t k = kt * c.map.k_tile + l;
+        if (k < K) img.data[static_cast<size_t>((kt * M + m) * img.lanes + l)] = v[static_cast<size_t>(m * K + k)];
+      }
+  return img;
+}
+
+RowImage layout_b(const CompiledGemm& c, const verif::Tensor<uint16_t>& b) {
+  const int64_t Nn = c.shape.n.size(), K = c.shape.k.size();
+  const std::vector<uint16_t> v = flatten(b, c.shape.n.labels, c.shape.k.labels);
+  RowImage img;
+  img.first_row = c.b_base;
+  img.rows = c.b_rows;
+  img.lanes = static_cast<int>(c.map.k_tile);
+  img.data.assign(static_cast<size_t>(img.rows * img.lanes), 0);
+  for (int64_t kt = 0; kt < c.map.k_tiles; ++kt)
+    for (int64_t n = 0; n < Nn; ++n)
+      for (int64_t l = 0; l < c.map.k_tile; ++l) {
+        const int64_t k = kt * c.map.k_tile + l;
+        if (k < K)
+          img.data[static_cast<size_t>((kt * c.b_kt_stride + n) * img.lanes + l)] = v[static_cast<size_t>(n * K + k)];
+      }
+  return img;
+}
+
+}  // namespace fetta::mapper

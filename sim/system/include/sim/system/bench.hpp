@@ -1,0 +1,73 @@
+// The SystemC bench around one Verilated accelerator top (verilator --sc): a 1 GHz clock, every
+// port of the model bound by name to a signal, and the host's bus operations (unified-memory
+// writes, instruction pushes, accumulator reads, waiting for the controller), each a whole number
+// of clock cycles. Inputs change at the falling edge and are sampled by the model at the rising
+// edge; outputs are read at the falling edge.
+//
+// Works with any configuration: port counts come from the ArchConfig, and check_ports() rejects
+// a model whose ports do not match it.
+#pragma once
+
+#include <systemc.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arch/config.hpp"
+#include "arch/isa.hpp"
+
+namespace fetta::sim::system {
+
+class PortSignal {
+ public:
+  virtual ~PortSignal() = default;
+  virtual void write(uint64_t v) = 0;
+  virtual uint64_t read() const = 0;
+};
+
+class SystemBench : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(SystemBench);
+  // `host_program` runs in the bench's thread after reset; the simulation stops when it returns.
+  SystemBench(sc_core::sc_module_name name, sc_core::sc_module& dut, const arch::ArchConfig& cfg,
+              std::function<void(SystemBench&)> host_program);
+  ~SystemBench() override;
+
+  // ---- host operations (call only from host_program)
+  void idle(int64_t cycles = 1);
+  // Writes `lanes` elements of consecutive rows starting at lane 0 into the half the TCU is not
+  // using: rows first_row .. first_row + rows - 1, data row-major (rows x lanes).
+  void write_rows(int64_t first_row, int64_t rows, int lanes, const std::vector<uint16_t>& data);
+  void push(const arch::Words& instr);
+  // Waits until the controller is idle with an empty queue; returns the cycles waited.
+  int64_t wait_idle(int64_t timeout_cycles);
+  // Reads accumulator rows; for each row the lanes asked for (lane indices), in order.
+  // Returns rows x lanes values (sign-extended for integer accumulators).
+  std::vector<uint64_t> read_acc(const std::vector<int64_t>& rows, const std::vector<int>& lanes);
+
+  uint64_t cycle_count();  // the controller's busy-cycle counter
+  bool error();
+  int64_t now() const { return cycle_; }      // cycles since the bench started
+  int64_t host_cycles() const { return host_cycles_; }  // cycles spent in host bus operations
+  int host_lanes() const { return host_lanes_; }
+
+ private:
+  void host_thread();
+  void tick();  // one clock cycle: at its end the inputs written before it have been sampled
+  PortSignal& port(const std::string& name);
+
+  arch::ArchConfig cfg_;
+  std::function<void(SystemBench&)> program_;
+  sc_core::sc_clock clk_;
+  std::map<std::string, std::unique_ptr<PortSignal>> ports_;
+  int host_lanes_ = 0, host_groups_ = 0;
+  int64_t cycle_ = 0, host_cycles_ = 0;
+  bool int_acc_ = false;
+  int acc_bits_ = 32;
+};
+
+}  // namespace fetta::sim::system

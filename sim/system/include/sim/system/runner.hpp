@@ -1,0 +1,52 @@
+// The main job on one Verilated accelerator: for every layer and phase, search the contraction
+// sequence, compile every contraction, run it on the RTL through the host interface, and compare
+// every result with the golden model (bit-exact, order-exact emulation) and the final results
+// with the fp64 reference. Prints a table per phase (or JSON) and returns the exit code.
+#pragma once
+
+#include <systemc.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arch/config.hpp"
+#include "verif/layer.hpp"
+
+namespace fetta::sim::system {
+
+struct RunOptions {
+  arch::ArchConfig cfg;
+  std::vector<std::string> layers;  // layer YAML files
+  std::vector<verif::Phase> phases{verif::Phase::fp, verif::Phase::bp, verif::Phase::wg};
+  uint64_t seed = 1;
+  std::string dump_dir;  // every input and output tensor as .npy plus manifest.json; empty: none
+  bool json = false;     // JSON report on stdout instead of the tables
+  int64_t timeout_cycles = 200'000'000;
+};
+
+// bf16 results: relative L2 error of a final result against the fp64 reference of the same
+// (bf16-rounded) inputs. Intermediates are rounded to bf16 between contractions, so the error is
+// a few bf16 ulps; 2^-5 leaves a wide margin while still catching a wrong element or order.
+inline constexpr double kBf16RelTolerance = 1.0 / 32;
+
+struct StepReport {
+  std::string layer, phase, problem;
+  size_t term = 0, terms = 1;
+  int step = 0, steps = 0;
+  std::string lhs, rhs, mapping;
+  int64_t m = 0, k = 0, n = 0, macs = 0;
+  int64_t cycles = 0, predicted = 0, host_cycles = 0;
+  int64_t elements = 0, mismatches = 0;
+  double rel_error = -1;  // final steps of bf16 runs: vs fp64; -1: not applicable
+};
+
+// Parses the command line of a system-simulation executable (--config, --layer (repeatable),
+// --phases, --seed, --dump-dir, --json). Throws std::invalid_argument with the reason.
+RunOptions parse_run_args(int argc, char** argv);
+
+// Runs everything on `dut` (a Verilated top of opt.cfg); returns 0 when every result matches,
+// 1 on a mismatch, 2 when the run could not complete (messages on stderr).
+int run_system(sc_core::sc_module& dut, const RunOptions& opt);
+
+}  // namespace fetta::sim::system

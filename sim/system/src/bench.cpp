@@ -1,0 +1,196 @@
+#include "sim/system/bench.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "hw/mem/mem.hpp"
+
+namespace fetta::sim::system {
+
+namespace {
+
+template <typename T>
+class TypedPortSignal : public PortSignal {
+ public:
+  explicit TypedPortSignal(const std::string& name) : sig_(name.c_str()) {}
+  void write(uint64_t v) override { sig_.write(static_cast<T>(v)); }
+  uint64_t read() const override { return static_cast<uint64_t>(sig_.read()); }
+  sc_core::sc_signal<T>& sig() { return sig_; }
+
+ private:
+  sc_core::sc_signal<T> sig_;
+};
+
+template <typename T>
+std::unique_ptr<PortSignal> try_bind(sc_core::sc_object* obj, const std::string& sig_name) {
+  if (auto* in = dynamic_cast<sc_core::sc_in<T>*>(obj)) {
+    auto s = std::make_unique<TypedPortSignal<T>>(sig_name);
+    in->bind(s->sig());
+    return s;
+  }
+  if (auto* out = dynamic_cast<sc_core::sc_out<T>*>(obj)) {
+    auto s = std::make_unique<TypedPortSignal<T>>(sig_name);
+    out->bind(s->sig());
+    return s;
+  }
+  return nullptr;
+}
+
+int clog2(int64_t v) {
+  int b = 0;
+  while ((int64_t{1} << b) < v) ++b;
+  return b;
+}
+
+}  // namespace
+
+SystemBench::SystemBench(sc_core::sc_module_name name, sc_core::sc_module& dut, const arch::ArchConfig& cfg,
+                         std::function<void(SystemBench&)> host_program)
+    : sc_core::sc_module(name), cfg_(cfg), program_(std::move(host_program)), clk_("clk", 1, sc_core::SC_NS) {
+  const int P = hw::host_banks_for(cfg);
+  host_lanes_ = P * cfg.memory.elems_per_bank;
+  host_groups_ = cfg.memory.banks / P;
+  int_acc_ = cfg.dtype != arch::DataType::bf16;
+  acc_bits_ = arch::accumulator_bits(cfg.dtype);
+  // Every port the top must have; anything missing or extra means the model is not this config's.
+  std::vector<std::string> expected{"clk", "rst", "instr_we", "instr_word", "instr_ready", "busy", "error",
+                                    "cycle_count", "retired", "host_group", "host_row", "host_we", "host_wmask",
+                                    "host_re", "host_rvalid", "acc_re", "acc_group", "acc_row", "acc_rvalid"};
+  for (int j = 0; j < host_lanes_; ++j) {
+    expected.push_back(fmt::format("host_wdata_{}", j));
+    expected.push_back(fmt::format("host_rdata_{}", j));
+    expected.push_back(fmt::format("acc_rdata_{}", j));
+  }
+  std::map<std::string, sc_core::sc_object*> found;
+  for (sc_core::sc_object* obj : dut.get_child_objects())
+    if (dynamic_cast<sc_core::sc_port_base*>(obj)) found[obj->basename()] = obj;
+  for (const std::string& p : expected)
+    if (!found.count(p))
+      throw std::invalid_argument(fmt::format("SystemBench: the model {} has no port '{}' that the top of {} has "
+                                              "(was it generated from this configuration?)",
+                                              dut.name(), p, cfg.name));
+  if (found.size() != expected.size())
+    throw std::invalid_argument(fmt::format("SystemBench: the model {} has {} ports; the top of {} has {}", dut.name(),
+                                            found.size(), cfg.name, expected.size()));
+  dynamic_cast<sc_core::sc_in<bool>&>(*found.at("clk")).bind(clk_);
+  for (const auto& [pname, obj] : found) {
+    if (pname == "clk") continue;
+    std::unique_ptr<PortSignal> s = try_bind<bool>(obj, pname);
+    if (!s) s = try_bind<uint32_t>(obj, pname);
+    if (!s) s = try_bind<uint64_t>(obj, pname);
+    if (!s) throw std::invalid_argument(fmt::format("SystemBench: port '{}' is wider than 64 bits", pname));
+    ports_[pname] = std::move(s);
+  }
+  SC_THREAD(host_thread);
+}
+
+SystemBench::~SystemBench() = default;
+
+PortSignal& SystemBench::port(const std::string& name) {
+  auto it = ports_.find(name);
+  if (it == ports_.end()) throw std::logic_error("SystemBench: no port " + name);
+  return *it->second;
+}
+
+void SystemBench::tick() {
+  wait(clk_.negedge_event());
+  ++cycle_;
+}
+
+void SystemBench::host_thread() {
+  for (const auto& [name, p] : ports_)
+    if (name == "rst") p->write(1);
+  tick();
+  tick();
+  port("rst").write(0);
+  tick();
+  try {
+    program_(*this);
+  } catch (...) {
+    sc_core::sc_stop();
+    throw;
+  }
+  sc_core::sc_stop();
+}
+
+void SystemBench::idle(int64_t cycles) {
+  for (int64_t i = 0; i < cycles; ++i) tick();
+}
+
+void SystemBench::write_rows(int64_t first_row, int64_t rows, int lanes, const std::vector<uint16_t>& data) {
+  const int H = host_lanes_;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int g = 0; g * H < lanes; ++g) {
+      port("host_we").write(1);
+      port("host_group").write(static_cast<uint64_t>(g));
+      port("host_row").write(static_cast<uint64_t>(first_row + r));
+      uint64_t mask = 0;
+      for (int j = 0; j < H; ++j) {
+        const int lane = g * H + j;
+        if (lane < lanes) {
+          mask |= uint64_t{1} << j;
+          port(fmt::format("host_wdata_{}", j)).write(data[static_cast<size_t>(r * lanes + lane)]);
+        }
+      }
+      port("host_wmask").write(mask);
+      tick();
+      ++host_cycles_;
+    }
+  port("host_we").write(0);
+}
+
+void SystemBench::push(const arch::Words& instr) {
+  for (size_t w = 0; w < instr.size(); ++w) {
+    if (w + 1 == instr.size())
+      while (port("instr_ready").read() == 0) tick();
+    port("instr_we").write(1);
+    port("instr_word").write(instr[w]);
+    tick();
+    ++host_cycles_;
+  }
+  port("instr_we").write(0);
+}
+
+int64_t SystemBench::wait_idle(int64_t timeout_cycles) {
+  int64_t n = 0;
+  tick();  // busy is registered: look at it one edge after the last push
+  while (port("busy").read() != 0) {
+    if (++n > timeout_cycles)
+      throw std::runtime_error(fmt::format("SystemBench: the controller is still busy after {} cycles", timeout_cycles));
+    tick();
+  }
+  return n;
+}
+
+std::vector<uint64_t> SystemBench::read_acc(const std::vector<int64_t>& rows, const std::vector<int>& lanes) {
+  const int H = host_lanes_;
+  std::vector<int> groups;
+  for (int lane : lanes)
+    if (std::find(groups.begin(), groups.end(), lane / H) == groups.end()) groups.push_back(lane / H);
+  std::vector<uint64_t> out(rows.size() * lanes.size());
+  // The row of a read issued in one cycle is on acc_rdata in the next (read at its falling edge).
+  for (size_t ri = 0; ri < rows.size(); ++ri)
+    for (int g : groups) {
+      port("acc_re").write(1);
+      port("acc_group").write(static_cast<uint64_t>(g));
+      port("acc_row").write(static_cast<uint64_t>(rows[ri]));
+      tick();
+      ++host_cycles_;
+      if (port("acc_rvalid").read() == 0) throw std::runtime_error("SystemBench: accumulator read without acc_rvalid");
+      for (size_t li = 0; li < lanes.size(); ++li) {
+        if (lanes[li] / H != g) continue;
+        uint64_t v = port(fmt::format("acc_rdata_{}", lanes[li] % H)).read();
+        if (int_acc_ && acc_bits_ < 64 && ((v >> (acc_bits_ - 1)) & 1U)) v |= ~uint64_t{0} << acc_bits_;
+        out[ri * lanes.size() + li] = v;
+      }
+    }
+  port("acc_re").write(0);
+  return out;
+}
+
+uint64_t SystemBench::cycle_count() { return port("cycle_count").read(); }
+bool SystemBench::error() { return port("error").read() != 0; }
+
+}  // namespace fetta::sim::system

@@ -1,0 +1,403 @@
+#include "sim/system/runner.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <cstring>
+#include <map>
+
+#include "arch/isa.hpp"
+#include "hw/sys/system.hpp"
+#include "mapper/compile.hpp"
+#include "mapper/layer_search.hpp"
+#include "mapper/search.hpp"
+#include "sim/system/bench.hpp"
+#include "verif/contract.hpp"
+#include "verif/npy.hpp"
+#include "verif/numerics.hpp"
+
+namespace fetta::sim::system {
+
+namespace {
+
+using verif::Tensor;
+
+// An operand in flight: its labels and the element bit patterns the RTL and the golden model
+// each produced (they are equal when everything matches; kept apart so a mismatch shows once).
+struct Operand {
+  std::string name;
+  std::vector<std::string> labels;
+  std::vector<int64_t> dims;
+  Tensor<uint16_t> rtl, golden;
+};
+
+// Requantization of an int16 intermediate: arithmetic shift right by 8 + ceil(log2 K), then
+// saturation (inputs are in [-256, 256], so intermediates stay in that range).
+int requant_shift(int64_t K) {
+  int b = 0;
+  while ((int64_t{1} << b) < K) ++b;
+  return 8 + b;
+}
+uint16_t requant(int64_t v, int shift) {
+  const int64_t q = std::clamp<int64_t>(v >> shift, -32768, 32767);
+  return static_cast<uint16_t>(static_cast<int16_t>(q));
+}
+
+uint16_t to_operand(double v, arch::DataType t) {
+  if (t == arch::DataType::bf16) return verif::bf16_from_double(v);
+  const auto q = static_cast<int64_t>(std::llround(v * 256.0));
+  return static_cast<uint16_t>(static_cast<int16_t>(std::clamp<int64_t>(q, -32768, 32767)));
+}
+double operand_to_double(uint16_t v, arch::DataType t) {
+  return t == arch::DataType::bf16 ? verif::bf16_to_double(v) : static_cast<double>(static_cast<int16_t>(v));
+}
+
+std::string safe(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
+  return s;
+}
+
+class Runner {
+ public:
+  Runner(const RunOptions& opt) : opt_(opt), isa_(opt.cfg) {}
+
+  void host(SystemBench& bench) {
+    bench_ = &bench;
+    for (const std::string& file : opt_.layers) run_layer(file);
+  }
+
+  std::vector<StepReport> reports;
+  nlohmann::json manifest = nlohmann::json::array();
+
+ private:
+  void dump(const std::string& file, const std::string& tensor, const std::string& role, const auto& t,
+            const std::string& dtype) {
+    if (opt_.dump_dir.empty()) return;
+    std::filesystem::create_directories(opt_.dump_dir);
+    verif::save_npy(opt_.dump_dir + "/" + file, t);
+    manifest.push_back({{"file", file}, {"tensor", tensor}, {"role", role}, {"labels", t.labels()},
+                        {"shape", t.shape()}, {"dtype", dtype}});
+  }
+
+  void run_layer(const std::string& file) {
+    const verif::LayerSpec spec = verif::load_layer(file);
+    const arch::DataType dt = opt_.cfg.dtype;
+    verif::TensorMap values = verif::random_cores(spec, opt_.seed);
+    values["X"] = verif::random_input(spec, opt_.seed);
+    values["dY"] = verif::random_output_grad(spec, opt_.seed);
+    std::map<std::string, Tensor<uint16_t>> bits;
+    const std::string odt = dt == arch::DataType::bf16 ? "bf16 bits (<u2)" : "int16 (<i2 as <u2), value/256";
+    for (const auto& [name, t] : values) {
+      bits[name] = verif::map_values<uint16_t>(t, [dt](double v) { return to_operand(v, dt); });
+      dump(safe(spec.name + "_in_" + name) + ".npy", name, "input", bits[name], odt);
+    }
+    inputs_ = bits;
+    for (verif::Phase ph : opt_.phases) {
+      const auto problems = verif::phase_problems(spec, ph);
+      for (const auto& prob : problems)
+        for (size_t t = 0; t < prob.terms.size(); ++t) run_network(spec, ph, prob, t, bits);
+    }
+  }
+
+  void run_network(const verif::LayerSpec& spec, verif::Phase ph, const verif::PhaseProblem& prob, size_t term,
+                   const std::map<std::string, Tensor<uint16_t>>& bits) {
+    const verif::TensorNetwork& net = prob.terms[term];
+    mapper::SearchOptions so;
+    so.top = 1;
+    const mapper::NetworkResult sr = mapper::search_network(net, so);
+    const mapper::Problem& p = sr.problem;
+    const mapper::ContractionTree& tree = sr.selected().tree;
+    const arch::DataType dt = opt_.cfg.dtype;
+    std::map<mapper::NodeSet, Operand> live;
+    for (int i = 0; i < p.size(); ++i) {
+      Operand o;
+      o.name = p.node_names[static_cast<size_t>(i)];
+      for (int l : p.node_modes[static_cast<size_t>(i)]) {
+        o.labels.push_back(p.labels[static_cast<size_t>(l)]);
+        o.dims.push_back(static_cast<int64_t>(p.dims[static_cast<size_t>(l)]));
+      }
+      o.rtl = o.golden = bits.at(o.name).relabel(o.labels);
+      live[mapper::NodeSet{1} << i] = std::move(o);
+    }
+    const int nsteps = static_cast<int>(tree.steps.size());
+    for (int s = 0; s < nsteps; ++s) {
+      const mapper::Step& st = tree.steps[static_cast<size_t>(s)];
+      const bool last = s + 1 == nsteps;
+      const Operand lhs = live.at(st.left), rhs = live.at(st.right);
+      live.erase(st.left);
+      live.erase(st.right);
+      std::vector<std::string> keep;
+      if (last) {
+        keep = prob.result_labels;
+      } else {
+        p.kept_labels(st.left | st.right).for_each([&](int l) { keep.push_back(p.labels[static_cast<size_t>(l)]); });
+      }
+      const std::string out_name = last ? prob.result : fmt::format("{}_t{}_s{}", prob.result, term, s);
+      StepReport rep;
+      rep.layer = spec.name;
+      rep.phase = verif::to_string(ph);
+      rep.problem = prob.result;
+      rep.term = term;
+      rep.terms = prob.terms.size();
+      rep.step = s;
+      rep.steps = nsteps;
+      rep.lhs = lhs.name;
+      rep.rhs = rhs.name;
+      const mapper::CompiledStep cs =
+          mapper::compile_step(opt_.cfg, lhs.name, lhs.labels, lhs.dims, rhs.name, rhs.labels, rhs.dims, keep);
+      const mapper::CompiledGemm& c = cs.gemm;
+      const Operand& A = cs.lhs_is_a ? lhs : rhs;
+      const Operand& B = cs.lhs_is_a ? rhs : lhs;
+      rep.mapping = c.describe();
+      rep.m = c.shape.m.size();
+      rep.k = c.shape.k.size();
+      rep.n = c.shape.n.size();
+      rep.macs = c.shape.macs();
+
+      // ---- RTL: operands into the free half, flip, program, results out of the accumulator
+      const int64_t host0 = bench_->host_cycles();
+      const uint16_t pad = dt == arch::DataType::bf16 ? 0x8000 : 0;
+      const mapper::RowImage ia = mapper::layout_a(c, A.rtl, pad);
+      const mapper::RowImage ib = mapper::layout_b(c, B.rtl);
+      bench_->write_rows(ia.first_row, ia.rows, ia.lanes, ia.data);
+      bench_->write_rows(ib.first_row, ib.rows, ib.lanes, ib.data);
+      const uint64_t cyc0 = bench_->cycle_count();
+      bench_->push(arch::encode_flip(isa_));
+      const int nred = isa_.red_chunks();
+      for (int i = 0; i < nred; ++i) bench_->push(c.program[static_cast<size_t>(i)]);
+      std::vector<int64_t> out_dims = c.shape.m.dims;
+      out_dims.insert(out_dims.end(), c.shape.n.dims.begin(), c.shape.n.dims.end());
+      std::vector<std::string> out_labels = c.shape.m.labels;
+      out_labels.insert(out_labels.end(), c.shape.n.labels.begin(), c.shape.n.labels.end());
+      const int64_t M = rep.m, Nn = rep.n;
+      std::vector<uint64_t> z(static_cast<size_t>(M * Nn));
+      for (size_t j = 0; j < c.jobs.size(); ++j) {
+        const mapper::GemmJob& job = c.jobs[j];
+        bench_->push(c.program[static_cast<size_t>(nred) + j]);
+        bench_->wait_idle(opt_.timeout_cycles);
+        std::vector<int64_t> rows;
+        for (int64_t nt = 0; nt < c.map.n_tiles; ++nt)
+          for (int64_t m = 0; m < job.m_count; ++m) rows.push_back(nt * job.m_count + m);
+        const std::vector<uint64_t> got = bench_->read_acc(rows, c.col_lane);
+        const size_t L = c.col_lane.size();
+        for (int64_t nt = 0; nt < c.map.n_tiles; ++nt)
+          for (int64_t m = 0; m < job.m_count; ++m)
+            for (size_t jj = 0; jj < L; ++jj) {
+              const int64_t n = nt * c.map.n_tile + static_cast<int64_t>(jj);
+              if (n < Nn)
+                z[static_cast<size_t>((job.m0 + m) * Nn + n)] = got[static_cast<size_t>(nt * job.m_count + m) * L + jj];
+            }
+      }
+      if (bench_->error()) throw std::runtime_error("the controller raised its error flag (illegal instruction or queue overflow)");
+      rep.cycles = static_cast<int64_t>(bench_->cycle_count() - cyc0);
+      rep.predicted = c.predicted_cycles + 1;  // + FLIP
+      rep.host_cycles = bench_->host_cycles() - host0;
+
+      // ---- golden and compare
+      Operand res;
+      res.name = out_name;
+      res.labels = out_labels;
+      res.dims = out_dims;
+      rep.elements = M * Nn;
+      const std::string base = safe(fmt::format("{}_{}_{}_t{}_s{}", spec.name, rep.phase, prob.result, term, s));
+      if (dt == arch::DataType::bf16) {
+        const Tensor<uint32_t> gold = verif::contract_bf16(A.golden, B.golden, out_labels, mapper::hardware_order(c, opt_.cfg.ce.rows));
+        const std::vector<uint32_t> gv = gold.values();
+        std::vector<uint32_t> rv(z.size());
+        for (size_t i = 0; i < z.size(); ++i) {
+          rv[i] = static_cast<uint32_t>(z[i]);
+          if (rv[i] != gv[i]) ++rep.mismatches;
+        }
+        const Tensor<uint32_t> rt(out_labels, out_dims, rv);
+        dump(base + ".npy", out_name, last ? "result (fp32 bits, <u4)" : "intermediate before bf16 rounding (fp32 bits, <u4)", rt,
+             "fp32 bits");
+        if (!last) {
+          res.rtl = verif::map_values<uint16_t>(rt, [](uint32_t x) { return verif::fp32_to_bf16(x); });
+          res.golden = verif::map_values<uint16_t>(gold, [](uint32_t x) { return verif::fp32_to_bf16(x); });
+        } else {
+          rep.rel_error = rel_error_vs_fp64(net, rt);
+        }
+      } else {
+        auto to_i16 = [](const Tensor<uint16_t>& t) {
+          return verif::map_values<int16_t>(t, [](uint16_t x) { return static_cast<int16_t>(x); });
+        };
+        const Tensor<int64_t> gold = verif::contract_int16(to_i16(A.golden), to_i16(B.golden), out_labels);
+        const std::vector<int64_t> gv = gold.values();
+        std::vector<int64_t> rv(z.size());
+        for (size_t i = 0; i < z.size(); ++i) {
+          rv[i] = static_cast<int64_t>(z[i]);
+          if (rv[i] != gv[i]) ++rep.mismatches;
+        }
+        const Tensor<int64_t> rt(out_labels, out_dims, rv);
+        dump(base + ".npy", out_name, last ? "result (int48 in <i8)" : "intermediate before requantization (<i8)", rt, "int48");
+        if (!last) {
+          const int sh = requant_shift(rep.k);
+          res.rtl = verif::map_values<uint16_t>(rt, [sh](int64_t x) { return requant(x, sh); });
+          res.golden = verif::map_values<uint16_t>(gold, [sh](int64_t x) { return requant(x, sh); });
+        }
+      }
+      reports.push_back(rep);
+      progress(rep);
+      if (!last) live[st.left | st.right] = std::move(res);
+    }
+  }
+
+  // Relative L2 error of a final bf16 result against the fp64 contraction of the same inputs.
+  double rel_error_vs_fp64(const verif::TensorNetwork& net, const Tensor<uint32_t>& result) const {
+    std::map<std::string, Tensor<double>> in;
+    for (const auto& node : net.nodes) in[node.name] = verif::bf16_to_double(inputs_.at(node.name)).relabel(node.labels);
+    const Tensor<double> ref = verif::evaluate(net, in).permute(result.labels());
+    const std::vector<double> rv = ref.values();
+    const std::vector<uint32_t> gv = result.values();
+    double num = 0, den = 0;
+    for (size_t i = 0; i < rv.size(); ++i) {
+      float f = 0;
+      std::memcpy(&f, &gv[i], sizeof f);
+      num += (static_cast<double>(f) - rv[i]) * (static_cast<double>(f) - rv[i]);
+      den += rv[i] * rv[i];
+    }
+    return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
+  }
+
+  void progress(const StepReport& r) {
+    if (opt_.json) return;
+    std::fprintf(stderr, "  %s %s %s t%zu s%d: %s  %s\n", r.layer.c_str(), r.phase.c_str(), r.problem.c_str(), r.term,
+                 r.step, r.mismatches == 0 ? "match" : "MISMATCH", r.mapping.c_str());
+  }
+
+  RunOptions opt_;
+  std::map<std::string, Tensor<uint16_t>> inputs_;  // the current layer's operands
+  arch::IsaLayout isa_;
+  SystemBench* bench_ = nullptr;
+};
+
+std::string pct(double v) { return fmt::format("{:.1f}%", v); }
+
+void print_tables(const std::vector<StepReport>& reps, const arch::ArchConfig& cfg, double wall_s, int64_t sim_cycles) {
+  const int64_t pes = cfg.total_pes();
+  std::string cur;
+  int64_t t_cycles = 0, t_macs = 0, t_host = 0, t_mis = 0;
+  auto flush = [&] {
+    if (cur.empty()) return;
+    fmt::print("  {:<58} {:>9} {:>9}   {:>6}  total: {} cycles, {} MACs, PE utilization {}, host transfer {} cycles, {}\n\n",
+               "", "", "", "", t_cycles, t_macs, pct(100.0 * static_cast<double>(t_macs) / (static_cast<double>(t_cycles) * pes)),
+               t_host, t_mis == 0 ? "all match" : fmt::format("{} mismatching elements", t_mis));
+    t_cycles = t_macs = t_host = t_mis = 0;
+  };
+  for (const StepReport& r : reps) {
+    const std::string key = r.layer + " / " + r.phase;
+    if (key != cur) {
+      flush();
+      cur = key;
+      fmt::print("{} ({} {}x{} CEs x {}, {} lanes)\n", key, arch::to_string(cfg.dtype), cfg.ce.rows, cfg.ce.cols, cfg.ce.count,
+                 cfg.network.lanes);
+      fmt::print("  {:<28} {:>16} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8}  {}\n", "contraction", "M x K x N", "MACs", "cycles",
+                 "model", "error", "util", "host", "result");
+    }
+    const std::string name = fmt::format("{}{} s{}: {} x {}", r.problem, r.terms > 1 ? fmt::format("[{}]", r.term) : "", r.step, r.lhs, r.rhs);
+    const double err = 100.0 * static_cast<double>(r.predicted - r.cycles) / static_cast<double>(r.cycles);
+    std::string result = r.mismatches == 0 ? "match" : fmt::format("MISMATCH {}/{}", r.mismatches, r.elements);
+    if (r.rel_error >= 0) result += fmt::format(" (fp64 rel err {:.2e})", r.rel_error);
+    fmt::print("  {:<28} {:>16} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8}  {}\n", name.size() > 28 ? name.substr(0, 28) : name,
+               fmt::format("{}x{}x{}", r.m, r.k, r.n), r.macs, r.cycles, r.predicted, fmt::format("{:+.1f}%", err),
+               pct(100.0 * static_cast<double>(r.macs) / (static_cast<double>(r.cycles) * pes)), r.host_cycles, result);
+    t_cycles += r.cycles;
+    t_macs += r.macs;
+    t_host += r.host_cycles;
+    t_mis += r.mismatches;
+  }
+  flush();
+  fmt::print("simulated {} cycles in {:.1f} s ({:.0f} cycles/s)\n", sim_cycles, wall_s, static_cast<double>(sim_cycles) / wall_s);
+}
+
+nlohmann::json to_json(const std::vector<StepReport>& reps, const arch::ArchConfig& cfg, double wall_s, int64_t sim_cycles) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const StepReport& r : reps)
+    steps.push_back({{"layer", r.layer}, {"phase", r.phase}, {"problem", r.problem}, {"term", r.term}, {"terms", r.terms},
+                     {"step", r.step}, {"steps", r.steps}, {"lhs", r.lhs}, {"rhs", r.rhs}, {"mapping", r.mapping},
+                     {"m", r.m}, {"k", r.k}, {"n", r.n}, {"macs", r.macs}, {"cycles", r.cycles}, {"predicted_cycles", r.predicted},
+                     {"host_cycles", r.host_cycles}, {"utilization", static_cast<double>(r.macs) / (static_cast<double>(r.cycles) * cfg.total_pes())},
+                     {"elements", r.elements}, {"mismatches", r.mismatches},
+                     {"fp64_rel_error", r.rel_error >= 0 ? nlohmann::json(r.rel_error) : nlohmann::json(nullptr)}});
+  return {{"config", cfg.name}, {"dtype", arch::to_string(cfg.dtype)}, {"pes", cfg.total_pes()}, {"steps", steps},
+          {"sim_cycles", sim_cycles}, {"sim_seconds", wall_s}};
+}
+
+}  // namespace
+
+RunOptions parse_run_args(int argc, char** argv) {
+  RunOptions o;
+  std::string config, phases = "fp,bp,wg";
+  CLI::App app("fetta system simulation (one Verilated accelerator)");
+  app.add_option("--config", config, "Architecture configuration (YAML) the model was generated from")->required();
+  app.add_option("--layer", o.layers, "Layer description (YAML); repeatable")->required();
+  app.add_option("--phases", phases, "Comma-separated: fp, bp, wg");
+  app.add_option("--seed", o.seed, "Seed of the random tensors");
+  app.add_option("--dump-dir", o.dump_dir, "Write every input and output tensor as .npy with manifest.json");
+  app.add_flag("--json", o.json, "JSON report on stdout instead of the tables");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    throw std::invalid_argument(e.what());
+  }
+  o.cfg = arch::load_arch_config(config);
+  o.phases.clear();
+  for (size_t at = 0; at <= phases.size();) {
+    const size_t c = std::min(phases.find(',', at), phases.size());
+    const auto parsed = mapper::parse_phases(phases.substr(at, c - at));
+    o.phases.insert(o.phases.end(), parsed.begin(), parsed.end());
+    at = c + 1;
+  }
+  return o;
+}
+
+int run_system(sc_core::sc_module& dut, const RunOptions& opt) {
+  if (opt.cfg.dtype == arch::DataType::int8)
+    throw std::invalid_argument("dtype: int8 systems are generated but not yet run end to end; allowed: bf16, int16");
+  hw::validate_system(opt.cfg);
+  Runner runner(opt);
+  std::string failure;
+  SystemBench bench("bench", dut, opt.cfg, [&](SystemBench& b) {
+    try {
+      runner.host(b);
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  });
+  if (!opt.json)
+    fmt::print(stderr, "fetta sim: {} layer(s), seed {}, config {}\n", opt.layers.size(), opt.seed, opt.cfg.name);
+  const auto t0 = std::chrono::steady_clock::now();
+  sc_core::sc_start();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!opt.dump_dir.empty()) {
+    std::ofstream(opt.dump_dir + "/manifest.json") << runner.manifest.dump(2) << "\n";
+  }
+  if (opt.json)
+    std::cout << to_json(runner.reports, opt.cfg, wall, bench.now()).dump(2) << "\n";
+  else
+    print_tables(runner.reports, opt.cfg, wall, bench.now());
+  if (!failure.empty()) {
+    fmt::print(stderr, "error: {}\n", failure);
+    return 2;
+  }
+  int64_t bad = 0;
+  bool tol_ok = true;
+  for (const StepReport& r : runner.reports) {
+    bad += r.mismatches;
+    if (r.rel_error > kBf16RelTolerance) tol_ok = false;
+  }
+  if (bad != 0 || !tol_ok) {
+    fmt::print(stderr, "FAIL: {} mismatching elements{}\n", bad, tol_ok ? "" : "; a result is outside the fp64 tolerance");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace fetta::sim::system
