@@ -1,25 +1,182 @@
-// fetta run: the main job on a configuration. It grows with the project: today it generates
-// the RTL of every block of the accelerator and lints it; simulation against the golden model joins it as the
-// system testbench lands.
+// fetta run: the main job. Generate the top of a configuration, plan every contraction of the
+// layers (search + compile; bad input fails here), Verilate the top once per distinct RTL (cached
+// by the hash of the generated files), and run the system simulation, which compares every
+// result with the golden model and prints a table per phase. Exit code: the simulation's
+// (0 all match, 1 mismatch, 2 error).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <sys/wait.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "arch/config.hpp"
 #include "commands.hpp"
+#include "flows/run.hpp"
+#include "hw/sys/system.hpp"
+#include "hw/top.hpp"
+#include "mapper/compile.hpp"
+#include "mapper/layer_search.hpp"
+#include "rtl_gen/emit.hpp"
+#include "run_toolchain.hpp"
+#include "verif/layer.hpp"
 
 namespace fetta::app {
 
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Opts {
+  std::string config = "configs/default.yaml";
+  std::vector<std::string> layers{"configs/layers/tt_fetta_example.yaml"};
+  std::string phases = "fp,bp,wg";
+  uint64_t seed = 1;
+  std::string dump_dir, trace, cache_dir;
+  bool json = false;
+};
+
+std::string default_cache_dir() {
+  if (const char* c = std::getenv("FETTA_CACHE_DIR")) return c;
+  if (const char* x = std::getenv("XDG_CACHE_HOME")) return std::string(x) + "/fetta";
+  if (const char* h = std::getenv("HOME")) return std::string(h) + "/.cache/fetta";
+  return "/tmp/fetta-cache";
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void run_or_throw(const std::string& what, const std::string& cmd, const std::string& cwd) {
+  const flows::CommandResult r = flows::run_command(cmd, cwd);
+  if (r.exit_code != 0) {
+    const std::string tail = r.output.size() > 4000 ? r.output.substr(r.output.size() - 4000) : r.output;
+    throw std::runtime_error(fmt::format("{} failed (exit {}):\n{}\ncommand: {}", what, r.exit_code, tail, cmd));
+  }
+}
+
+// Builds (or finds) the simulation executable of the configuration; returns its path.
+fs::path build_simulator(const arch::ArchConfig& cfg, const Opts& o, bool quiet) {
+  for (const char* tool : {"verilator", "make"})
+    if (!flows::tool_available(tool))
+      throw std::runtime_error(fmt::format("fetta run needs `{}` (Debian package: {}); run ./scripts/setup", tool,
+                                           std::string(tool) == "make" ? "make" : "verilator"));
+  const fs::path cache = o.cache_dir.empty() ? default_cache_dir() : o.cache_dir;
+  fs::create_directories(cache);
+  // Generate into a staging directory; its manifest (the sha256 of every file) names the model.
+  const fs::path staging = cache / fmt::format("staging-{}", ::getpid());
+  fs::remove_all(staging);
+  rtl::Design design;
+  const std::string top = hw::elaborate_part(design, cfg, "top");
+  rtl::write_design(design, top, staging);
+  const std::string key = rtl::sha256_hex(slurp(staging / "manifest.json") + (o.trace.empty() ? "" : "+fst")).substr(0, 16);
+  const fs::path dir = cache / fmt::format("{}-{}", top, key);
+  const fs::path lib = dir / "obj" / "Vsys__ALL.a";
+  if (!fs::exists(lib)) {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    fs::rename(staging, dir / "rtl");
+    if (!quiet) fmt::print(stderr, "fetta run: Verilating {} into {} (first run of this RTL: a few minutes on 2 cores)\n", top, dir.string());
+    const auto t0 = std::chrono::steady_clock::now();
+    run_or_throw("verilator",
+                 fmt::format("verilator --sc -Wall -O3 --x-assign fast --x-initial fast {} --Mdir ../obj --prefix Vsys -f filelist.f",
+                             o.trace.empty() ? "" : "--trace-fst"),
+                 (dir / "rtl").string());
+    run_or_throw("make (Verilated model)",
+                 fmt::format("make -s -j2 -C ../obj -f Vsys.mk Vsys__ALL.a VM_PARALLEL_BUILDS=1 OPT_FAST=-O2 OPT_SLOW=-O1 CXX={}",
+                             flows::shell_quote(toolchain::kCxx)),
+                 (dir / "rtl").string());
+    if (!quiet)
+      fmt::print(stderr, "fetta run: model built in {:.0f} s\n",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  } else {
+    fs::remove_all(staging);
+    if (!quiet) fmt::print(stderr, "fetta run: using the cached model {}\n", dir.string());
+  }
+  // The executable: relinked whenever the testbench libraries are newer than it.
+  const fs::path exe = dir / "fetta_sim";
+  bool stale = !fs::exists(exe);
+  for (const std::string& l : toolchain::kLibs)
+    if (!stale && fs::last_write_time(l) > fs::last_write_time(exe)) stale = true;
+  if (stale) {
+    const fs::path main_cpp = dir / "sim_main.cpp";
+    std::ofstream(main_cpp) << "#define FETTA_TOP_HEADER \"Vsys.h\"\n#define FETTA_TOP_CLASS Vsys\n"
+                            << (o.trace.empty() ? "" : "#define FETTA_TRACE 1\n") << "#include \"" << toolchain::kSimMain << "\"\n";
+    std::string cmd = fmt::format("{} -std=c++20 -O2 -DSC_CPLUSPLUS=201703L -I obj", flows::shell_quote(toolchain::kCxx));
+    for (const std::string& inc : toolchain::kIncludes) cmd += " -I " + flows::shell_quote(inc);
+    cmd += " sim_main.cpp";
+    if (!o.trace.empty())
+      cmd += fmt::format(" {0}/verilated_fst_c.cpp {0}/verilated_fst_sc.cpp", flows::shell_quote(toolchain::kVerilatorInclude));
+    cmd += " obj/Vsys__ALL.a";
+    for (const std::string& l : toolchain::kLibs) cmd += " " + flows::shell_quote(l);
+    cmd += std::string(" ") + toolchain::kSysLibs + (o.trace.empty() ? "" : " -lz") + " -o fetta_sim";
+    run_or_throw("linking the simulator", cmd, dir.string());
+  }
+  return exe;
+}
+
+std::string absolute(const std::string& p) { return fs::absolute(p).string(); }
+
+}  // namespace
+
 void add_run_command(CLI::App& app) {
-  struct Opts {
-    std::string config = "configs/default.yaml";
-    std::string out = "out/run";
-  };
   auto o = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("run", "The main job: generate, lint (and, as it lands, simulate) a configuration");
+  auto* cmd = app.add_subcommand("run", "The main job: generate, compile, Verilate and simulate a tensorized layer against the golden model");
   cmd->add_option("--config", o->config, "Architecture configuration (YAML)")->capture_default_str();
-  cmd->add_option("--out", o->out, "Output directory")->capture_default_str();
+  cmd->add_option("--layer", o->layers, "Layer description (YAML); repeatable")->capture_default_str();
+  cmd->add_option("--phases", o->phases, "Comma-separated training phases: fp, bp, wg")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the random tensors (printed)")->capture_default_str();
+  cmd->add_option("--dump-dir", o->dump_dir, "Write every input and output tensor as .npy, with manifest.json");
+  cmd->add_option("--trace", o->trace, "FST waveform file (builds a traced model; open with GTKWave)");
+  cmd->add_option("--cache-dir", o->cache_dir, "Where Verilated models are cached (default $FETTA_CACHE_DIR or ~/.cache/fetta)");
+  cmd->add_flag("--json", o->json, "JSON report on stdout instead of the tables");
   cmd->callback([o] {
-    generate(o->config, "all", o->out + "/rtl", true);
-    fmt::print("fetta run: done\n");
+    const arch::ArchConfig cfg = arch::load_arch_config(o->config);
+    hw::validate_system(cfg);
+    // Plan every contraction now: a bad layer or a contraction the hardware cannot run fails
+    // before anything is built or simulated.
+    int64_t steps = 0;
+    const std::vector<verif::Phase> phases = [&] {
+      std::vector<verif::Phase> v;
+      for (size_t at = 0; at <= o->phases.size();) {
+        const size_t c = std::min(o->phases.find(',', at), o->phases.size());
+        const auto p = mapper::parse_phases(o->phases.substr(at, c - at));
+        v.insert(v.end(), p.begin(), p.end());
+        at = c + 1;
+      }
+      return v;
+    }();
+    for (const std::string& file : o->layers) {
+      const verif::LayerSpec spec = verif::load_layer(file);
+      for (verif::Phase ph : phases)
+        for (const auto& prob : verif::phase_problems(spec, ph))
+          for (size_t t = 0; t < prob.terms.size(); ++t) {
+            try {
+              steps += static_cast<int64_t>(mapper::plan_network(cfg, prob, t).steps.size());
+            } catch (const std::exception& e) {
+              throw std::runtime_error(fmt::format("{} ({}): {}", file, verif::to_string(ph), e.what()));
+            }
+          }
+    }
+    if (!o->json)
+      fmt::print(stderr, "fetta run: {} ({}), {} layer(s), {} contraction(s), seed {}\n", cfg.name, o->config,
+                 o->layers.size(), steps, o->seed);
+    const fs::path exe = build_simulator(cfg, *o, o->json);
+    std::string run = flows::shell_quote(exe.string()) + " --config " + flows::shell_quote(absolute(o->config)) +
+                      " --phases " + flows::shell_quote(o->phases) + " --seed " + std::to_string(o->seed);
+    for (const std::string& l : o->layers) run += " --layer " + flows::shell_quote(absolute(l));
+    if (!o->dump_dir.empty()) run += " --dump-dir " + flows::shell_quote(absolute(o->dump_dir));
+    if (!o->trace.empty()) run += " --trace " + flows::shell_quote(absolute(o->trace));
+    if (o->json) run += " --json";
+    const int status = std::system(run.c_str());
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 2;
+    if (code != 0) throw CLI::RuntimeError(code);
   });
 }
 

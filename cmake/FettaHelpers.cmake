@@ -111,3 +111,35 @@ function(fetta_lint_tests)
     set_tests_properties(${ARG_PREFIX}.lint.${top} PROPERTIES LABELS "${ARG_LABELS};lint")
   endforeach()
 endfunction()
+
+# A system-simulation executable for one configuration: `fetta gen --part top` writes the RTL at
+# build time (files rewritten only when they change; manifest.json carries their hashes), Verilator
+# builds the SystemC model once, and sim/system/src/sim_main.cpp links it with fetta_sim_system.
+# Creates the executable `target` and sets ${target}_RTL_DIR in the caller's scope.
+function(fetta_system_model target)
+  cmake_parse_arguments(ARG "" "CONFIG" "" ${ARGN})
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/rtl/${target})
+  set(mdir ${CMAKE_CURRENT_BINARY_DIR}/verilated/${target})
+  set(prefix V${target})
+  set(lib ${mdir}/${prefix}__ALL.a)
+  add_custom_command(OUTPUT ${dir}/manifest.json
+    COMMAND $<TARGET_FILE:fetta> gen --config ${ARG_CONFIG} --part top --no-lint --out ${dir}
+    DEPENDS fetta ${ARG_CONFIG}
+    COMMENT "Generating the top of ${ARG_CONFIG}"
+    VERBATIM)
+  add_custom_command(OUTPUT ${lib}
+    COMMAND verilator --sc -Wall -O3 --x-assign fast --x-initial fast --Mdir ${mdir} --prefix ${prefix} -f filelist.f
+    COMMAND make -s -C ${mdir} -f ${prefix}.mk ${prefix}__ALL.a VM_PARALLEL_BUILDS=1 OPT_FAST=-O2 OPT_SLOW=-O1
+            CXX=${CMAKE_CXX_COMPILER}
+    WORKING_DIRECTORY ${dir}
+    DEPENDS ${dir}/manifest.json
+    COMMENT "Verilating the top of ${ARG_CONFIG}"
+    VERBATIM)
+  add_custom_target(${target}_model DEPENDS ${lib})
+  add_executable(${target} ${FETTA_SIM_MAIN})
+  add_dependencies(${target} ${target}_model)
+  target_compile_definitions(${target} PRIVATE FETTA_TOP_HEADER="${prefix}.h" FETTA_TOP_CLASS=${prefix})
+  target_include_directories(${target} SYSTEM PRIVATE ${mdir})
+  target_link_libraries(${target} PRIVATE ${lib} fetta_sim_system fetta_verilated_rt systemc)
+  set(${target}_RTL_DIR ${dir} PARENT_SCOPE)
+endfunction()

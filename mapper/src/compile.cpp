@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "mapper/search.hpp"
 #include "route/dist.hpp"
 #include "route/geometry.hpp"
 #include "verif/numerics.hpp"
@@ -248,6 +249,63 @@ CompiledStep compile_step(const arch::ArchConfig& cfg, const std::string& lhs_na
   }
   if (!best) throw CompileError(why);
   return *best;
+}
+
+NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term) {
+  SearchOptions so;
+  so.top = 1;
+  const NetworkResult sr = search_network(prob.terms.at(term), so);
+  NetworkPlan plan;
+  plan.problem = sr.problem;
+  const Problem& p = plan.problem;
+  struct Live {
+    std::string name;
+    std::vector<std::string> labels;
+    std::vector<int64_t> dims;
+  };
+  std::map<NodeSet, Live> live;
+  for (int i = 0; i < p.size(); ++i) {
+    Live l{p.node_names[static_cast<size_t>(i)], {}, {}};
+    for (int lab : p.node_modes[static_cast<size_t>(i)]) {
+      l.labels.push_back(p.labels[static_cast<size_t>(lab)]);
+      l.dims.push_back(static_cast<int64_t>(p.dims[static_cast<size_t>(lab)]));
+    }
+    live[NodeSet{1} << i] = l;
+  }
+  const auto& steps = sr.selected().tree.steps;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    PlannedStep ps;
+    ps.left = steps[s].left;
+    ps.right = steps[s].right;
+    ps.last = s + 1 == steps.size();
+    const Live& l = live.at(ps.left);
+    const Live& r = live.at(ps.right);
+    ps.lhs = l.name;
+    ps.rhs = r.name;
+    ps.lhs_labels = l.labels;
+    ps.rhs_labels = r.labels;
+    ps.lhs_dims = l.dims;
+    ps.rhs_dims = r.dims;
+    if (ps.last)
+      ps.keep = prob.result_labels;
+    else
+      p.kept_labels(ps.left | ps.right).for_each([&](int lab) { ps.keep.push_back(p.labels[static_cast<size_t>(lab)]); });
+    ps.out = ps.last ? prob.result : fmt::format("{}_t{}_s{}", prob.result, term, s);
+    try {
+      ps.compiled = compile_step(cfg, ps.lhs, ps.lhs_labels, ps.lhs_dims, ps.rhs, ps.rhs_labels, ps.rhs_dims, ps.keep);
+    } catch (const CompileError& e) {
+      throw CompileError(fmt::format("{} term {} step {} ({} x {}): {}", prob.result, term, s, ps.lhs, ps.rhs, e.what()));
+    }
+    const GemmShape& g = ps.compiled.gemm.shape;
+    Live out{ps.out, g.m.labels, g.m.dims};
+    out.labels.insert(out.labels.end(), g.n.labels.begin(), g.n.labels.end());
+    out.dims.insert(out.dims.end(), g.n.dims.begin(), g.n.dims.end());
+    live.erase(ps.left);
+    live.erase(ps.right);
+    live[ps.left | ps.right] = out;
+    plan.steps.push_back(std::move(ps));
+  }
+  return plan;
 }
 
 std::string CompiledGemm::describe() const {

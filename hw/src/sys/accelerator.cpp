@@ -11,6 +11,7 @@
 #include "hw/net/red_net.hpp"
 #include "hw/pe/pe.hpp"
 #include "hw/sys/system.hpp"
+#include "rtl_gen/emit.hpp"
 
 namespace fetta::hw {
 
@@ -103,6 +104,8 @@ void Accelerator::build(Module& m) const {
   Sig error = m.output("error", UInt(1));
   Sig cycle_count = m.output("cycle_count", UInt(48));
   Sig retired = m.output("retired", UInt(32));
+  Sig hw_id = m.output("hw_id", UInt(32));
+  hw_id <<= lit(hardware_id(cfg), 32);
   Sig host_group = m.input("host_group", UInt(gw));
   Sig host_row = m.input("host_row", UInt(hw));
   Sig host_we = m.input("host_we", UInt(1));
@@ -214,6 +217,11 @@ void Accelerator::build(Module& m) const {
     for (int g = 0; g < HG; ++g) items.push_back(acc.io("rd_data")[g * H + j].sig());
     acc_rdata[j].sig() <<= HG == 1 ? items[0] : select(items, acc_group_q);
   }
+}
+
+uint32_t hardware_id(const arch::ArchConfig& cfg) {
+  const std::string h = rtl::sha256_hex(Accelerator(AcceleratorParams{cfg}).module_name());
+  return static_cast<uint32_t>(std::stoul(h.substr(0, 8), nullptr, 16));
 }
 
 std::string elaborate_accelerator(Design& design, const arch::ArchConfig& cfg) {

@@ -18,7 +18,9 @@
 #include "arch/config.hpp"
 #include "arch/isa.hpp"
 #include "route/red.hpp"
+#include "mapper/problem.hpp"
 #include "verif/contract.hpp"
+#include "verif/layer.hpp"
 #include "verif/tensor.hpp"
 
 namespace fetta::mapper {
@@ -102,6 +104,24 @@ CompiledStep compile_step(const arch::ArchConfig& cfg, const std::string& lhs_na
                           const std::vector<std::string>& lhs_labels, const std::vector<int64_t>& lhs_dims,
                           const std::string& rhs_name, const std::vector<std::string>& rhs_labels,
                           const std::vector<int64_t>& rhs_dims, const std::vector<std::string>& keep);
+
+// Every contraction of one term of a phase problem, planned before any data exists: the search
+// picks the sequence (minimum MACs), the compiler maps each step. Intermediates are named
+// "<result>_t<term>_s<step>" and carry the labels m + n of the step that produced them; the last
+// step keeps the problem's result labels. Throws CompileError (naming the step) or SearchError.
+struct PlannedStep {
+  NodeSet left = 0, right = 0;  // groups of network nodes (mapper/problem.hpp)
+  std::string lhs, rhs, out;    // operand and result names
+  std::vector<std::string> lhs_labels, rhs_labels, keep;
+  std::vector<int64_t> lhs_dims, rhs_dims;
+  bool last = false;
+  CompiledStep compiled;
+};
+struct NetworkPlan {
+  Problem problem;
+  std::vector<PlannedStep> steps;
+};
+NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term);
 
 // The order in which the hardware sums every output (chains of R down a CE column, the
 // reduction network's add tree over the Gk CEs of a group, then the K tiles accumulated in

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "hw/mem/mem.hpp"
+#include "hw/sys/system.hpp"
 
 namespace fetta::sim::system {
 
@@ -56,7 +57,7 @@ SystemBench::SystemBench(sc_core::sc_module_name name, sc_core::sc_module& dut, 
   acc_bits_ = arch::accumulator_bits(cfg.dtype);
   // Every port the top must have; anything missing or extra means the model is not this config's.
   std::vector<std::string> expected{"clk", "rst", "instr_we", "instr_word", "instr_ready", "busy", "error",
-                                    "cycle_count", "retired", "host_group", "host_row", "host_we", "host_wmask",
+                                    "cycle_count", "retired", "hw_id", "host_group", "host_row", "host_we", "host_wmask",
                                     "host_re", "host_rvalid", "acc_re", "acc_group", "acc_row", "acc_rvalid"};
   for (int j = 0; j < host_lanes_; ++j) {
     expected.push_back(fmt::format("host_wdata_{}", j));
@@ -86,6 +87,15 @@ SystemBench::SystemBench(sc_core::sc_module_name name, sc_core::sc_module& dut, 
   SC_THREAD(host_thread);
 }
 
+void SystemBench::check_id() {
+  const uint32_t want = hw::hardware_id(cfg_);
+  const auto got = static_cast<uint32_t>(port("hw_id").read());
+  if (got != want)
+    throw std::invalid_argument(fmt::format("SystemBench: the model's hw_id is {:08x} but the top of {} has {:08x}: the "
+                                            "model was generated from another configuration",
+                                            got, cfg_.name, want));
+}
+
 SystemBench::~SystemBench() = default;
 
 PortSignal& SystemBench::port(const std::string& name) {
@@ -107,10 +117,10 @@ void SystemBench::host_thread() {
   port("rst").write(0);
   tick();
   try {
+    check_id();
     program_(*this);
-  } catch (...) {
-    sc_core::sc_stop();
-    throw;
+  } catch (const std::exception& e) {
+    failure_ = e.what();
   }
   sc_core::sc_stop();
 }

@@ -54,9 +54,12 @@ class SystemBench : public sc_core::sc_module {
   int64_t now() const { return cycle_; }      // cycles since the bench started
   int64_t host_cycles() const { return host_cycles_; }  // cycles spent in host bus operations
   int host_lanes() const { return host_lanes_; }
+  // Why host_program stopped early (an exception it threw); empty when it completed.
+  const std::string& failure() const { return failure_; }
 
  private:
   void host_thread();
+  void check_id();  // hw_id against the configuration's
   void tick();  // one clock cycle: at its end the inputs written before it have been sampled
   PortSignal& port(const std::string& name);
 
@@ -66,6 +69,7 @@ class SystemBench : public sc_core::sc_module {
   std::map<std::string, std::unique_ptr<PortSignal>> ports_;
   int host_lanes_ = 0, host_groups_ = 0;
   int64_t cycle_ = 0, host_cycles_ = 0;
+  std::string failure_;
   bool int_acc_ = false;
   int acc_bits_ = 32;
 };

@@ -7,6 +7,7 @@
 #include <systemc.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ struct RunOptions {
   uint64_t seed = 1;
   std::string dump_dir;  // every input and output tensor as .npy plus manifest.json; empty: none
   bool json = false;     // JSON report on stdout instead of the tables
+  std::string trace;     // FST waveform file (models built with tracing only); empty: none
+  bool check_model = false;     // a contraction whose RTL cycles differ from the model's is an error
+  bool inject_mismatch = false; // self-check of the scoreboard: flip one result bit of the first contraction
   int64_t timeout_cycles = 200'000'000;
 };
 
@@ -45,8 +49,19 @@ struct StepReport {
 // --phases, --seed, --dump-dir, --json). Throws std::invalid_argument with the reason.
 RunOptions parse_run_args(int argc, char** argv);
 
+// Plans (searches and compiles) every contraction of every layer and phase without simulating:
+// bad layers, contractions that do not fit and unroutable patterns fail here, before any RTL runs.
+// Returns the number of contractions.
+int64_t preflight(const RunOptions& opt);
+
+// Waveform hooks: `start` runs once the SystemC design is elaborated (sc_start(SC_ZERO_TIME)),
+// `stop` after the simulation.
+struct TraceHooks {
+  std::function<void()> start, stop;
+};
+
 // Runs everything on `dut` (a Verilated top of opt.cfg); returns 0 when every result matches,
 // 1 on a mismatch, 2 when the run could not complete (messages on stderr).
-int run_system(sc_core::sc_module& dut, const RunOptions& opt);
+int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks& hooks = {});
 
 }  // namespace fetta::sim::system

@@ -1,0 +1,123 @@
+// The compiler: GEMM roles, the cycle model, mapping choice, layouts, and the hardware's
+// reduction order checked against independent orders of the golden model.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "mapper/compile.hpp"
+#include "verif/numerics.hpp"
+
+using namespace fetta;
+using namespace fetta::mapper;
+using Catch::Matchers::Contains;
+
+namespace {
+
+arch::ArchConfig cfg_named(const std::string& name) {
+  return arch::load_arch_config(std::string(FETTA_SOURCE_DIR) + "configs/" + name + ".yaml");
+}
+
+GemmShape plain(int64_t M, int64_t K, int64_t N) {
+  return gemm_shape("A", {"m", "k"}, {M, K}, "B", {"k", "n"}, {K, N}, {"m", "n"});
+}
+
+verif::Tensor<uint16_t> random_bf16(std::vector<std::string> labels, std::vector<int64_t> shape, std::mt19937_64& rng) {
+  verif::Tensor<uint16_t> t(std::move(labels), std::move(shape));
+  std::uniform_real_distribution<double> u(-1, 1);
+  t.for_each([&](const std::vector<int64_t>&, uint16_t& v) { v = verif::bf16_from_double(u(rng)); });
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("GEMM roles from labels", "[compile]") {
+  const GemmShape s = gemm_shape("G3", {"r2", "n1", "r3"}, {2, 3, 4}, "G4", {"r3", "n2"}, {4, 5}, {"r2", "n1", "n2"});
+  CHECK(s.m.labels == std::vector<std::string>{"r2", "n1"});
+  CHECK(s.k.labels == std::vector<std::string>{"r3"});
+  CHECK(s.n.labels == std::vector<std::string>{"n2"});
+  CHECK(s.macs() == 6 * 4 * 5);
+  CHECK_THROWS_WITH(gemm_shape("A", {"b", "k"}, {2, 3}, "B", {"b", "k"}, {2, 3}, {"b"}),
+                    Contains("label 'b' is in both operands and in the result"));
+  CHECK_THROWS_WITH(gemm_shape("A", {"x", "k"}, {2, 3}, "B", {"k", "n"}, {3, 4}, {"n"}),
+                    Contains("label 'x' of A is summed but is not in B"));
+  CHECK_THROWS_WITH(gemm_shape("A", {"m", "k"}, {2, 3}, "B", {"k", "n"}, {4, 4}, {"m", "n"}), Contains("has size 3 in A and 4 in B"));
+}
+
+TEST_CASE("Cycle model on hand-computed schedules", "[compile]") {
+  const arch::ArchConfig d = cfg_named("default");  // C = 4, drain = 15
+  GemmMapping one{16, 1, 64, 4, 1, 1, 100};
+  // load 4 cycles (gn*C), first IA at 4, last at 103, done seen at 104: pop + start + 105 + drain 15.
+  CHECK(gemm_instr_cycles(d, 100, one) == 2 + 105 + 15);
+  GemmMapping two{4, 4, 16, 16, 1, 2, 10};
+  // load 16; S0 = 16; L1 = max(16, S0 + 1) = 17; S1 = max(L1 + 16, S0 + 10) = 33; GEMM state 33 + 10 + 1.
+  CHECK(gemm_instr_cycles(d, 10, two) == 2 + 44 + 15);
+  // Single-buffered IB (ce2x4_x8): the next load waits for the whole fold: L1 = S0 + M.
+  const arch::ArchConfig s = cfg_named("ce2x4_x8");  // C = 4, drain = 15
+  GemmMapping sb{8, 1, 16, 4, 2, 1, 10};
+  // load 4; S0 = 4; L1 = max(4, 4 + 10) = 14; S1 = max(18, 14) = 18; GEMM state 18 + 10 + 1.
+  CHECK(gemm_instr_cycles(s, 10, sb) == 2 + 29 + 15);
+}
+
+TEST_CASE("Mapping choice, programs and memory limits", "[compile]") {
+  const arch::ArchConfig d = cfg_named("default");
+  const arch::IsaLayout isa(d);
+  // K = 8 fits one CE's rows twice over: the model prefers spreading N over CE groups.
+  const CompiledGemm c = compile_gemm(d, plain(768, 8, 128));
+  CHECK(c.map.gk * c.map.gn == 16);
+  for (int gk = 1; gk <= 16; gk *= 2) CHECK(c.predicted_cycles <= compile_gemm(d, plain(768, 8, 128), gk).predicted_cycles);
+  CHECK(static_cast<int>(c.program.size()) == isa.red_chunks() + static_cast<int>(c.jobs.size()));
+  CHECK(c.col_lane.size() == static_cast<size_t>(c.map.n_tile));
+  // More accumulator rows than the accumulator has: M is split into jobs.
+  const CompiledGemm big = compile_gemm(d, plain(2000, 4, 4), 16);
+  CHECK(big.jobs.size() == 4);  // 512 rows per job
+  CHECK(big.jobs.back().m_count == 2000 - 3 * 512);
+  CHECK(big.jobs.back().instr.a_base == 3 * 512);
+  // Operands larger than a half of unified memory.
+  CHECK_THROWS_WITH(compile_gemm(d, plain(4096, 64, 4), 16), Contains("does not fit one half of unified memory"));
+  CHECK_THROWS_WITH(compile_gemm(d, plain(4, 4, 4), 3), Contains("allowed: a divisor of ce.count = 16"));
+}
+
+TEST_CASE("Layouts: K on lanes, padding where the tile is not full", "[compile]") {
+  const arch::ArchConfig d = cfg_named("ce4x4_x4");  // R = C = 4, 4 CEs
+  const CompiledGemm c = compile_gemm(d, plain(3, 5, 6), 1);  // gk 1: K tile 4, 2 K tiles; gn 4: N tile 16
+  REQUIRE(c.map.k_tiles == 2);
+  verif::Tensor<uint16_t> a({"m", "k"}, {3, 5});
+  int v = 1;
+  a.for_each([&](const std::vector<int64_t>&, uint16_t& x) { x = static_cast<uint16_t>(v++); });
+  const RowImage ia = layout_a(c, a, 0x8000);
+  CHECK(ia.rows == 6);
+  CHECK(ia.lanes == 4);
+  CHECK(ia.data[0] == a(0, 0));
+  CHECK(ia.data[3] == a(0, 3));
+  CHECK(ia.data[static_cast<size_t>(3 * 4)] == a(0, 4));   // K tile 1, row m = 0
+  CHECK(ia.data[static_cast<size_t>(3 * 4 + 1)] == 0x8000);  // k = 5 is padding (-0)
+  verif::Tensor<uint16_t> b({"k", "n"}, {5, 6});
+  b.for_each([&](const std::vector<int64_t>&, uint16_t& x) { x = static_cast<uint16_t>(v++); });
+  const RowImage ib = layout_b(c, b);
+  CHECK(ib.first_row == c.a_rows);
+  CHECK(ib.rows == 2 * 16);
+  CHECK(ib.data[static_cast<size_t>(2 * 4 + 1)] == b(1, 2));   // row n = 2, lane k = 1
+  CHECK(ib.data[static_cast<size_t>(7 * 4)] == 0);             // column n = 7 does not exist
+}
+
+TEST_CASE("Hardware reduction order equals independent golden orders", "[compile]") {
+  std::mt19937_64 rng(2024);
+  INFO("seed 2024");
+  const arch::ArchConfig d = cfg_named("ce4x4_x4");
+  // gk = 1: one CE column per K tile of R, tiles accumulated in order = AccumulationOrder::tiled(R).
+  const CompiledGemm c1 = compile_gemm(d, plain(5, 11, 7), 1);
+  const auto a = random_bf16({"m", "k"}, {5, 11}, rng);
+  const auto b = random_bf16({"k", "n"}, {11, 7}, rng);
+  const auto hw1 = verif::contract_bf16(a, b, {"m", "n"}, hardware_order(c1, 4));
+  const auto ref1 = verif::contract_bf16(a, b, {"m", "n"}, verif::AccumulationOrder::tiled(4));
+  CHECK(hw1.values() == ref1.values());
+  // gk = 4, one K tile: chains of R, then the reduction network's tree; for this routing the
+  // tree is balanced over the four chains: SumTree::chains_then_balanced(K, R) when K = 16.
+  const CompiledGemm c4 = compile_gemm(d, plain(5, 16, 3), 4);
+  REQUIRE(c4.map.k_tiles == 1);
+  const auto a4 = random_bf16({"m", "k"}, {5, 16}, rng);
+  const auto b4 = random_bf16({"k", "n"}, {16, 3}, rng);
+  const auto hw4 = verif::contract_bf16(a4, b4, {"m", "n"}, hardware_order(c4, 4));
+  const auto ref4 = verif::contract_bf16(a4, b4, {"m", "n"}, verif::AccumulationOrder::tree(verif::SumTree::chains_then_balanced(16, 4)));
+  CHECK(hw4.values() == ref4.values());
+}

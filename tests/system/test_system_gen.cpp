@@ -1,0 +1,48 @@
+// The accelerator top and controller generators: parameter checks and emission.
+#include <catch2/catch.hpp>
+
+#include "hw/sys/system.hpp"
+#include "hw/top.hpp"
+#include "rtl_gen/emit.hpp"
+
+using namespace fetta;
+using Catch::Matchers::Contains;
+
+namespace {
+arch::ArchConfig cfg_named(const std::string& name) {
+  return arch::load_arch_config(std::string(FETTA_SOURCE_DIR) + "configs/" + name + ".yaml");
+}
+}  // namespace
+
+TEST_CASE("Configurations the whole accelerator rejects", "[system_gen]") {
+  arch::ArchConfig c = cfg_named("default");
+  c.ce.dataflows = {arch::Dataflow::os};
+  CHECK_THROWS_WITH(hw::validate_system(c), Contains("ce.dataflows") && Contains("contains ws"));
+  c = cfg_named("default");
+  c.ce.count = 12;
+  CHECK_THROWS_WITH(hw::validate_system(c), Contains("ce.count: 12 is not a power of two"));
+  c = cfg_named("default");
+  c.ce.count = 32;
+  CHECK_THROWS_WITH(hw::validate_system(c), Contains("network.lanes: 64 lanes cannot feed 32 CEs x 4 rows"));
+  c = cfg_named("ce4x4_x4");
+  c.ce.cols = 8;
+  CHECK_THROWS_WITH(hw::validate_system(c), Contains("cannot take 4 CEs x 8 columns"));
+  c = cfg_named("default");
+  c.ce.rows = 3;
+  CHECK_THROWS_WITH(hw::validate_system(c), Contains("allowed: powers of two"));
+}
+
+TEST_CASE("The top of every system-test configuration elaborates deterministically", "[system_gen]") {
+  for (const char* name : {"default", "default_int16", "ce4x4_x4", "ce4x4_x4_int16", "ce2x4_x8", "ce2x4_x8_int16"}) {
+    INFO(name);
+    rtl::Design d1, d2;
+    const std::string top = hw::elaborate_part(d1, cfg_named(name), "top");
+    CHECK(top.rfind("fetta_top_", 0) == 0);
+    CHECK(hw::elaborate_part(d2, cfg_named(name), "top") == top);
+    REQUIRE(d1.modules().size() == d2.modules().size());
+    for (size_t i = 0; i < d1.modules().size(); ++i) CHECK(rtl::emit_module(*d1.modules()[i]) == rtl::emit_module(*d2.modules()[i]));
+  }
+  rtl::Design d;
+  CHECK(hw::elaborate_part(d, cfg_named("default"), "top") == "fetta_top_bf16_g16_4x4_n64_d4096_a512");
+  CHECK(hw::elaborate_part(d, cfg_named("default"), "controller") == "controller_g16_4x4_n64_a11_q9_c1_d12");
+}
