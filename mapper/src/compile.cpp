@@ -115,22 +115,28 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
   mp.k_tiles = ceil_div(K, mp.k_tile);
   mp.n_tiles = ceil_div(Nn, mp.n_tile);
   const int64_t half = cfg.memory.unified_depth / 2;
-  c.a_rows = mp.k_tiles * M;
-  c.b_kt_stride = mp.n_tiles * mp.n_tile;
-  c.b_rows = mp.k_tiles * c.b_kt_stride;
-  c.a_base = 0;
-  c.b_base = c.a_rows;
-  if (c.a_rows + c.b_rows > half)
-    throw CompileError(fmt::format("{} x {} does not fit one half of unified memory: A needs {} rows, B {} rows, a half "
-                                   "has {} (memory.unified_depth / 2); tiling through DRAM is not implemented",
-                                   shape.a_name, shape.b_name, c.a_rows, c.b_rows, half));
-  if (mp.n_tiles > cfg.memory.accum_depth)
-    throw CompileError(fmt::format("{} x {}: {} N tiles exceed the accumulator's {} rows (memory.accum_depth)",
-                                   shape.a_name, shape.b_name, mp.n_tiles, cfg.memory.accum_depth));
-  mp.m_chunk = std::min<int64_t>({M, cfg.memory.accum_depth / mp.n_tiles, int64_t{1} << isa.count_bits()});
   if (mp.k_tiles > (int64_t{1} << isa.count_bits()) || mp.n_tiles > (int64_t{1} << isa.count_bits()))
     throw CompileError(fmt::format("{} x {}: {} x {} folds exceed the ISA's 16-bit loop counts", shape.a_name,
                                    shape.b_name, mp.k_tiles, mp.n_tiles));
+  // Jobs: N tiles per job (B rows next to A in one half) and rows of M per job (what the
+  // accumulator holds and what fits next to B). The host writes each job's operands into the
+  // free half before its FLIP: large operands are tiled through the host port.
+  const int64_t b_tile_rows = mp.k_tiles * mp.n_tile;  // B rows of one N tile
+  mp.n_chunk = mp.n_tiles;
+  if (mp.n_tiles * b_tile_rows + mp.k_tiles * std::min<int64_t>(M, 64) > half)
+    mp.n_chunk = std::min<int64_t>(mp.n_tiles, (half / 2) / b_tile_rows);
+  mp.n_chunk = std::min<int64_t>(mp.n_chunk, cfg.memory.accum_depth);
+  if (mp.n_chunk < 1 || mp.n_chunk * b_tile_rows + mp.k_tiles > half)
+    throw CompileError(fmt::format("{} x {} does not fit one half of unified memory: one N tile of B needs {} rows "
+                                   "({} K tiles x {} columns) and A at least {}, a half has {} (memory.unified_depth / 2)",
+                                   shape.a_name, shape.b_name, b_tile_rows, mp.k_tiles, mp.n_tile, mp.k_tiles, half));
+  c.b_kt_stride = mp.n_chunk * mp.n_tile;
+  c.b_rows = mp.k_tiles * c.b_kt_stride;
+  mp.m_chunk = std::min<int64_t>({M, cfg.memory.accum_depth / mp.n_chunk, int64_t{1} << isa.count_bits(),
+                                  (half - c.b_rows) / mp.k_tiles});
+  c.a_base = 0;
+  c.a_rows = mp.k_tiles * mp.m_chunk;
+  c.b_base = c.a_rows;
 
   // IA and IB networks: CE g = gn*gk + q, row r reads lane q*R + r (the K tile, multicast over gn).
   const route::NetGeometry geom(N, T);
@@ -182,37 +188,41 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
   for (int i = 0; i < N; ++i) c.red_cfg[static_cast<size_t>(L * N + i)] = c.red.control.transpose[static_cast<size_t>(i)];
 
   for (int ch = 0; ch < isa.red_chunks(); ++ch) c.program.push_back(arch::encode_red_cfg(isa, ch, c.red_cfg));
-  c.predicted_cycles = isa.red_chunks();
-  for (int64_t m0 = 0; m0 < M; m0 += mp.m_chunk) {
-    GemmJob job;
-    job.m0 = m0;
-    job.m_count = std::min(mp.m_chunk, M - m0);
-    arch::GemmInstr& g = job.instr;
-    g.m = static_cast<uint32_t>(job.m_count);
-    g.k_tiles = static_cast<uint32_t>(mp.k_tiles);
-    g.n_tiles = static_cast<uint32_t>(mp.n_tiles);
-    g.gn = static_cast<uint32_t>(mp.gn);
-    g.gk = static_cast<uint32_t>(gk);
-    g.a_base = static_cast<uint32_t>(c.a_base + m0);
-    g.a_kt_stride = mp.k_tiles > 1 ? static_cast<uint32_t>(M) : 0;
-    g.b_base = static_cast<uint32_t>(c.b_base);
-    g.b_kt_stride = mp.k_tiles > 1 ? static_cast<uint32_t>(c.b_kt_stride) : 0;
-    g.b_nt_stride = mp.n_tiles > 1 ? static_cast<uint32_t>(mp.n_tile) : 0;
-    g.acc_base = 0;
-    g.acc_nt_stride = mp.n_tiles > 1 ? static_cast<uint32_t>(job.m_count) : 0;
-    g.acc_accumulate = false;
-    g.ia_sel = g.ib_sel = c.ia_sel;
-    g.ia_mask = g.ib_mask = c.ia_mask;
-    check_fits("a_base", g.a_base, isa.half_addr_bits());
-    job.predicted_cycles = gemm_instr_cycles(cfg, job.m_count, mp);
-    c.predicted_cycles += job.predicted_cycles;
-    try {
-      c.program.push_back(arch::encode_gemm(isa, g));
-    } catch (const arch::IsaError& e) {
-      throw CompileError(fmt::format("{} x {}: {}", shape.a_name, shape.b_name, e.what()));
+  c.predicted_cycles = isa.red_chunks();  // the RED_CFG pops; each job adds its FLIP and GEMM
+  for (int64_t nt0 = 0; nt0 < mp.n_tiles; nt0 += mp.n_chunk)
+    for (int64_t m0 = 0; m0 < M; m0 += mp.m_chunk) {
+      GemmJob job;
+      job.m0 = m0;
+      job.m_count = std::min(mp.m_chunk, M - m0);
+      job.nt0 = nt0;
+      job.nt_count = std::min(mp.n_chunk, mp.n_tiles - nt0);
+      arch::GemmInstr& g = job.instr;
+      g.m = static_cast<uint32_t>(job.m_count);
+      g.k_tiles = static_cast<uint32_t>(mp.k_tiles);
+      g.n_tiles = static_cast<uint32_t>(job.nt_count);
+      g.gn = static_cast<uint32_t>(mp.gn);
+      g.gk = static_cast<uint32_t>(gk);
+      g.a_base = static_cast<uint32_t>(c.a_base);
+      g.a_kt_stride = mp.k_tiles > 1 ? static_cast<uint32_t>(job.m_count) : 0;
+      g.b_base = static_cast<uint32_t>(c.b_base);
+      g.b_kt_stride = mp.k_tiles > 1 ? static_cast<uint32_t>(job.nt_count * mp.n_tile) : 0;
+      g.b_nt_stride = job.nt_count > 1 ? static_cast<uint32_t>(mp.n_tile) : 0;
+      g.acc_base = 0;
+      g.acc_nt_stride = job.nt_count > 1 ? static_cast<uint32_t>(job.m_count) : 0;
+      g.acc_accumulate = false;
+      g.ia_sel = g.ib_sel = c.ia_sel;
+      g.ia_mask = g.ib_mask = c.ia_mask;
+      GemmMapping jm = mp;
+      jm.n_tiles = job.nt_count;
+      job.predicted_cycles = 1 + gemm_instr_cycles(cfg, job.m_count, jm);  // FLIP + GEMM
+      c.predicted_cycles += job.predicted_cycles;
+      try {
+        c.program.push_back(arch::encode_gemm(isa, g));
+      } catch (const arch::IsaError& e) {
+        throw CompileError(fmt::format("{} x {}: {}", shape.a_name, shape.b_name, e.what()));
+      }
+      c.jobs.push_back(job);
     }
-    c.jobs.push_back(job);
-  }
   return c;
 }
 
@@ -362,37 +372,42 @@ std::vector<uint16_t> flatten(const verif::Tensor<uint16_t>& t, const std::vecto
 
 }  // namespace
 
-RowImage layout_a(const CompiledGemm& c, const verif::Tensor<uint16_t>& a, uint16_t pad) {
-  const int64_t M = c.shape.m.size(), K = c.shape.k.size();
+RowImage layout_a(const CompiledGemm& c, const verif::Tensor<uint16_t>& a, uint16_t pad, size_t job) {
+  const int64_t K = c.shape.k.size();
+  const GemmJob& jb = c.jobs.at(job);
+  const int64_t Mc = jb.m_count;
   const std::vector<uint16_t> v = flatten(a, c.shape.m.labels, c.shape.k.labels);
   RowImage img;
   img.first_row = c.a_base;
-  img.rows = c.a_rows;
+  img.rows = c.map.k_tiles * Mc;
   img.lanes = static_cast<int>(c.map.k_tile);
   img.data.assign(static_cast<size_t>(img.rows * img.lanes), pad);
   for (int64_t kt = 0; kt < c.map.k_tiles; ++kt)
-    for (int64_t m = 0; m < M; ++m)
+    for (int64_t m = 0; m < Mc; ++m)
       for (int64_t l = 0; l < c.map.k_tile; ++l) {
         const int64_t k = kt * c.map.k_tile + l;
-        if (k < K) img.data[static_cast<size_t>((kt * M + m) * img.lanes + l)] = v[static_cast<size_t>(m * K + k)];
+        if (k < K)
+          img.data[static_cast<size_t>((kt * Mc + m) * img.lanes + l)] = v[static_cast<size_t>((jb.m0 + m) * K + k)];
       }
   return img;
 }
 
-RowImage layout_b(const CompiledGemm& c, const verif::Tensor<uint16_t>& b) {
+RowImage layout_b(const CompiledGemm& c, const verif::Tensor<uint16_t>& b, size_t job) {
   const int64_t Nn = c.shape.n.size(), K = c.shape.k.size();
+  const GemmJob& jb = c.jobs.at(job);
+  const int64_t cols = jb.nt_count * c.map.n_tile, n0 = jb.nt0 * c.map.n_tile;
   const std::vector<uint16_t> v = flatten(b, c.shape.n.labels, c.shape.k.labels);
   RowImage img;
   img.first_row = c.b_base;
-  img.rows = c.b_rows;
+  img.rows = c.map.k_tiles * cols;
   img.lanes = static_cast<int>(c.map.k_tile);
   img.data.assign(static_cast<size_t>(img.rows * img.lanes), 0);
   for (int64_t kt = 0; kt < c.map.k_tiles; ++kt)
-    for (int64_t n = 0; n < Nn; ++n)
+    for (int64_t n = 0; n < cols && n0 + n < Nn; ++n)
       for (int64_t l = 0; l < c.map.k_tile; ++l) {
         const int64_t k = kt * c.map.k_tile + l;
         if (k < K)
-          img.data[static_cast<size_t>((kt * c.b_kt_stride + n) * img.lanes + l)] = v[static_cast<size_t>(n * K + k)];
+          img.data[static_cast<size_t>((kt * cols + n) * img.lanes + l)] = v[static_cast<size_t>((n0 + n) * K + k)];
       }
   return img;
 }

@@ -71,9 +71,24 @@ TEST_CASE("Mapping choice, programs and memory limits", "[compile]") {
   const CompiledGemm big = compile_gemm(d, plain(2000, 4, 4), 16);
   CHECK(big.jobs.size() == 4);  // 512 rows per job
   CHECK(big.jobs.back().m_count == 2000 - 3 * 512);
-  CHECK(big.jobs.back().instr.a_base == 3 * 512);
-  // Operands larger than a half of unified memory.
-  CHECK_THROWS_WITH(compile_gemm(d, plain(4096, 64, 4), 16), Contains("does not fit one half of unified memory"));
+  // A larger than a half of unified memory: each job's rows are written before it runs.
+  const CompiledGemm tall = compile_gemm(d, plain(4096, 64, 4), 16);
+  CHECK(tall.jobs.size() == 8);
+  CHECK(tall.a_rows + tall.b_rows <= 2048);
+  verif::Tensor<uint16_t> a({"m", "k"}, {4096, 64});
+  a.for_each([&](const std::vector<int64_t>& i, uint16_t& x) { x = static_cast<uint16_t>(i[0] * 7 + i[1]); });
+  const RowImage last = layout_a(tall, a, 0, 7);
+  CHECK(last.rows == 512);
+  CHECK(last.data[0] == a(7 * 512, 0));
+  // B larger than a half: jobs over N tiles too.
+  const CompiledGemm wide = compile_gemm(d, plain(100, 2560, 64), 16);
+  CHECK(wide.map.n_chunk < wide.map.n_tiles);
+  const int64_t n_jobs = (wide.map.n_tiles + wide.map.n_chunk - 1) / wide.map.n_chunk;
+  const int64_t m_jobs = (100 + wide.map.m_chunk - 1) / wide.map.m_chunk;
+  CHECK(wide.jobs.size() == static_cast<size_t>(n_jobs * m_jobs));
+  CHECK(wide.a_rows + wide.b_rows <= 2048);
+  // One N tile of B larger than a half.
+  CHECK_THROWS_WITH(compile_gemm(d, plain(4, 64 * 40, 4), 1), Contains("one N tile of B needs"));
   CHECK_THROWS_WITH(compile_gemm(d, plain(4, 4, 4), 3), Contains("allowed: a divisor of ce.count = 16"));
 }
 
@@ -84,7 +99,7 @@ TEST_CASE("Layouts: K on lanes, padding where the tile is not full", "[compile]"
   verif::Tensor<uint16_t> a({"m", "k"}, {3, 5});
   int v = 1;
   a.for_each([&](const std::vector<int64_t>&, uint16_t& x) { x = static_cast<uint16_t>(v++); });
-  const RowImage ia = layout_a(c, a, 0x8000);
+  const RowImage ia = layout_a(c, a, 0x8000, 0);
   CHECK(ia.rows == 6);
   CHECK(ia.lanes == 4);
   CHECK(ia.data[0] == a(0, 0));
@@ -93,7 +108,7 @@ TEST_CASE("Layouts: K on lanes, padding where the tile is not full", "[compile]"
   CHECK(ia.data[static_cast<size_t>(3 * 4 + 1)] == 0x8000);  // k = 5 is padding (-0)
   verif::Tensor<uint16_t> b({"k", "n"}, {5, 6});
   b.for_each([&](const std::vector<int64_t>&, uint16_t& x) { x = static_cast<uint16_t>(v++); });
-  const RowImage ib = layout_b(c, b);
+  const RowImage ib = layout_b(c, b, 0);
   CHECK(ib.first_row == c.a_rows);
   CHECK(ib.rows == 2 * 16);
   CHECK(ib.data[static_cast<size_t>(2 * 4 + 1)] == b(1, 2));   // row n = 2, lane k = 1

@@ -58,7 +58,9 @@ struct GemmMapping {
   int64_t k_tile = 0;        // gk * R
   int64_t n_tile = 0;        // gn * C
   int64_t k_tiles = 0, n_tiles = 0;
-  int64_t m_chunk = 0;       // rows of M per GEMM instruction (the accumulator holds n_tiles * m_chunk rows)
+  int64_t n_chunk = 0;       // N tiles per job (B rows of a job: k_tiles * n_chunk * n_tile)
+  int64_t m_chunk = 0;       // rows of M per job: the accumulator holds n_chunk * m_chunk rows, a half
+                             // holds k_tiles * m_chunk A rows next to the job's B
 };
 
 // Cycles the controller is busy for one GEMM instruction of `m` rows (docs/isa.md §Timing),
@@ -66,7 +68,8 @@ struct GemmMapping {
 int64_t gemm_instr_cycles(const arch::ArchConfig& cfg, int64_t m, const GemmMapping& map);
 
 struct GemmJob {
-  int64_t m0 = 0, m_count = 0;  // the rows of M this instruction computes
+  int64_t m0 = 0, m_count = 0;    // the rows of M this instruction computes
+  int64_t nt0 = 0, nt_count = 0;  // and its N tiles
   arch::GemmInstr instr;
   int64_t predicted_cycles = 0;
 };
@@ -74,19 +77,20 @@ struct GemmJob {
 struct CompiledGemm {
   GemmShape shape;
   GemmMapping map;
-  // Unified-memory layout (rows of the compute half; lanes = bank*T + elem):
-  //   A: row a_base + kt*M + m,           lane k - kt*k_tile (padding: -0 / 0)
-  //   B: row b_base + kt*b_kt_stride + n, lane k - kt*k_tile (padding and columns n >= N: +0 / 0)
-  int64_t a_base = 0, a_rows = 0, b_base = 0, b_rows = 0, b_kt_stride = 0;
-  // Accumulator: column j of N tile nt, row m of a job: row nt*m_count + (m - m0), lane col_lane[j].
+  // Unified-memory layout (rows of the compute half; lanes = bank*T + elem), per job (its m0,
+  // m_count rows of M; the host writes them into the free half before the job's FLIP):
+  //   A: row a_base + kt*m_count + (m - m0),                 lane k - kt*k_tile (padding: -0 / 0)
+  //   B: row b_base + kt*nt_count*n_tile + (n - nt0*n_tile), lane k - kt*k_tile (padding, n >= N: +0 / 0)
+  int64_t a_base = 0, a_rows = 0, b_base = 0, b_rows = 0, b_kt_stride = 0;  // rows: the largest job's
+  // Accumulator: column j of N tile nt, row m of a job: row (nt - nt0)*m_count + (m - m0), lane col_lane[j].
   std::vector<int> col_lane;
   route::RedRoute red;            // one group per column j of an N tile, in j order
   std::vector<int> lane_gk;       // CE output lane -> gk of its CE (for the golden order)
   std::vector<uint8_t> red_cfg;   // the RED_CFG register image
   uint32_t ia_sel = 0, ia_mask = 0;
-  std::vector<arch::Words> program;  // FLIP excluded: RED_CFG chunks then one GEMM per job
+  std::vector<arch::Words> program;  // RED_CFG chunks, then one GEMM per job (each preceded by a FLIP)
   std::vector<GemmJob> jobs;
-  int64_t predicted_cycles = 0;      // sum over the jobs (the RED_CFG pops included)
+  int64_t predicted_cycles = 0;      // RED_CFG pops + per job FLIP + GEMM
   std::string describe() const;      // one line: roles, grid, tiles, folds
 };
 
@@ -135,7 +139,7 @@ struct RowImage {
   int lanes = 0;
   std::vector<uint16_t> data;  // row-major
 };
-RowImage layout_a(const CompiledGemm& c, const verif::Tensor<uint16_t>& a, uint16_t pad);
-RowImage layout_b(const CompiledGemm& c, const verif::Tensor<uint16_t>& b);
+RowImage layout_a(const CompiledGemm& c, const verif::Tensor<uint16_t>& a, uint16_t pad, size_t job);
+RowImage layout_b(const CompiledGemm& c, const verif::Tensor<uint16_t>& b, size_t job);
 
 }  // namespace fetta::mapper
