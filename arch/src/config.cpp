@@ -21,6 +21,8 @@ std::string to_string(DataType t) {
   return "?";
 }
 
+std::string to_string(NetworkTopology t) { return t == NetworkTopology::fixed ? "fixed" : "butterfly"; }
+
 std::string to_string(Dataflow d) {
   switch (d) {
     case Dataflow::ws: return "ws";
@@ -139,6 +141,8 @@ class Section {
 
 const std::map<std::string, DataType> kDataTypes{
     {"bf16", DataType::bf16}, {"int8", DataType::int8}, {"int16", DataType::int16}};
+const std::map<std::string, NetworkTopology> kTopologies{{"butterfly", NetworkTopology::butterfly},
+                                                          {"fixed", NetworkTopology::fixed}};
 const std::map<std::string, Dataflow> kDataflows{
     {"ws", Dataflow::ws}, {"is", Dataflow::is}, {"os", Dataflow::os}};
 
@@ -172,6 +176,7 @@ ArchConfig parse_root(const YAML::Node& root, const std::string& file) {
   Section net = top.sub("network");
   net.get_int("lanes", cfg.network.lanes, 2, 4096);
   net.get_int("dist_pipeline_every", cfg.network.dist_pipeline_every, 0, 64);
+  net.get_enum("topology", cfg.network.topology, kTopologies);
   net.reject_unknown();
 
   Section mem = top.sub("memory");

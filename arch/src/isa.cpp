@@ -25,8 +25,9 @@ SystemTiming system_timing(const ArchConfig& cfg) {
   SystemTiming t;
   const int L = clog2(cfg.network.lanes);
   const int pe = cfg.network.dist_pipeline_every;
-  t.dist_latency = pe == 0 ? 0 : (L + 1) / pe;
-  t.red_latency = L + 1;
+  const bool fixed = cfg.network.topology == NetworkTopology::fixed;  // wires: no network latency
+  t.dist_latency = fixed || pe == 0 ? 0 : (L + 1) / pe;
+  t.red_latency = fixed ? 0 : L + 1;
   t.ctrl_delay = 1 + t.dist_latency;
   t.acc_delay = t.ctrl_delay + cfg.ce.rows * (cfg.ce.mac_pipeline_stages + 1) + t.red_latency;
   t.drain = t.acc_delay + 3;

@@ -138,57 +138,75 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
   c.a_rows = mp.k_tiles * mp.m_chunk;
   c.b_base = c.a_rows;
 
-  // IA and IB networks: CE g = gn*gk + q, row r reads lane q*R + r (the K tile, multicast over gn).
-  const route::NetGeometry geom(N, T);
-  route::LaneMap lanes(static_cast<size_t>(N), -1);
-  for (int g = 0; g < G; ++g)
-    for (int r = 0; r < R; ++r) lanes[static_cast<size_t>(g * R + r)] = (g % gk) * R + r;
-  const auto cheap = route::route_dist_cheap(geom, lanes);
-  if (!cheap) {
-    const route::DistRoute full = route::route_dist(geom, lanes);
-    throw CompileError(fmt::format("grid {}x{}: the IA/IB multicast pattern needs per-lane control ({}), which the top "
-                                   "does not build (cheap control only)",
-                                   gk, mp.gn, full.routable ? "routable" : full.message));
-  }
-  c.ia_sel = cheap->sel_vec;
-  c.ia_mask = cheap->idx_mask;
-  if (cheap->transpose) throw CompileError("internal: the multicast pattern should not need the transpose level");
-
-  // Reduction: column j = gn*C + col sums the CE lanes (gn*gk + q)*C + col over q; dense output
-  // lanes if the network can, else the lane of the group's first CE.
+  const bool fixed = cfg.network.topology == arch::NetworkTopology::fixed;
   c.lane_gk.assign(static_cast<size_t>(N), -1);
   for (int lane = 0; lane < G * C; ++lane) c.lane_gk[static_cast<size_t>(lane)] = (lane / C) % gk;
-  auto groups_for = [&](bool dense) {
-    std::vector<route::ReduceGroup> groups;
-    for (int gn = 0; gn < mp.gn; ++gn)
-      for (int col = 0; col < C; ++col) {
-        route::ReduceGroup grp;
-        for (int q = 0; q < gk; ++q) grp.lanes.push_back((gn * gk + q) * C + col);
-        grp.out = dense ? gn * C + col : gn * gk * C + col;
-        groups.push_back(grp);
-      }
-    return groups;
-  };
-  c.red = route::route_red(geom, groups_for(true));
-  const bool dense = c.red.routable;
-  if (!dense) {
-    c.red = route::route_red(geom, groups_for(false));
-    if (!c.red.routable)
-      throw CompileError(fmt::format("grid {}x{}: reduction pattern unroutable: {}", gk, mp.gn, c.red.message));
-  }
-  for (const auto& g : groups_for(dense)) c.col_lane.push_back(g.out);
-  const int L = isa.levels();
-  c.red_cfg.assign(static_cast<size_t>(isa.red_cfg_bits()), 0);
-  for (int k = 0; k < L; ++k)
-    for (int j = 0; j < N / 2; ++j) {
-      const auto mode = static_cast<unsigned>(c.red.control.level[static_cast<size_t>(k)][static_cast<size_t>(j)]);
-      c.red_cfg[static_cast<size_t>(k * N + 2 * j)] = mode & 1U;
-      c.red_cfg[static_cast<size_t>(k * N + 2 * j + 1)] = (mode >> 1) & 1U;
+  if (fixed) {
+    // Fixed wiring: CE g reads lanes g*R.. of the memory row and writes accumulator lanes g*C..;
+    // no CEs can share a K tile, and the host replicates A and B into every CE's lanes.
+    if (gk != 1)
+      throw CompileError(fmt::format("grid: gk = {}; with network.topology fixed the CEs cannot split K (no reduction "
+                                     "network); allowed: gk = 1",
+                                     gk));
+    c.replicate = G;
+    for (int j = 0; j < G * C; ++j) {
+      route::GroupTree t;
+      t.result = route::TreeRef{false, j};
+      c.red.trees.push_back(t);
+      c.col_lane.push_back(j);
     }
-  for (int i = 0; i < N; ++i) c.red_cfg[static_cast<size_t>(L * N + i)] = c.red.control.transpose[static_cast<size_t>(i)];
+    c.red.routable = true;
+  } else {
+    // IA and IB networks: CE g = gn*gk + q, row r reads lane q*R + r (the K tile, multicast over gn).
+    const route::NetGeometry geom(N, T);
+    route::LaneMap lanes(static_cast<size_t>(N), -1);
+    for (int g = 0; g < G; ++g)
+      for (int r = 0; r < R; ++r) lanes[static_cast<size_t>(g * R + r)] = (g % gk) * R + r;
+    const auto cheap = route::route_dist_cheap(geom, lanes);
+    if (!cheap) {
+      const route::DistRoute full = route::route_dist(geom, lanes);
+      throw CompileError(fmt::format("grid {}x{}: the IA/IB multicast pattern needs per-lane control ({}), which the top "
+                                     "does not build (cheap control only)",
+                                     gk, mp.gn, full.routable ? "routable" : full.message));
+    }
+    c.ia_sel = cheap->sel_vec;
+    c.ia_mask = cheap->idx_mask;
+    if (cheap->transpose) throw CompileError("internal: the multicast pattern should not need the transpose level");
 
-  for (int ch = 0; ch < isa.red_chunks(); ++ch) c.program.push_back(arch::encode_red_cfg(isa, ch, c.red_cfg));
-  c.predicted_cycles = isa.red_chunks();  // the RED_CFG pops; each job adds its FLIP and GEMM
+    // Reduction: column j = gn*C + col sums the CE lanes (gn*gk + q)*C + col over q; dense output
+    // lanes if the network can, else the lane of the group's first CE.
+    auto groups_for = [&](bool dense) {
+      std::vector<route::ReduceGroup> groups;
+      for (int gn = 0; gn < mp.gn; ++gn)
+        for (int col = 0; col < C; ++col) {
+          route::ReduceGroup grp;
+          for (int q = 0; q < gk; ++q) grp.lanes.push_back((gn * gk + q) * C + col);
+          grp.out = dense ? gn * C + col : gn * gk * C + col;
+          groups.push_back(grp);
+        }
+      return groups;
+    };
+    c.red = route::route_red(geom, groups_for(true));
+    const bool dense = c.red.routable;
+    if (!dense) {
+      c.red = route::route_red(geom, groups_for(false));
+      if (!c.red.routable)
+        throw CompileError(fmt::format("grid {}x{}: reduction pattern unroutable: {}", gk, mp.gn, c.red.message));
+    }
+    for (const auto& g : groups_for(dense)) c.col_lane.push_back(g.out);
+    const int L = isa.levels();
+    c.red_cfg.assign(static_cast<size_t>(isa.red_cfg_bits()), 0);
+    for (int k = 0; k < L; ++k)
+      for (int j = 0; j < N / 2; ++j) {
+        const auto mode = static_cast<unsigned>(c.red.control.level[static_cast<size_t>(k)][static_cast<size_t>(j)]);
+        c.red_cfg[static_cast<size_t>(k * N + 2 * j)] = mode & 1U;
+        c.red_cfg[static_cast<size_t>(k * N + 2 * j + 1)] = (mode >> 1) & 1U;
+      }
+    for (int i = 0; i < N; ++i) c.red_cfg[static_cast<size_t>(L * N + i)] = c.red.control.transpose[static_cast<size_t>(i)];
+  }
+  const int red_chunks = fixed ? 0 : isa.red_chunks();
+  for (int ch = 0; ch < red_chunks; ++ch) c.program.push_back(arch::encode_red_cfg(isa, ch, c.red_cfg));
+  c.predicted_cycles = red_chunks;  // the RED_CFG pops; each job adds its FLIP and GEMM
   for (int64_t nt0 = 0; nt0 < mp.n_tiles; nt0 += mp.n_chunk)
     for (int64_t m0 = 0; m0 < M; m0 += mp.m_chunk) {
       GemmJob job;
@@ -380,14 +398,16 @@ RowImage layout_a(const CompiledGemm& c, const verif::Tensor<uint16_t>& a, uint1
   RowImage img;
   img.first_row = c.a_base;
   img.rows = c.map.k_tiles * Mc;
-  img.lanes = static_cast<int>(c.map.k_tile);
+  img.lanes = static_cast<int>(c.map.k_tile * c.replicate);
   img.data.assign(static_cast<size_t>(img.rows * img.lanes), pad);
   for (int64_t kt = 0; kt < c.map.k_tiles; ++kt)
     for (int64_t m = 0; m < Mc; ++m)
       for (int64_t l = 0; l < c.map.k_tile; ++l) {
         const int64_t k = kt * c.map.k_tile + l;
         if (k < K)
-          img.data[static_cast<size_t>((kt * Mc + m) * img.lanes + l)] = v[static_cast<size_t>((jb.m0 + m) * K + k)];
+          for (int rep = 0; rep < c.replicate; ++rep)
+            img.data[static_cast<size_t>((kt * Mc + m) * img.lanes + rep * c.map.k_tile + l)] =
+                v[static_cast<size_t>((jb.m0 + m) * K + k)];
       }
   return img;
 }
@@ -400,14 +420,16 @@ RowImage layout_b(const CompiledGemm& c, const verif::Tensor<uint16_t>& b, size_
   RowImage img;
   img.first_row = c.b_base;
   img.rows = c.map.k_tiles * cols;
-  img.lanes = static_cast<int>(c.map.k_tile);
+  img.lanes = static_cast<int>(c.map.k_tile * c.replicate);
   img.data.assign(static_cast<size_t>(img.rows * img.lanes), 0);
   for (int64_t kt = 0; kt < c.map.k_tiles; ++kt)
     for (int64_t n = 0; n < cols && n0 + n < Nn; ++n)
       for (int64_t l = 0; l < c.map.k_tile; ++l) {
         const int64_t k = kt * c.map.k_tile + l;
         if (k < K)
-          img.data[static_cast<size_t>((kt * cols + n) * img.lanes + l)] = v[static_cast<size_t>((n0 + n) * K + k)];
+          for (int rep = 0; rep < c.replicate; ++rep)
+            img.data[static_cast<size_t>((kt * cols + n) * img.lanes + rep * c.map.k_tile + l)] =
+                v[static_cast<size_t>((n0 + n) * K + k)];
       }
   return img;
 }

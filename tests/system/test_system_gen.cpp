@@ -33,7 +33,8 @@ TEST_CASE("Configurations the whole accelerator rejects", "[system_gen]") {
 }
 
 TEST_CASE("The top of every system-test configuration elaborates deterministically", "[system_gen]") {
-  for (const char* name : {"default", "default_int16", "ce4x4_x4", "ce4x4_x4_int16", "ce2x4_x8", "ce2x4_x8_int16"}) {
+  for (const char* name : {"default", "default_int16", "ce4x4_x4", "ce4x4_x4_int16", "ce2x4_x8", "ce2x4_x8_int16",
+                           "baseline_tpu", "baseline_hier"}) {
     INFO(name);
     rtl::Design d1, d2;
     const std::string top = hw::elaborate_part(d1, cfg_named(name), "top");
@@ -45,4 +46,16 @@ TEST_CASE("The top of every system-test configuration elaborates deterministical
   rtl::Design d;
   CHECK(hw::elaborate_part(d, cfg_named("default"), "top") == "fetta_top_bf16_g16_4x4_n64_d4096_a512");
   CHECK(hw::elaborate_part(d, cfg_named("default"), "controller") == "controller_g16_4x4_n64_a11_q9_c1_d12");
+}
+
+TEST_CASE("Network topology: butterfly or fixed wiring", "[system_gen]") {
+  CHECK_THROWS_WITH(arch::parse_arch_config("network:\n  lanes: 64\n  topology: mesh\n"),
+                    Contains("network.topology") && Contains("allowed: butterfly, fixed"));
+  const arch::ArchConfig hier = cfg_named("baseline_hier");
+  CHECK(hier.network.topology == arch::NetworkTopology::fixed);
+  CHECK(arch::system_timing(hier).acc_delay == 1 + 4);  // no network latency: RAM read + CE column
+  rtl::Design d;
+  CHECK(hw::elaborate_part(d, hier, "top") == "fetta_top_bf16_g16_4x4_n64_d4096_a512_fixed");
+  CHECK(d.find("dist_net_n64_w16_t4_cheap_p0") == nullptr);  // no networks in the baselines
+  CHECK(d.find("red_net_n64_fp32_t4_p1") == nullptr);
 }

@@ -29,9 +29,16 @@ struct CeConfig {
   int mac_pipeline_stages = 0;  // extra register stages inside the MAC (retiming for 1 GHz)
 };
 
+// butterfly: the transposable distribution and reduction networks of FETTA. fixed: the baselines'
+// wiring, CE g row r <- memory lane g*R + r and CE g column c -> accumulator lane g*C + c (no
+// multicast, no spatial reduction, no transposition).
+enum class NetworkTopology { butterfly, fixed };
+std::string to_string(NetworkTopology t);
+
 struct NetworkConfig {
   int lanes = 64;                // scalar lanes of both networks; = banks * elems_per_bank
   int dist_pipeline_every = 0;   // register after every k butterfly levels (0: purely combinational)
+  NetworkTopology topology = NetworkTopology::butterfly;
 };
 
 struct MemoryConfig {

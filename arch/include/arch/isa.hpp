@@ -80,8 +80,8 @@ using Words = std::vector<uint32_t>;
 // Pipeline latencies of the generated top, part of the ISA's timing contract (docs/isa.md):
 // the generators check that their blocks have exactly these latencies.
 struct SystemTiming {
-  int dist_latency = 0;  // distribution network: floor((log2 N + 1) / dist_pipeline_every), 0 if 0
-  int red_latency = 0;   // reduction network: a register after every level, log2 N + 1
+  int dist_latency = 0;  // distribution network: floor((log2 N + 1) / dist_pipeline_every), 0 if 0 or fixed
+  int red_latency = 0;   // reduction network: a register after every level, log2 N + 1; 0 if fixed
   int ctrl_delay = 0;    // read issue -> CE input: 1 (registered RAM read) + dist_latency
   int acc_delay = 0;     // read issue -> accumulator op: ctrl_delay + R*(mac stages + 1) + red_latency
   int drain = 0;         // DRAIN state cycles after the last IA read's GEMM-state exit: acc_delay + 3

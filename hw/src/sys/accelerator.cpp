@@ -1,6 +1,8 @@
 #include <fmt/core.h>
 
 #include <bit>
+#include <functional>
+#include <optional>
 
 #include "hw/ce/ce.hpp"
 #include "hw/mem/accumulation_unit.hpp"
@@ -49,15 +51,18 @@ void validate_system(const arch::ArchConfig& cfg) {
 
 arch::SystemTiming system_timing(const arch::ArchConfig& cfg) {
   const arch::SystemTiming t = arch::system_timing(cfg);
-  if (t.dist_latency != dist_net_latency(dist_net_params(cfg)) || t.red_latency != red_net_latency(red_net_params(cfg)))
+  const bool butterfly = cfg.network.topology == arch::NetworkTopology::butterfly;
+  if (butterfly && (t.dist_latency != dist_net_latency(dist_net_params(cfg)) ||
+                    t.red_latency != red_net_latency(red_net_params(cfg))))
     throw std::logic_error("system_timing: arch::system_timing disagrees with the generated networks' latencies");
   return t;
 }
 
 std::string Accelerator::module_name() const {
   const arch::ArchConfig& c = p.cfg;
-  return fmt::format("fetta_top_{}_g{}_{}x{}_n{}_d{}_a{}", arch::to_string(c.dtype), c.ce.count, c.ce.rows, c.ce.cols,
-                     c.network.lanes, c.memory.unified_depth, c.memory.accum_depth);
+  return fmt::format("fetta_top_{}_g{}_{}x{}_n{}_d{}_a{}{}", arch::to_string(c.dtype), c.ce.count, c.ce.rows, c.ce.cols,
+                     c.network.lanes, c.memory.unified_depth, c.memory.accum_depth,
+                     c.network.topology == arch::NetworkTopology::fixed ? "_fixed" : "");
 }
 
 ParamList Accelerator::params() const {
@@ -67,6 +72,7 @@ ParamList Accelerator::params() const {
           {"ces", std::to_string(c.ce.count)},
           {"ce", fmt::format("{}x{} {}", c.ce.rows, c.ce.cols, dataflow_tag(pe_params_from(c)))},
           {"lanes", std::to_string(c.network.lanes)},
+          {"topology", arch::to_string(c.network.topology)},
           {"banks", fmt::format("{} x {} elems", c.memory.banks, c.memory.elems_per_bank)},
           {"unified_depth", std::to_string(c.memory.unified_depth)},
           {"accum_depth", std::to_string(c.memory.accum_depth)},
@@ -154,32 +160,42 @@ void Accelerator::build(Module& m) const {
   }
   host_rvalid <<= um.io("host_rvalid").sig();
 
-  // ---- distribution networks (cheap control from the instruction)
-  DistNetParams dp = dist_net_params(cfg);
-  dp.control = DistControlPorts::cheap;
-  InstanceRef dist_ia = m.instance(DistNet(dp), "dist_ia");
-  InstanceRef dist_ib = m.instance(DistNet(dp), "dist_ib");
-  for (int i = 0; i < N; ++i) {
-    dist_ia.io("in")[i].sig() <<= um.io("ia_data")[i].sig();
-    dist_ib.io("in")[i].sig() <<= um.io("ib_data")[i].sig();
+  // ---- distribution networks (cheap control from the instruction), or fixed wiring
+  const bool fixed = cfg.network.topology == arch::NetworkTopology::fixed;
+  std::function<Expr(int)> ia_lane, ib_lane;  // CE input lane -> its value
+  std::optional<InstanceRef> red;
+  if (!fixed) {
+    DistNetParams dp = dist_net_params(cfg);
+    dp.control = DistControlPorts::cheap;
+    InstanceRef dist_ia = m.instance(DistNet(dp), "dist_ia");
+    InstanceRef dist_ib = m.instance(DistNet(dp), "dist_ib");
+    for (int i = 0; i < N; ++i) {
+      dist_ia.io("in")[i].sig() <<= um.io("ia_data")[i].sig();
+      dist_ib.io("in")[i].sig() <<= um.io("ib_data")[i].sig();
+    }
+    dist_ia.io("sel_vec").sig() <<= ctl.io("ia_sel").sig();
+    dist_ia.io("idx_mask").sig() <<= ctl.io("ia_mask").sig();
+    dist_ia.io("tr_en").sig() <<= ctl.io("ia_tr").sig();
+    dist_ib.io("sel_vec").sig() <<= ctl.io("ib_sel").sig();
+    dist_ib.io("idx_mask").sig() <<= ctl.io("ib_mask").sig();
+    dist_ib.io("tr_en").sig() <<= ctl.io("ib_tr").sig();
+    ia_lane = [=](int i) { return Expr(dist_ia.io("out")[i].sig()); };
+    ib_lane = [=](int i) { return Expr(dist_ib.io("out")[i].sig()); };
+    red = m.instance(RedNet(red_net_params(cfg)), "red");
+  } else {
+    ia_lane = [=](int i) { return Expr(um.io("ia_data")[i].sig()); };
+    ib_lane = [=](int i) { return Expr(um.io("ib_data")[i].sig()); };
   }
-  dist_ia.io("sel_vec").sig() <<= ctl.io("ia_sel").sig();
-  dist_ia.io("idx_mask").sig() <<= ctl.io("ia_mask").sig();
-  dist_ia.io("tr_en").sig() <<= ctl.io("ia_tr").sig();
-  dist_ib.io("sel_vec").sig() <<= ctl.io("ib_sel").sig();
-  dist_ib.io("idx_mask").sig() <<= ctl.io("ib_mask").sig();
-  dist_ib.io("tr_en").sig() <<= ctl.io("ib_tr").sig();
 
   // ---- CE array: CE g row r reads lane g*R + r of both networks; output column c -> lane g*C + c
   const Ce ce_gen(cep);
-  RedNetParams rp = red_net_params(cfg);
-  InstanceRef red = m.instance(RedNet(rp), "red");
   Sig ib_load = ctl.io("ce_ib_load").sig();
+  std::vector<Expr> acc_in(static_cast<size_t>(N), fp ? lit(0, 32) : slit(0, AB));
   for (int g = 0; g < G; ++g) {
     InstanceRef ce = m.instance(ce_gen, fmt::format("ce{}", g));
     for (int r = 0; r < R; ++r) {
-      ce.io("ia")[r].sig() <<= dist_ia.io("out")[g * R + r].sig();
-      ce.io("ib_left")[r].sig() <<= dist_ib.io("out")[g * R + r].sig();
+      ce.io("ia")[r].sig() <<= ia_lane(g * R + r);
+      ce.io("ib_left")[r].sig() <<= ib_lane(g * R + r);
     }
     for (int c = 0; c < C; ++c) ce.io("ib_top")[c].sig() <<= lit(0, W);
     Data cc = ce.io("ctrl");
@@ -191,12 +207,15 @@ void Accelerator::build(Module& m) const {
     cc["ib_from_left"].sig() <<= lit(1, 1);
     for (int c = 0; c < C; ++c) {
       Sig ps = ce.io("out")["psum"][c].sig();
-      red.io("in")[g * C + c].sig() <<= fp ? Expr(ps) : ps.as_signed();
+      acc_in[static_cast<size_t>(g * C + c)] = fp ? Expr(ps) : ps.as_signed();
     }
   }
-  for (int i = G * C; i < N; ++i) red.io("in")[i].sig() <<= fp ? lit(0, 32) : slit(0, AB);
-  for (int k = 0; k < L; ++k) red.io("sw_mode")[k].sig() <<= ctl.io("red_sw_mode")[k].sig();
-  red.io("tr_sel").sig() <<= ctl.io("red_tr_sel").sig();
+  if (red) {
+    for (int i = 0; i < N; ++i) red->io("in")[i].sig() <<= acc_in[static_cast<size_t>(i)];
+    for (int k = 0; k < L; ++k) red->io("sw_mode")[k].sig() <<= ctl.io("red_sw_mode")[k].sig();
+    red->io("tr_sel").sig() <<= ctl.io("red_tr_sel").sig();
+    for (int i = 0; i < N; ++i) acc_in[static_cast<size_t>(i)] = red->io("out")[i].sig();
+  }
 
   // ---- accumulation unit: the controller's ops while busy, host reads of bank groups when idle
   InstanceRef acc = m.instance(AccumulationUnit(acp), "accum");
@@ -207,7 +226,7 @@ void Accelerator::build(Module& m) const {
     acc.io("addr")[b].sig() <<= mux(host_side, acc_row, ctl.io("acc_row").sig());
   }
   acc.io("mask").sig() <<= ~lit(0, N);
-  for (int i = 0; i < N; ++i) acc.io("data")[i].sig() <<= red.io("out")[i].sig();
+  for (int i = 0; i < N; ++i) acc.io("data")[i].sig() <<= acc_in[static_cast<size_t>(i)];
   Sig acc_group_q = m.reg("acc_group_q", UInt(gw), RegOptions{}.enabled_by(acc_re));
   acc_group_q <<= acc_group;
   Sig rv = acc.io("rd_valid").sig();

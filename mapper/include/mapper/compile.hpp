@@ -88,6 +88,7 @@ struct CompiledGemm {
   std::vector<int> lane_gk;       // CE output lane -> gk of its CE (for the golden order)
   std::vector<uint8_t> red_cfg;   // the RED_CFG register image
   uint32_t ia_sel = 0, ia_mask = 0;
+  int replicate = 1;  // copies of each K slice in a row (network.topology fixed: one per CE)
   std::vector<arch::Words> program;  // RED_CFG chunks, then one GEMM per job (each preceded by a FLIP)
   std::vector<GemmJob> jobs;
   int64_t predicted_cycles = 0;      // RED_CFG pops + per job FLIP + GEMM
@@ -133,7 +134,7 @@ NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem&
 verif::AccumulationOrder hardware_order(const CompiledGemm& c, int64_t R);
 
 // Operand images in the layout above: `rows` x `lanes` bit patterns (16-bit elements; int8 in
-// the low byte), lanes = k_tile. Padding: IA -0 for bf16 (0x8000), else 0.
+// the low byte), lanes = k_tile * replicate. Padding: IA -0 for bf16 (0x8000), else 0.
 struct RowImage {
   int64_t first_row = 0, rows = 0;
   int lanes = 0;

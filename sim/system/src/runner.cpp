@@ -155,7 +155,7 @@ class Runner {
       const int64_t host0 = bench_->host_cycles();
       const uint16_t pad = dt == arch::DataType::bf16 ? 0x8000 : 0;
       const uint64_t cyc0 = bench_->cycle_count();
-      const int nred = isa_.red_chunks();
+      const int nred = static_cast<int>(c.program.size() - c.jobs.size());  // the RED_CFG chunks
       for (int i = 0; i < nred; ++i) bench_->push(c.program[static_cast<size_t>(i)]);
       std::vector<int64_t> out_dims = c.shape.m.dims;
       out_dims.insert(out_dims.end(), c.shape.n.dims.begin(), c.shape.n.dims.end());

@@ -1,0 +1,512 @@
+// fetta sweep: a grid of configurations (CE rows x cols, CE count, network lanes, data type,
+// baseline kind) derived from one base configuration. Per point: generate the top, lint it,
+// synthesize the chosen parts for the chosen targets, and count the cycles of the chosen layers
+// (the compiler's cycle model, which the system tests hold equal to the RTL, or the RTL itself
+// through `fetta run`). Results are appended point by point to results.jsonl and results.csv, so
+// a killed sweep resumes (--resume) where it stopped; a failing point is recorded with its
+// reason and the sweep goes on.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "arch/config.hpp"
+#include "arch/isa.hpp"
+#include "commands.hpp"
+#include "flows/lint.hpp"
+#include "flows/run.hpp"
+#include "flows/synth.hpp"
+#include "flows/synth_tools.hpp"
+#include "hw/sys/system.hpp"
+#include "hw/top.hpp"
+#include "mapper/compile.hpp"
+#include "mapper/layer_search.hpp"
+#include "rtl_gen/emit.hpp"
+#include "verif/layer.hpp"
+
+namespace fetta::app {
+
+namespace fs = std::filesystem;
+namespace sy = flows::synth;
+
+namespace {
+
+const std::vector<std::string> kGridKeys{"ce.rows", "ce.cols", "ce.count", "network.lanes", "memory.elems_per_bank",
+                                         "dtype", "baseline"};
+
+struct Grid {
+  std::string file;
+  std::string base = "configs/default.yaml";
+  std::vector<std::string> layers;
+  std::vector<verif::Phase> phases{verif::Phase::fp, verif::Phase::bp, verif::Phase::wg};
+  bool lint = true;
+  std::string cycles = "model";  // model | rtl
+  std::vector<std::string> targets;
+  std::vector<std::string> parts{"ce"};
+  std::vector<std::pair<std::string, std::vector<std::string>>> axes;  // in file order
+};
+
+[[noreturn]] void grid_error(const Grid& g, const YAML::Mark& m, const std::string& msg) {
+  throw std::invalid_argument(fmt::format("{}:{}: {}", g.file, m.line + 1, msg));
+}
+
+std::vector<std::string> strings(const Grid& g, const YAML::Node& n, const std::string& field) {
+  if (!n.IsSequence() || n.size() == 0) grid_error(g, n.Mark(), field + ": expected a non-empty list");
+  std::vector<std::string> v;
+  for (const auto& x : n) {
+    if (!x.IsScalar()) grid_error(g, x.Mark(), field + ": expected scalars");
+    v.push_back(x.Scalar());
+  }
+  return v;
+}
+
+Grid load_grid(const std::string& file) {
+  Grid g;
+  g.file = file;
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file);
+  } catch (const YAML::Exception& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", file, e.what()));
+  }
+  if (!root.IsMap()) throw std::invalid_argument(file + ": expected a mapping (base, layers, phases, grid, ...)");
+  for (const auto& kv : root) {
+    const std::string key = kv.first.Scalar();
+    const YAML::Node& v = kv.second;
+    if (key == "base") {
+      g.base = v.Scalar();
+    } else if (key == "layers") {
+      g.layers = strings(g, v, "layers");
+    } else if (key == "phases") {
+      g.phases.clear();
+      for (const std::string& p : strings(g, v, "phases")) {
+        const auto ph = mapper::parse_phases(p);
+        g.phases.insert(g.phases.end(), ph.begin(), ph.end());
+      }
+    } else if (key == "lint") {
+      g.lint = v.as<bool>();
+    } else if (key == "cycles") {
+      g.cycles = v.Scalar();
+      if (g.cycles != "model" && g.cycles != "rtl")
+        grid_error(g, v.Mark(), fmt::format("cycles: unknown value '{}'; allowed: model, rtl", g.cycles));
+    } else if (key == "synth") {
+      for (const auto& s : v) {
+        const std::string k = s.first.Scalar();
+        if (k == "targets") {
+          g.targets = strings(g, s.second, "synth.targets");
+          for (const std::string& t : g.targets) (void)sy::parse_target(t);
+        } else if (k == "parts") {
+          g.parts = strings(g, s.second, "synth.parts");
+          const auto known = hw::part_list();
+          for (const std::string& p : g.parts)
+            if (std::find(known.begin(), known.end(), p) == known.end())
+              grid_error(g, s.second.Mark(), fmt::format("synth.parts: unknown part '{}'; allowed: {}", p, hw::part_names()));
+        } else {
+          grid_error(g, s.first.Mark(), fmt::format("synth.{}: unknown key; allowed: targets, parts", k));
+        }
+      }
+    } else if (key == "grid") {
+      for (const auto& a : v) {
+        const std::string k = a.first.Scalar();
+        if (std::find(kGridKeys.begin(), kGridKeys.end(), k) == kGridKeys.end())
+          grid_error(g, a.first.Mark(), fmt::format("grid: unknown parameter '{}'; allowed: {}", k, fmt::join(kGridKeys, ", ")));
+        g.axes.emplace_back(k, strings(g, a.second, "grid." + k));
+      }
+    } else {
+      grid_error(g, kv.first.Mark(),
+                 fmt::format("unknown key '{}'; allowed: base, layers, phases, lint, cycles, synth, grid", key));
+    }
+  }
+  if (g.axes.empty()) throw std::invalid_argument(file + ": grid: no parameter to sweep");
+  return g;
+}
+
+using Point = std::vector<std::pair<std::string, std::string>>;
+
+std::string point_key(const Point& p) {
+  std::string s;
+  for (const auto& [k, v] : p) s += (s.empty() ? "" : ",") + k + "=" + v;
+  return s;
+}
+
+std::vector<Point> expand(const Grid& g) {
+  std::vector<Point> pts{{}};
+  for (const auto& [k, vals] : g.axes) {
+    std::vector<Point> next;
+    for (const Point& p : pts)
+      for (const std::string& v : vals) {
+        Point q = p;
+        q.emplace_back(k, v);
+        next.push_back(q);
+      }
+    pts = std::move(next);
+  }
+  return pts;
+}
+
+int to_int(const std::string& key, const std::string& v) {
+  try {
+    size_t used = 0;
+    const int x = std::stoi(v, &used);
+    if (used == v.size()) return x;
+  } catch (const std::exception&) {
+  }
+  throw std::invalid_argument(fmt::format("{} = '{}': expected an integer", key, v));
+}
+
+int ilog2_exact(int v) {
+  int b = 0;
+  while ((1 << b) < v) ++b;
+  return (1 << b) == v ? b : -1;
+}
+
+// The configuration of a point: the base with the point's values; `baseline` rewrites it into
+// the TPU-like array (one square CE with the same PEs, fixed wiring, same memory capacity) or
+// the hierarchical one (same CEs, fixed wiring).
+arch::ArchConfig point_config(const arch::ArchConfig& base, const Point& p) {
+  arch::ArchConfig c = base;
+  std::string baseline = "fetta";
+  for (const auto& [k, v] : p) {
+    if (k == "ce.rows") c.ce.rows = to_int(k, v);
+    else if (k == "ce.cols") c.ce.cols = to_int(k, v);
+    else if (k == "ce.count") c.ce.count = to_int(k, v);
+    else if (k == "network.lanes") c.network.lanes = to_int(k, v);
+    else if (k == "memory.elems_per_bank") c.memory.elems_per_bank = to_int(k, v);
+    else if (k == "dtype") {
+      if (v == "bf16") c.dtype = arch::DataType::bf16;
+      else if (v == "int8") c.dtype = arch::DataType::int8;
+      else if (v == "int16") c.dtype = arch::DataType::int16;
+      else throw std::invalid_argument(fmt::format("dtype = '{}'; allowed: bf16, int8, int16", v));
+    } else if (k == "baseline") {
+      if (v != "fetta" && v != "tpu" && v != "hier")
+        throw std::invalid_argument(fmt::format("baseline = '{}'; allowed: fetta, tpu, hier", v));
+      baseline = v;
+    }
+  }
+  const int T = c.memory.elems_per_bank;
+  const int64_t capacity_rows = static_cast<int64_t>(c.memory.unified_depth) * base.network.lanes;
+  const int64_t acc_rows = static_cast<int64_t>(c.memory.accum_depth) * base.network.lanes;
+  if (baseline == "tpu") {
+    const int pes = c.total_pes();
+    const int side = static_cast<int>(std::lround(std::sqrt(pes)));
+    if (side * side != pes || ilog2_exact(side) < 0)
+      throw std::invalid_argument(fmt::format("baseline tpu: {} PEs is not a square of a power of two", pes));
+    c.ce.rows = c.ce.cols = side;
+    c.ce.count = 1;
+    c.network.lanes = std::max(side, T * T);
+  }
+  if (baseline != "fetta") c.network.topology = arch::NetworkTopology::fixed;
+  c.memory.banks = c.network.lanes / std::max(1, T);
+  // Keep the memory capacities of the base when the lane count changes.
+  c.memory.unified_depth = static_cast<int>(std::max<int64_t>(2, capacity_rows / c.network.lanes));
+  c.memory.accum_depth = static_cast<int>(std::max<int64_t>(2, acc_rows / c.network.lanes));
+  c.name = base.name + "[" + point_key(p) + "]";
+  arch::validate(c);
+  hw::validate_system(c);
+  return c;
+}
+
+std::string fmt_eta(double s) {
+  if (s < 0 || !std::isfinite(s)) return "?";
+  const int t = static_cast<int>(s);
+  return t >= 3600 ? fmt::format("{}h{:02}m", t / 3600, t / 60 % 60) : fmt::format("{}m{:02}s", t / 60, t % 60);
+}
+
+struct Sweep {
+  Grid grid;
+  fs::path out;
+  arch::ArchConfig base;
+  std::mutex mu;
+  std::ofstream jsonl, csv;
+  size_t total = 0;
+  std::atomic<size_t> done{0};
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+
+  static std::string csv_header() {
+    return "point,status,baseline,dtype,ce_rows,ce_cols,ce_count,pes,lanes,layer,phase,macs,cycles,utilization,"
+           "cycles_source,area_um2,logic_area_um2,sram_area_um2,delay_ps,luts,ffs,dsps,brams,fmax_mhz,part_areas,reason\n";
+  }
+
+  // Runs one point; returns its JSON record (status ok / failed with the reason).
+  nlohmann::json run_point(const Point& p) {
+    nlohmann::json rec{{"point", point_key(p)}, {"params", nlohmann::json::object()}};
+    for (const auto& [k, v] : p) rec["params"][k] = v;
+    std::string stage = "config";
+    try {
+      const arch::ArchConfig cfg = point_config(base, p);
+      rec["config"] = {{"dtype", arch::to_string(cfg.dtype)}, {"ce_rows", cfg.ce.rows}, {"ce_cols", cfg.ce.cols},
+                       {"ce_count", cfg.ce.count}, {"pes", cfg.total_pes()}, {"lanes", cfg.network.lanes},
+                       {"topology", arch::to_string(cfg.network.topology)}, {"banks", cfg.memory.banks},
+                       {"unified_depth", cfg.memory.unified_depth}, {"accum_depth", cfg.memory.accum_depth}};
+      const fs::path dir = out / "points" / safe_name(point_key(p));
+      fs::create_directories(dir);
+      // generate + lint the top
+      stage = "generate";
+      rtl::Design design;
+      const std::string top = hw::elaborate_part(design, cfg, "top");
+      rtl::write_design(design, top, dir / "rtl");
+      write_config_yaml(cfg, dir / "config.yaml");
+      if (grid.lint) {
+        stage = "lint";
+        const std::vector<flows::LintResult> lr = flows::lint_design((dir / "rtl").string(), top);
+        if (!flows::all_clean(lr)) {
+          std::string bad;
+          for (const auto& r : lr)
+            if (!r.clean) bad += (bad.empty() ? "" : ", ") + r.tool;
+          throw std::runtime_error("the generated top is not lint-clean (" + bad + ")");
+        }
+      }
+      // synthesis of the chosen parts
+      nlohmann::json synth = nlohmann::json::object();
+      for (const std::string& target : grid.targets) {
+        stage = "synth " + target;
+        for (const std::string& part : grid.parts) {
+          rtl::Design pd;
+          const std::string ptop = hw::elaborate_part(pd, cfg, part);
+          const fs::path prtl = dir / "synth" / part / "rtl";
+          rtl::write_design(pd, ptop, prtl);
+          sy::Options so;
+          so.target = sy::parse_target(target);
+          so.modules = "top";
+          if (so.target == sy::Target::asap7) so.clock_mhz = cfg.clock_mhz;
+          const sy::SynthReport rep = sy::run_synth(prtl.string(), (dir / "synth" / part / target).string(), so);
+          const nlohmann::json j = sy::to_json(rep);
+          for (const auto& m : j.at("modules"))
+            if (m.value("top", false)) synth[target][part] = m;
+        }
+      }
+      rec["synth"] = synth;
+      // cycles of every layer and phase
+      stage = "cycles";
+      nlohmann::json layers = nlohmann::json::array();
+      for (const std::string& lf : grid.layers) {
+        const verif::LayerSpec spec = verif::load_layer(lf);
+        for (verif::Phase ph : grid.phases) {
+          int64_t macs = 0, cycles = 0;
+          for (const auto& prob : verif::phase_problems(spec, ph))
+            for (size_t t = 0; t < prob.terms.size(); ++t)
+              for (const auto& st : mapper::plan_network(cfg, prob, t).steps) {
+                macs += st.compiled.gemm.shape.macs();
+                cycles += st.compiled.gemm.predicted_cycles;
+              }
+          layers.push_back({{"layer", spec.name}, {"phase", verif::to_string(ph)}, {"macs", macs}, {"cycles", cycles},
+                            {"source", "model"}});
+        }
+        if (grid.cycles == "rtl") {
+          stage = "rtl " + spec.name;
+          rtl_cycles(dir, lf, layers);
+        }
+      }
+      rec["layers"] = layers;
+      rec["status"] = "ok";
+    } catch (const std::exception& e) {
+      rec["status"] = "failed";
+      rec["reason"] = fmt::format("{}: {}", stage, e.what());
+    }
+    return rec;
+  }
+
+  // Replaces the model's cycles of the layer with the RTL's (fetta run --json on the point).
+  void rtl_cycles(const fs::path& dir, const std::string& layer_file, nlohmann::json& layers) {
+    std::string phases;
+    for (verif::Phase ph : grid.phases) phases += (phases.empty() ? "" : ",") + verif::to_string(ph);
+    const fs::path exe = fs::read_symlink("/proc/self/exe");
+    const std::string cmd = fmt::format("{} run --config {} --layer {} --phases {} --json > {} 2> {}",
+                                        flows::shell_quote(exe.string()), flows::shell_quote((dir / "config.yaml").string()),
+                                        flows::shell_quote(fs::absolute(layer_file).string()), phases,
+                                        flows::shell_quote((dir / "run.json").string()), flows::shell_quote((dir / "run.log").string()));
+    const int status = std::system(cmd.c_str());
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      throw std::runtime_error(fmt::format("fetta run failed (see {})", (dir / "run.log").string()));
+    std::ifstream in(dir / "run.json");
+    const nlohmann::json r = nlohmann::json::parse(in);
+    const std::string name = verif::load_layer(layer_file).name;
+    for (auto& l : layers) {
+      if (l["layer"] != name) continue;
+      int64_t cyc = 0;
+      for (const auto& s : r.at("steps"))
+        if (s.at("phase") == l["phase"]) cyc += s.at("cycles").get<int64_t>();
+      l["cycles"] = cyc;
+      l["source"] = "rtl";
+    }
+  }
+
+  static std::string safe_name(std::string s) {
+    for (char& c : s)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '_';
+    return s;
+  }
+
+  static void write_config_yaml(const arch::ArchConfig& c, const fs::path& path) {
+    std::ofstream o(path);
+    o << "# written by fetta sweep\n";
+    o << "name: " << Sweep::safe_name(c.name) << "\ndtype: " << arch::to_string(c.dtype) << "\nclock_mhz: " << c.clock_mhz
+      << "\nce:\n  rows: " << c.ce.rows << "\n  cols: " << c.ce.cols << "\n  count: " << c.ce.count << "\n  dataflows: [";
+    for (size_t i = 0; i < c.ce.dataflows.size(); ++i) o << (i ? ", " : "") << arch::to_string(c.ce.dataflows[i]);
+    o << "]\n  ib_double_buffer: " << (c.ce.ib_double_buffer ? "true" : "false")
+      << "\n  psum_double_buffer: " << (c.ce.psum_double_buffer ? "true" : "false")
+      << "\n  mac_pipeline_stages: " << c.ce.mac_pipeline_stages << "\nnetwork:\n  lanes: " << c.network.lanes
+      << "\n  dist_pipeline_every: " << c.network.dist_pipeline_every << "\n  topology: " << arch::to_string(c.network.topology)
+      << "\nmemory:\n  banks: " << c.memory.banks << "\n  elems_per_bank: " << c.memory.elems_per_bank
+      << "\n  unified_depth: " << c.memory.unified_depth << "\n  accum_depth: " << c.memory.accum_depth
+      << "\ndram:\n  bandwidth_gbps: " << c.dram.bandwidth_gbps << "\n  latency_ns: " << c.dram.latency_ns << "\n";
+  }
+
+  void record(const nlohmann::json& rec) {
+    std::lock_guard<std::mutex> lock(mu);
+    jsonl << rec.dump() << "\n";
+    jsonl.flush();
+    for (const std::string& line : csv_rows(rec)) csv << line;
+    csv.flush();
+    const size_t n = ++done;
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double eta = el / static_cast<double>(n) * static_cast<double>(total - n);
+    const int width = 30, fill = static_cast<int>(width * n / std::max<size_t>(1, total));
+    fmt::print(stderr, "[{}{}] {}/{} {:3.0f}% eta {}  {} {}{}\n", std::string(static_cast<size_t>(fill), '#'),
+               std::string(static_cast<size_t>(width - fill), '.'), n, total, 100.0 * n / total, fmt_eta(eta),
+               rec["point"].get<std::string>(), rec["status"].get<std::string>(),
+               rec.contains("reason") ? " (" + rec["reason"].get<std::string>() + ")" : "");
+  }
+
+  static std::string csv_field(std::string s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  }
+
+  std::vector<std::string> csv_rows(const nlohmann::json& rec) const {
+    auto param = [&](const char* k, const std::string& dflt) {
+      return rec["params"].contains(k) ? rec["params"][k].get<std::string>() : dflt;
+    };
+    const nlohmann::json cfgj = rec.value("config", nlohmann::json::object());
+    auto c = [&](const char* k) { return cfgj.contains(k) ? cfgj[k].dump() : std::string(); };
+    // Synthesis: the first target's figures, summed over the parts; part areas as part=area;...
+    std::string area, logic, sram, delay, luts, ffs, dsps, brams, fmax, parts;
+    if (rec.contains("synth"))
+      for (auto it = rec["synth"].begin(); it != rec["synth"].end(); ++it) {
+        double a = 0, la = 0, sa = 0, d = 0;
+        long long lu = 0, ff = 0, ds = 0;
+        double br = 0, fm = 0;
+        // Module records of sy::to_json carry the target's metrics at their top level.
+        for (auto p = it.value().begin(); p != it.value().end(); ++p) {
+          const nlohmann::json& m = p.value();
+          if (it.key() == "asap7") {
+            a += m.value("area_um2", 0.0);
+            la += m.value("logic_area_um2", 0.0);
+            sa += m.value("sram_area_um2", 0.0);
+            d = std::max(d, m.value("delay_ps", 0.0));
+            parts += fmt::format("{}{}={:.1f}", parts.empty() ? "" : ";", p.key(), m.value("area_um2", 0.0));
+          } else {
+            lu += m.value("luts", 0LL);
+            ff += m.value("ffs", 0LL);
+            ds += m.value("dsps", 0LL);
+            br += m.value("brams", 0.0);
+            if (m.contains("fmax_mhz") && m["fmax_mhz"].is_number()) fm = m["fmax_mhz"].get<double>();
+          }
+        }
+        if (it.key() == "asap7") {
+          area = fmt::format("{:.1f}", a);
+          logic = fmt::format("{:.1f}", la);
+          sram = fmt::format("{:.1f}", sa);
+          delay = fmt::format("{:.1f}", d);
+        } else {
+          luts = std::to_string(lu);
+          ffs = std::to_string(ff);
+          dsps = std::to_string(ds);
+          brams = fmt::format("{}", br);
+          if (fm > 0) fmax = fmt::format("{:.1f}", fm);
+        }
+      }
+    const std::string head = fmt::format("{},{},{},{},{},{},{},{},{}", csv_field(rec["point"].get<std::string>()),
+                                         rec["status"].get<std::string>(), param("baseline", "fetta"),
+                                         cfgj.contains("dtype") ? cfgj["dtype"].get<std::string>() : param("dtype", ""),
+                                         c("ce_rows"), c("ce_cols"), c("ce_count"), c("pes"), c("lanes"));
+    const std::string tail = fmt::format("{},{},{},{},{},{},{},{},{},{},{}", area, logic, sram, delay, luts, ffs, dsps, brams,
+                                         fmax, csv_field(parts), csv_field(rec.value("reason", "")));
+    std::vector<std::string> rows;
+    if (!rec.contains("layers") || rec["layers"].empty()) {
+      rows.push_back(head + ",,,,,,," + tail + "\n");
+      return rows;
+    }
+    for (const auto& l : rec["layers"]) {
+      const double pes = cfgj.value("pes", 1);
+      const double util = l["macs"].get<double>() / (l["cycles"].get<double>() * pes);
+      rows.push_back(fmt::format("{},{},{},{},{},{:.4f},{},{}\n", head, l["layer"].get<std::string>(),
+                                 l["phase"].get<std::string>(), l["macs"].get<int64_t>(), l["cycles"].get<int64_t>(), util,
+                                 l["source"].get<std::string>(), tail));
+    }
+    return rows;
+  }
+};
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+  struct Opts {
+    std::string grid, out = "out/sweep";
+    int jobs = 1;
+    bool resume = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("sweep", "Sweep a grid of configurations: generate, lint, synthesize, count cycles; CSV/JSON results");
+  cmd->add_option("--grid", o->grid, "Grid description (YAML; see docs/results.md and scripts/grids/)")->required();
+  cmd->add_option("--out", o->out, "Output directory: results.csv, results.jsonl, points/<point>/")->capture_default_str();
+  cmd->add_option("--jobs", o->jobs, "Points run in parallel")->check(CLI::Range(1, 64))->capture_default_str();
+  cmd->add_flag("--resume", o->resume, "Skip the points already recorded in <out>/results.jsonl");
+  cmd->callback([o] {
+    Sweep sw;
+    sw.grid = load_grid(o->grid);
+    for (const std::string& l : sw.grid.layers) (void)verif::load_layer(l);  // bad layers fail before any point
+    sw.base = arch::load_arch_config(sw.grid.base);
+    for (const std::string& t : sw.grid.targets) sy::require_tools(sy::parse_target(t));
+    sw.out = o->out;
+    fs::create_directories(sw.out);
+    const fs::path jl = sw.out / "results.jsonl", cv = sw.out / "results.csv";
+    std::set<std::string> have;
+    if (o->resume && fs::exists(jl)) {
+      std::ifstream in(jl);
+      for (std::string line; std::getline(in, line);)
+        if (!line.empty()) {
+          try {
+            have.insert(nlohmann::json::parse(line).at("point").get<std::string>());
+          } catch (const std::exception&) {  // a line cut by a kill: that point runs again
+          }
+        }
+    } else {
+      fs::remove(jl);
+      fs::remove(cv);
+    }
+    const bool new_csv = !fs::exists(cv);
+    sw.jsonl.open(jl, std::ios::app);
+    sw.csv.open(cv, std::ios::app);
+    if (new_csv) sw.csv << Sweep::csv_header();
+    std::vector<Point> todo;
+    for (const Point& p : expand(sw.grid))
+      if (!have.count(point_key(p))) todo.push_back(p);
+    sw.total = todo.size();
+    fmt::print(stderr, "fetta sweep: {} point(s) to run ({} already recorded), {} job(s), results in {}\n", todo.size(),
+               have.size(), o->jobs, sw.out.string());
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+      for (size_t i = next++; i < todo.size(); i = next++) sw.record(sw.run_point(todo[i]));
+    };
+    std::vector<std::thread> pool;
+    for (int j = 0; j < std::min<int>(o->jobs, static_cast<int>(todo.size())); ++j) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+    fmt::print(stderr, "fetta sweep: done; plot with: /usr/bin/python3 scripts/plot_sweep.py {}\n", sw.out.string());
+  });
+}
+
+}  // namespace fetta::app

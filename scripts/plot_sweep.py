@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+"""Plots of a `fetta sweep` result directory (results.csv) as PNG files next to it.
+
+    /usr/bin/python3 scripts/plot_sweep.py OUT_DIR
+
+area_vs_pes.png       ASAP7 area of the synthesized parts against the number of PEs
+util_vs_lanes.png     PE utilization against network lanes, per layer/phase (FETTA points)
+speedup.png           cycles of each baseline / cycles of FETTA with the same other parameters, per layer
+area_breakdown.png    ASAP7 area per part for every point (stacked bars)
+Plots without data in the CSV (no synthesis, no baselines) are skipped with a message.
+"""
+import csv
+import os
+import sys
+from collections import defaultdict
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def load(path):
+    with open(path, newline="") as f:
+        return [r for r in csv.DictReader(f)]
+
+
+def num(s):
+    try:
+        return float(s)
+    except (TypeError, ValueError):
+        return None
+
+
+def save(fig, out, name):
+    p = os.path.join(out, name)
+    fig.tight_layout()
+    fig.savefig(p, dpi=120)
+    plt.close(fig)
+    print("wrote", p)
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    rows = [r for r in load(os.path.join(out, "results.csv")) if r["status"] == "ok"]
+    if not rows:
+        sys.exit("no successful points in results.csv")
+
+    # Area vs PEs (one value per point).
+    pts = {}
+    for r in rows:
+        if num(r["area_um2"]) is not None:
+            pts[r["point"]] = r
+    if pts:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for base in sorted({r["baseline"] for r in pts.values()}):
+            sel = [r for r in pts.values() if r["baseline"] == base]
+            ax.scatter([num(r["pes"]) for r in sel], [num(r["area_um2"]) for r in sel], label=base)
+        ax.set_xlabel("PEs")
+        ax.set_ylabel("ASAP7 area of the synthesized parts (um^2)")
+        ax.set_xscale("log", base=2)
+        ax.legend()
+        ax.set_title("Area vs array size")
+        save(fig, out, "area_vs_pes.png")
+    else:
+        print("area_vs_pes.png: no synthesis figures in this sweep")
+
+    # Utilization vs lanes (FETTA points).
+    fetta = [r for r in rows if r["baseline"] == "fetta" and num(r["utilization"]) is not None]
+    if fetta:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        series = defaultdict(list)
+        for r in fetta:
+            series[(r["layer"], r["phase"])].append((num(r["lanes"]), num(r["utilization"]) * 100))
+        for (layer, phase), v in sorted(series.items()):
+            v.sort()
+            ax.plot([x for x, _ in v], [y for _, y in v], marker="o", label=f"{layer} {phase}")
+        ax.set_xlabel("network lanes")
+        ax.set_ylabel("PE utilization (%)")
+        ax.set_xscale("log", base=2)
+        ax.set_ylim(0, 100)
+        ax.legend(fontsize=7)
+        ax.set_title("Utilization vs network width")
+        save(fig, out, "util_vs_lanes.png")
+
+    # Speedup of FETTA over each baseline kind, per layer (phases summed).
+    def key(r):
+        return (r["dtype"], r["pes"], r["layer"])
+
+    cyc = defaultdict(lambda: defaultdict(float))
+    for r in rows:
+        if num(r["cycles"]) is not None:
+            cyc[r["baseline"]][key(r)] += num(r["cycles"])
+    bases = [b for b in ("tpu", "hier") if b in cyc]
+    if "fetta" in cyc and bases:
+        layers = sorted({k[2] for k in cyc["fetta"]})
+        fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(layers)), 4))
+        width = 0.8 / len(bases)
+        for i, b in enumerate(bases):
+            sp = []
+            for layer in layers:
+                f = [v for k, v in cyc["fetta"].items() if k[2] == layer]
+                o = [v for k, v in cyc[b].items() if k[2] == layer]
+                sp.append(sum(o) / sum(f) if f and o and sum(f) > 0 else 0)
+            xs = [j + i * width for j in range(len(layers))]
+            bars = ax.bar(xs, sp, width, label=f"over {b}")
+            for x, s in zip(xs, sp):
+                ax.text(x, s, f"{s:.2f}x", ha="center", va="bottom", fontsize=7)
+        ax.set_xticks([j + width * (len(bases) - 1) / 2 for j in range(len(layers))])
+        ax.set_xticklabels(layers, rotation=20, ha="right", fontsize=8)
+        ax.axhline(1.0, color="gray", lw=0.8)
+        ax.set_ylabel("speedup (cycles of baseline / cycles of FETTA)")
+        ax.legend()
+        ax.set_title("Speedup per layer (FP+BP+WG)")
+        save(fig, out, "speedup.png")
+    else:
+        print("speedup.png: the sweep has no baseline points")
+
+    # Area breakdown per point.
+    brk = {}
+    for r in pts.values():
+        parts = {}
+        for item in (r["part_areas"] or "").split(";"):
+            if "=" in item:
+                k, v = item.split("=", 1)
+                parts[k] = float(v)
+        if parts:
+            brk[r["point"]] = parts
+    if brk:
+        names = sorted({k for p in brk.values() for k in p})
+        labels = list(brk)
+        fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(labels)), 4))
+        bottom = [0.0] * len(labels)
+        for n in names:
+            vals = [brk[l].get(n, 0.0) for l in labels]
+            ax.bar(range(len(labels)), vals, bottom=bottom, label=n)
+            bottom = [b + v for b, v in zip(bottom, vals)]
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=6)
+        ax.set_ylabel("ASAP7 area (um^2)")
+        ax.legend()
+        ax.set_title("Area breakdown")
+        save(fig, out, "area_breakdown.png")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,27 @@
+#!/bin/sh
+# The CI sweep end to end: the tiny grid (lint + ASAP7 synthesis + model cycles, 2 jobs), the
+# plots, a resume that finds nothing left to do, and a grid with an impossible point.
+#   run_sweep_test.sh FETTA SOURCE_DIR WORK_DIR
+set -eu
+fetta=$1
+src=$2
+work=$3
+rm -rf "$work"
+mkdir -p "$work"
+cd "$src"
+"$fetta" sweep --grid scripts/grids/ci_tiny.yaml --out "$work/tiny" --jobs 2
+ok=$(grep -c ',ok,' "$work/tiny/results.csv")
+[ "$ok" -eq 8 ] || { echo "expected 8 ok rows (4 points x 2 phases), got $ok"; exit 1; }
+# Every point has an ASAP7 area and model cycles.
+awk -F'"' 'NR > 1 { print $3 }' "$work/tiny/results.csv" | awk -F, '{ if ($11 == "" || $16 + 0 <= 0) { print "row without cycles or area: " $0; bad = 1 } } END { exit bad }'
+/usr/bin/python3 scripts/plot_sweep.py "$work/tiny"
+for p in area_vs_pes util_vs_lanes speedup area_breakdown; do
+  [ -s "$work/tiny/$p.png" ] || { echo "missing plot $p.png"; exit 1; }
+done
+"$fetta" sweep --grid scripts/grids/ci_tiny.yaml --out "$work/tiny" --resume 2> "$work/resume.log"
+grep -q '0 point(s) to run (4 already recorded)' "$work/resume.log" || { cat "$work/resume.log"; exit 1; }
+"$fetta" sweep --grid tests/sweep/with_failure.yaml --out "$work/fail"
+grep -q '^ce.rows=3,failed' "$work/fail/results.csv" || { echo "the impossible point is not recorded as failed"; exit 1; }
+grep 'ce.rows=3' "$work/fail/results.csv" | grep -q 'allowed: powers of two' || { echo "the failure has no reason"; exit 1; }
+[ "$(grep -c ',ok,' "$work/fail/results.csv")" -eq 2 ] || { echo "the valid points did not complete"; exit 1; }
+echo "sweep test: ok"
