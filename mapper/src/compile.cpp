@@ -118,24 +118,27 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
   if (mp.k_tiles > (int64_t{1} << isa.count_bits()) || mp.n_tiles > (int64_t{1} << isa.count_bits()))
     throw CompileError(fmt::format("{} x {}: {} x {} folds exceed the ISA's 16-bit loop counts", shape.a_name,
                                    shape.b_name, mp.k_tiles, mp.n_tiles));
-  // Jobs: N tiles per job (B rows next to A in one half) and rows of M per job (what the
-  // accumulator holds and what fits next to B). The host writes each job's operands into the
-  // free half before its FLIP: large operands are tiled through the host port.
-  const int64_t b_tile_rows = mp.k_tiles * mp.n_tile;  // B rows of one N tile
+  // Jobs: K tiles per job (when one N tile of B over all of K does not fit: later K chunks
+  // accumulate onto the earlier ones), N tiles per job (B rows next to A in one half) and rows of
+  // M per job (what the accumulator holds and what fits next to B). The host writes each job's
+  // operands into the free half before its FLIP: large operands are tiled through the host port.
+  mp.k_chunk = mp.k_tiles;
+  if (mp.k_tiles * mp.n_tile > half / 2) mp.k_chunk = std::max<int64_t>(1, (half / 2) / mp.n_tile);
+  const int64_t b_tile_rows = mp.k_chunk * mp.n_tile;  // B rows of one N tile in one job
   mp.n_chunk = mp.n_tiles;
-  if (mp.n_tiles * b_tile_rows + mp.k_tiles * std::min<int64_t>(M, 64) > half)
+  if (mp.n_tiles * b_tile_rows + mp.k_chunk * std::min<int64_t>(M, 64) > half)
     mp.n_chunk = std::min<int64_t>(mp.n_tiles, (half / 2) / b_tile_rows);
   mp.n_chunk = std::min<int64_t>(mp.n_chunk, cfg.memory.accum_depth);
-  if (mp.n_chunk < 1 || mp.n_chunk * b_tile_rows + mp.k_tiles > half)
+  if (mp.n_chunk < 1 || mp.n_chunk * b_tile_rows + mp.k_chunk > half)
     throw CompileError(fmt::format("{} x {} does not fit one half of unified memory: one N tile of B needs {} rows "
                                    "({} K tiles x {} columns) and A at least {}, a half has {} (memory.unified_depth / 2)",
-                                   shape.a_name, shape.b_name, b_tile_rows, mp.k_tiles, mp.n_tile, mp.k_tiles, half));
+                                   shape.a_name, shape.b_name, b_tile_rows, mp.k_chunk, mp.n_tile, mp.k_chunk, half));
   c.b_kt_stride = mp.n_chunk * mp.n_tile;
-  c.b_rows = mp.k_tiles * c.b_kt_stride;
+  c.b_rows = mp.k_chunk * c.b_kt_stride;
   mp.m_chunk = std::min<int64_t>({M, cfg.memory.accum_depth / mp.n_chunk, int64_t{1} << isa.count_bits(),
-                                  (half - c.b_rows) / mp.k_tiles});
+                                  (half - c.b_rows) / mp.k_chunk});
   c.a_base = 0;
-  c.a_rows = mp.k_tiles * mp.m_chunk;
+  c.a_rows = mp.k_chunk * mp.m_chunk;
   c.b_base = c.a_rows;
 
   const bool fixed = cfg.network.topology == arch::NetworkTopology::fixed;
@@ -208,39 +211,44 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
   for (int ch = 0; ch < red_chunks; ++ch) c.program.push_back(arch::encode_red_cfg(isa, ch, c.red_cfg));
   c.predicted_cycles = red_chunks;  // the RED_CFG pops; each job adds its FLIP and GEMM
   for (int64_t nt0 = 0; nt0 < mp.n_tiles; nt0 += mp.n_chunk)
-    for (int64_t m0 = 0; m0 < M; m0 += mp.m_chunk) {
-      GemmJob job;
-      job.m0 = m0;
-      job.m_count = std::min(mp.m_chunk, M - m0);
-      job.nt0 = nt0;
-      job.nt_count = std::min(mp.n_chunk, mp.n_tiles - nt0);
-      arch::GemmInstr& g = job.instr;
-      g.m = static_cast<uint32_t>(job.m_count);
-      g.k_tiles = static_cast<uint32_t>(mp.k_tiles);
-      g.n_tiles = static_cast<uint32_t>(job.nt_count);
-      g.gn = static_cast<uint32_t>(mp.gn);
-      g.gk = static_cast<uint32_t>(gk);
-      g.a_base = static_cast<uint32_t>(c.a_base);
-      g.a_kt_stride = mp.k_tiles > 1 ? static_cast<uint32_t>(job.m_count) : 0;
-      g.b_base = static_cast<uint32_t>(c.b_base);
-      g.b_kt_stride = mp.k_tiles > 1 ? static_cast<uint32_t>(job.nt_count * mp.n_tile) : 0;
-      g.b_nt_stride = job.nt_count > 1 ? static_cast<uint32_t>(mp.n_tile) : 0;
-      g.acc_base = 0;
-      g.acc_nt_stride = job.nt_count > 1 ? static_cast<uint32_t>(job.m_count) : 0;
-      g.acc_accumulate = false;
-      g.ia_sel = g.ib_sel = c.ia_sel;
-      g.ia_mask = g.ib_mask = c.ia_mask;
-      GemmMapping jm = mp;
-      jm.n_tiles = job.nt_count;
-      job.predicted_cycles = 1 + gemm_instr_cycles(cfg, job.m_count, jm);  // FLIP + GEMM
-      c.predicted_cycles += job.predicted_cycles;
-      try {
-        c.program.push_back(arch::encode_gemm(isa, g));
-      } catch (const arch::IsaError& e) {
-        throw CompileError(fmt::format("{} x {}: {}", shape.a_name, shape.b_name, e.what()));
+    for (int64_t m0 = 0; m0 < M; m0 += mp.m_chunk)
+      for (int64_t k0 = 0; k0 < mp.k_tiles; k0 += mp.k_chunk) {
+        GemmJob job;
+        job.m0 = m0;
+        job.m_count = std::min(mp.m_chunk, M - m0);
+        job.nt0 = nt0;
+        job.nt_count = std::min(mp.n_chunk, mp.n_tiles - nt0);
+        job.kt0 = k0;
+        job.kt_count = std::min(mp.k_chunk, mp.k_tiles - k0);
+        job.last_k = k0 + job.kt_count == mp.k_tiles;
+        arch::GemmInstr& g = job.instr;
+        g.m = static_cast<uint32_t>(job.m_count);
+        g.k_tiles = static_cast<uint32_t>(job.kt_count);
+        g.n_tiles = static_cast<uint32_t>(job.nt_count);
+        g.gn = static_cast<uint32_t>(mp.gn);
+        g.gk = static_cast<uint32_t>(gk);
+        g.a_base = static_cast<uint32_t>(c.a_base);
+        g.a_kt_stride = job.kt_count > 1 ? static_cast<uint32_t>(job.m_count) : 0;
+        g.b_base = static_cast<uint32_t>(c.b_base);
+        g.b_kt_stride = job.kt_count > 1 ? static_cast<uint32_t>(job.nt_count * mp.n_tile) : 0;
+        g.b_nt_stride = job.nt_count > 1 ? static_cast<uint32_t>(mp.n_tile) : 0;
+        g.acc_base = 0;
+        g.acc_nt_stride = job.nt_count > 1 ? static_cast<uint32_t>(job.m_count) : 0;
+        g.acc_accumulate = k0 > 0;  // later K chunks add onto the rows the first one wrote
+        g.ia_sel = g.ib_sel = c.ia_sel;
+        g.ia_mask = g.ib_mask = c.ia_mask;
+        GemmMapping jm = mp;
+        jm.n_tiles = job.nt_count;
+        jm.k_tiles = job.kt_count;
+        job.predicted_cycles = 1 + gemm_instr_cycles(cfg, job.m_count, jm);  // FLIP + GEMM
+        c.predicted_cycles += job.predicted_cycles;
+        try {
+          c.program.push_back(arch::encode_gemm(isa, g));
+        } catch (const arch::IsaError& e) {
+          throw CompileError(fmt::format("{} x {}: {}", shape.a_name, shape.b_name, e.what()));
+        }
+        c.jobs.push_back(job);
       }
-      c.jobs.push_back(job);
-    }
   return c;
 }
 
@@ -397,13 +405,13 @@ RowImage layout_a(const CompiledGemm& c, const verif::Tensor<uint16_t>& a, uint1
   const std::vector<uint16_t> v = flatten(a, c.shape.m.labels, c.shape.k.labels);
   RowImage img;
   img.first_row = c.a_base;
-  img.rows = c.map.k_tiles * Mc;
+  img.rows = jb.kt_count * Mc;
   img.lanes = static_cast<int>(c.map.k_tile * c.replicate);
   img.data.assign(static_cast<size_t>(img.rows * img.lanes), pad);
-  for (int64_t kt = 0; kt < c.map.k_tiles; ++kt)
+  for (int64_t kt = 0; kt < jb.kt_count; ++kt)
     for (int64_t m = 0; m < Mc; ++m)
       for (int64_t l = 0; l < c.map.k_tile; ++l) {
-        const int64_t k = kt * c.map.k_tile + l;
+        const int64_t k = (jb.kt0 + kt) * c.map.k_tile + l;
         if (k < K)
           for (int rep = 0; rep < c.replicate; ++rep)
             img.data[static_cast<size_t>((kt * Mc + m) * img.lanes + rep * c.map.k_tile + l)] =
@@ -419,13 +427,13 @@ RowImage layout_b(const CompiledGemm& c, const verif::Tensor<uint16_t>& b, size_
   const std::vector<uint16_t> v = flatten(b, c.shape.n.labels, c.shape.k.labels);
   RowImage img;
   img.first_row = c.b_base;
-  img.rows = c.map.k_tiles * cols;
+  img.rows = jb.kt_count * cols;
   img.lanes = static_cast<int>(c.map.k_tile * c.replicate);
   img.data.assign(static_cast<size_t>(img.rows * img.lanes), 0);
-  for (int64_t kt = 0; kt < c.map.k_tiles; ++kt)
+  for (int64_t kt = 0; kt < jb.kt_count; ++kt)
     for (int64_t n = 0; n < cols && n0 + n < Nn; ++n)
       for (int64_t l = 0; l < c.map.k_tile; ++l) {
-        const int64_t k = kt * c.map.k_tile + l;
+        const int64_t k = (jb.kt0 + kt) * c.map.k_tile + l;
         if (k < K)
           for (int rep = 0; rep < c.replicate; ++rep)
             img.data[static_cast<size_t>((kt * cols + n) * img.lanes + rep * c.map.k_tile + l)] =

@@ -87,8 +87,18 @@ TEST_CASE("Mapping choice, programs and memory limits", "[compile]") {
   const int64_t m_jobs = (100 + wide.map.m_chunk - 1) / wide.map.m_chunk;
   CHECK(wide.jobs.size() == static_cast<size_t>(n_jobs * m_jobs));
   CHECK(wide.a_rows + wide.b_rows <= 2048);
-  // One N tile of B larger than a half.
-  CHECK_THROWS_WITH(compile_gemm(d, plain(4, 64 * 40, 4), 1), Contains("one N tile of B needs"));
+  // K too long for one N tile of B next to A: K chunks, the later ones accumulating.
+  const CompiledGemm deep = compile_gemm(d, plain(8, 4 * 1000, 64), 1);  // K tile 4, N tile 64
+  REQUIRE(deep.map.k_chunk < deep.map.k_tiles);
+  CHECK_FALSE(deep.jobs[0].instr.acc_accumulate);
+  CHECK(deep.jobs[1].instr.acc_accumulate);
+  CHECK_FALSE(deep.jobs[0].last_k);
+  CHECK(deep.jobs.back().last_k);
+  CHECK(deep.a_rows + deep.b_rows <= 2048);
+  // A memory too small for even one N tile.
+  arch::ArchConfig tiny = d;
+  tiny.memory.unified_depth = 4;
+  CHECK_THROWS_WITH(compile_gemm(tiny, plain(4, 4, 4), 1), Contains("one N tile of B needs"));
   CHECK_THROWS_WITH(compile_gemm(d, plain(4, 4, 4), 3), Contains("allowed: a divisor of ce.count = 16"));
 }
 

@@ -58,7 +58,8 @@ struct GemmMapping {
   int64_t k_tile = 0;        // gk * R
   int64_t n_tile = 0;        // gn * C
   int64_t k_tiles = 0, n_tiles = 0;
-  int64_t n_chunk = 0;       // N tiles per job (B rows of a job: k_tiles * n_chunk * n_tile)
+  int64_t k_chunk = 0;       // K tiles per job (all of them unless B's N tile would not fit)
+  int64_t n_chunk = 0;       // N tiles per job (B rows of a job: k_chunk * n_chunk * n_tile)
   int64_t m_chunk = 0;       // rows of M per job: the accumulator holds n_chunk * m_chunk rows, a half
                              // holds k_tiles * m_chunk A rows next to the job's B
 };
@@ -69,7 +70,9 @@ int64_t gemm_instr_cycles(const arch::ArchConfig& cfg, int64_t m, const GemmMapp
 
 struct GemmJob {
   int64_t m0 = 0, m_count = 0;    // the rows of M this instruction computes
-  int64_t nt0 = 0, nt_count = 0;  // and its N tiles
+  int64_t nt0 = 0, nt_count = 0;  // its N tiles
+  int64_t kt0 = 0, kt_count = 0;  // and K tiles (jobs after the first K chunk accumulate)
+  bool last_k = true;             // the accumulator rows are complete after this job
   arch::GemmInstr instr;
   int64_t predicted_cycles = 0;
 };
@@ -79,8 +82,8 @@ struct CompiledGemm {
   GemmMapping map;
   // Unified-memory layout (rows of the compute half; lanes = bank*T + elem), per job (its m0,
   // m_count rows of M; the host writes them into the free half before the job's FLIP):
-  //   A: row a_base + kt*m_count + (m - m0),                 lane k - kt*k_tile (padding: -0 / 0)
-  //   B: row b_base + kt*nt_count*n_tile + (n - nt0*n_tile), lane k - kt*k_tile (padding, n >= N: +0 / 0)
+  //   A: row a_base + (kt - kt0)*m_count + (m - m0),                 lane k - kt*k_tile (padding: -0 / 0)
+  //   B: row b_base + (kt - kt0)*nt_count*n_tile + (n - nt0*n_tile), lane k - kt*k_tile (padding, n >= N: +0)
   int64_t a_base = 0, a_rows = 0, b_base = 0, b_rows = 0, b_kt_stride = 0;  // rows: the largest job's
   // Accumulator: column j of N tile nt, row m of a job: row (nt - nt0)*m_count + (m - m0), lane col_lane[j].
   std::vector<int> col_lane;

@@ -163,22 +163,23 @@ class Runner {
       out_labels.insert(out_labels.end(), c.shape.n.labels.begin(), c.shape.n.labels.end());
       const int64_t M = rep.m, Nn = rep.n;
       std::vector<uint64_t> z(static_cast<size_t>(M * Nn));
-      int64_t b_in_half[2] = {-1, -1};  // the first N tile of the B image each half holds
+      std::pair<int64_t, int64_t> b_in_half[2] = {{-1, -1}, {-1, -1}};  // (nt0, kt0) of the B image each half holds
       for (size_t j = 0; j < c.jobs.size(); ++j) {
         const mapper::GemmJob& job = c.jobs[j];
         // Job j computes on the half the host writes now (the free one); the halves alternate.
         const size_t half = (flips_ + 1) % 2;
         const mapper::RowImage ia = mapper::layout_a(c, A.rtl, pad, j);
         bench_->write_rows(ia.first_row, ia.rows, ia.lanes, ia.data);
-        if (b_in_half[half] != job.nt0) {
+        if (b_in_half[half] != std::make_pair(job.nt0, job.kt0)) {
           const mapper::RowImage ib = mapper::layout_b(c, B.rtl, j);
           bench_->write_rows(ib.first_row, ib.rows, ib.lanes, ib.data);
-          b_in_half[half] = job.nt0;
+          b_in_half[half] = {job.nt0, job.kt0};
         }
         bench_->push(arch::encode_flip(isa_));
         ++flips_;
         bench_->push(c.program[static_cast<size_t>(nred) + j]);
         bench_->wait_idle(opt_.timeout_cycles);
+        if (!job.last_k) continue;  // the next K chunk accumulates onto these rows
         std::vector<int64_t> rows;
         for (int64_t nt = 0; nt < job.nt_count; ++nt)
           for (int64_t m = 0; m < job.m_count; ++m) rows.push_back(nt * job.m_count + m);
