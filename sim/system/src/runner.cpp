@@ -384,6 +384,8 @@ int64_t preflight(const RunOptions& opt) {
 
 int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks& hooks) {
   preflight(opt);
+  // SystemC's infos ("Simulation stopped by user") go to stdout, which carries the report.
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   Runner runner(opt);
   SystemBench bench("bench", dut, opt.cfg, [&](SystemBench& b) { runner.host(b); });
   if (!opt.json)

@@ -3,6 +3,7 @@
 // for the models it builds and caches) and FETTA_TRACE when the model was built with
 // --trace-fst. Everything else lives in fetta_sim_system.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 
@@ -13,6 +14,9 @@
 #endif
 
 int sc_main(int argc, char** argv) {
+  // SystemC prints its banner on stdout when the first object is built; --json output must be
+  // JSON only.
+  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   try {
     const fetta::sim::system::RunOptions opt = fetta::sim::system::parse_run_args(argc, argv);
 #ifdef FETTA_TRACE
