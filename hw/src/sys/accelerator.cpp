@@ -102,14 +102,11 @@ void Accelerator::build(Module& m) const {
   m.add_comment(fmt::format("unified memory {} banks x {} x {} rows (ping-pong halves), accumulator {} rows; docs/architecture.md.",
                             B, T, cfg.memory.unified_depth, cfg.memory.accum_depth));
 
-  // ---- host interface
-  Sig instr_we = m.input("instr_we", UInt(1));
-  Sig instr_word = m.input("instr_word", UInt(32));
-  Sig instr_ready = m.output("instr_ready", UInt(1));
-  Sig busy = m.output("busy", UInt(1));
-  Sig error = m.output("error", UInt(1));
-  Sig cycle_count = m.output("cycle_count", UInt(48));
-  Sig retired = m.output("retired", UInt(32));
+  // ---- host interface: the controller's ports (instruction words, status) are the top's
+  InstanceRef ctl = m.instance(Controller(ControllerParams{cfg, tm.ctrl_delay, tm.acc_delay, 4}), "ctl");
+  for (const char* name : {"instr_we", "instr_word"}) ctl.io(name).sig() <<= m.input(name, ctl.io(name).type()).sig();
+  for (const char* name : {"instr_ready", "busy", "error", "cycle_count", "retired"})
+    m.output(name, ctl.io(name).type()).sig() <<= ctl.io(name).sig();
   Sig hw_id = m.output("hw_id", UInt(32));
   hw_id <<= lit(hardware_id(cfg), 32);
   Sig host_group = m.input("host_group", UInt(gw));
@@ -125,16 +122,6 @@ void Accelerator::build(Module& m) const {
   Sig acc_row = m.input("acc_row", UInt(qw));
   Sig acc_rvalid = m.output("acc_rvalid", UInt(1));
   Data acc_rdata = m.output("acc_rdata", Vec(acc_t, H));
-
-  // ---- controller
-  InstanceRef ctl = m.instance(Controller(ControllerParams{cfg, tm.ctrl_delay, tm.acc_delay, 4}), "ctl");
-  ctl.io("instr_we").sig() <<= instr_we;
-  ctl.io("instr_word").sig() <<= instr_word;
-  instr_ready <<= ctl.io("instr_ready").sig();
-  busy <<= ctl.io("busy").sig();
-  error <<= ctl.io("error").sig();
-  cycle_count <<= ctl.io("cycle_count").sig();
-  retired <<= ctl.io("retired").sig();
 
   // ---- unified memory: TCU reads (same row in every bank), host port on the other half
   InstanceRef um = m.instance(UnifiedMemory(ump), "umem");

@@ -8,35 +8,6 @@ namespace fetta::sim::ce {
 
 namespace {
 
-template <typename T>
-class TypedPortSignal : public PortSignal {
- public:
-  explicit TypedPortSignal(const std::string& name) : sig_(name.c_str()) {}
-  void write(uint64_t v) override { sig_.write(static_cast<T>(v)); }
-  uint64_t read() const override { return static_cast<uint64_t>(sig_.read()); }
-  sc_core::sc_signal<T>& sig() { return sig_; }
-
- private:
-  sc_core::sc_signal<T> sig_;
-};
-
-// Binds a port of the Verilated model (sc_in/sc_out of bool, uint32_t or uint64_t) to a new
-// signal of the same type; nullptr if `obj` is not such a port.
-template <typename T>
-std::unique_ptr<PortSignal> try_bind(sc_core::sc_object* obj, const std::string& sig_name) {
-  if (auto* in = dynamic_cast<sc_core::sc_in<T>*>(obj)) {
-    auto s = std::make_unique<TypedPortSignal<T>>(sig_name);
-    in->bind(s->sig());
-    return s;
-  }
-  if (auto* out = dynamic_cast<sc_core::sc_out<T>*>(obj)) {
-    auto s = std::make_unique<TypedPortSignal<T>>(sig_name);
-    out->bind(s->sig());
-    return s;
-  }
-  return nullptr;
-}
-
 // The ports (name, width) a CE with these parameters has (clk excepted), from the generator's
 // port types.
 std::vector<std::pair<std::string, int>> expected_ports(const hw::CeParams& p) {
@@ -49,18 +20,6 @@ std::vector<std::pair<std::string, int>> expected_ports(const hw::CeParams& p) {
   for (const rtl::Leaf& l : hw::Ce::ctrl_type(p).leaves()) ports.emplace_back("ctrl" + l.suffix, l.width);
   for (const rtl::Leaf& l : hw::Ce::out_type(p).leaves()) ports.emplace_back("out" + l.suffix, l.width);
   return ports;
-}
-
-// Whether `obj` is an sc_in/sc_out of the type Verilator uses for `width` bits.
-template <typename T>
-bool is_port_of(sc_core::sc_object* obj) {
-  return dynamic_cast<sc_core::sc_in<T>*>(obj) || dynamic_cast<sc_core::sc_out<T>*>(obj);
-}
-bool port_type_fits(sc_core::sc_object* obj, int width) {
-  if (width == 1) return is_port_of<bool>(obj);
-  if (width <= 32) return is_port_of<uint32_t>(obj);
-  if (width <= 64) return is_port_of<uint64_t>(obj);
-  return false;
 }
 
 }  // namespace
@@ -82,7 +41,7 @@ std::map<std::string, sc_core::sc_object*> CeBench::check_ports(const sc_core::s
     if (it == found.end())
       throw std::invalid_argument(
           fmt::format("CeBench: the model {} has no port '{}' that a {} must have", dut.name(), name, cfg));
-    if (!port_type_fits(it->second, width) || (name == "clk" && !dynamic_cast<sc_core::sc_in<bool>*>(it->second)))
+    if (!sim::port_type_fits(it->second, width) || (name == "clk" && !dynamic_cast<sc_core::sc_in<bool>*>(it->second)))
       throw std::invalid_argument(fmt::format("CeBench: port '{}' of {} is not the {}-bit port a {} has", name,
                                               dut.name(), width, cfg));
     ports[name] = it->second;
@@ -100,10 +59,7 @@ CeBench::CeBench(sc_core::sc_module_name name, sc_core::sc_module& dut, const hw
   dynamic_cast<sc_core::sc_in<bool>*>(dut_ports.at("clk"))->bind(clk_);
   dut_ports.erase("clk");
   for (const auto& [port_name, obj] : dut_ports) {
-    std::unique_ptr<PortSignal> s = try_bind<bool>(obj, port_name);
-    if (!s) s = try_bind<uint32_t>(obj, port_name);
-    if (!s) s = try_bind<uint64_t>(obj, port_name);
-    ports_[port_name] = std::move(s);
+    ports_[port_name] = sim::bind_port(obj, port_name);
   }
 
   SC_THREAD(clock_thread);

@@ -10,43 +10,6 @@
 
 namespace fetta::sim::system {
 
-namespace {
-
-template <typename T>
-class TypedPortSignal : public PortSignal {
- public:
-  explicit TypedPortSignal(const std::string& name) : sig_(name.c_str()) {}
-  void write(uint64_t v) override { sig_.write(static_cast<T>(v)); }
-  uint64_t read() const override { return static_cast<uint64_t>(sig_.read()); }
-  sc_core::sc_signal<T>& sig() { return sig_; }
-
- private:
-  sc_core::sc_signal<T> sig_;
-};
-
-template <typename T>
-std::unique_ptr<PortSignal> try_bind(sc_core::sc_object* obj, const std::string& sig_name) {
-  if (auto* in = dynamic_cast<sc_core::sc_in<T>*>(obj)) {
-    auto s = std::make_unique<TypedPortSignal<T>>(sig_name);
-    in->bind(s->sig());
-    return s;
-  }
-  if (auto* out = dynamic_cast<sc_core::sc_out<T>*>(obj)) {
-    auto s = std::make_unique<TypedPortSignal<T>>(sig_name);
-    out->bind(s->sig());
-    return s;
-  }
-  return nullptr;
-}
-
-int clog2(int64_t v) {
-  int b = 0;
-  while ((int64_t{1} << b) < v) ++b;
-  return b;
-}
-
-}  // namespace
-
 SystemBench::SystemBench(sc_core::sc_module_name name, sc_core::sc_module& dut, const arch::ArchConfig& cfg,
                          std::function<void(SystemBench&)> host_program)
     : sc_core::sc_module(name), cfg_(cfg), program_(std::move(host_program)), clk_("clk", 1, sc_core::SC_NS) {
@@ -78,9 +41,7 @@ SystemBench::SystemBench(sc_core::sc_module_name name, sc_core::sc_module& dut, 
   dynamic_cast<sc_core::sc_in<bool>&>(*found.at("clk")).bind(clk_);
   for (const auto& [pname, obj] : found) {
     if (pname == "clk") continue;
-    std::unique_ptr<PortSignal> s = try_bind<bool>(obj, pname);
-    if (!s) s = try_bind<uint32_t>(obj, pname);
-    if (!s) s = try_bind<uint64_t>(obj, pname);
+    std::unique_ptr<PortSignal> s = sim::bind_port(obj, pname);
     if (!s) throw std::invalid_argument(fmt::format("SystemBench: port '{}' is wider than 64 bits", pname));
     ports_[pname] = std::move(s);
   }

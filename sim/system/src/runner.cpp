@@ -54,9 +54,6 @@ uint16_t to_operand(double v, arch::DataType t) {
   const auto q = static_cast<int64_t>(std::llround(v * 256.0));
   return static_cast<uint16_t>(static_cast<int16_t>(std::clamp<int64_t>(q, -32768, 32767)));
 }
-double operand_to_double(uint16_t v, arch::DataType t) {
-  return t == arch::DataType::bf16 ? verif::bf16_to_double(v) : static_cast<double>(static_cast<int16_t>(v));
-}
 
 std::string safe(std::string s) {
   for (char& c : s)

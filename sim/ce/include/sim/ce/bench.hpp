@@ -18,18 +18,12 @@
 
 #include "hw/ce/ce.hpp"
 #include "sim/ce/program.hpp"
+#include "sim/port_signal.hpp"
 #include "sim/ce/scoreboard.hpp"
 
 namespace fetta::sim::ce {
 
-// An sc_signal of the type Verilator gives a port of that width (bool, uint32_t, uint64_t),
-// read and written as uint64_t.
-class PortSignal {
- public:
-  virtual ~PortSignal() = default;
-  virtual void write(uint64_t v) = 0;
-  virtual uint64_t read() const = 0;
-};
+using sim::PortSignal;
 
 class CeBench : public sc_core::sc_module {
  public:

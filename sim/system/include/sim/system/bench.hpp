@@ -19,15 +19,11 @@
 
 #include "arch/config.hpp"
 #include "arch/isa.hpp"
+#include "sim/port_signal.hpp"
 
 namespace fetta::sim::system {
 
-class PortSignal {
- public:
-  virtual ~PortSignal() = default;
-  virtual void write(uint64_t v) = 0;
-  virtual uint64_t read() const = 0;
-};
+using sim::PortSignal;
 
 class SystemBench : public sc_core::sc_module {
  public:
