@@ -3,10 +3,10 @@
 
     /usr/bin/python3 scripts/plot_sweep.py OUT_DIR
 
-area_vs_pes.png       ASAP7 area of the synthesized parts against the number of PEs
+area_vs_pes.png       ASAP7 area (CE area x CE count + the other synthesized parts) against the PEs
 util_vs_lanes.png     PE utilization against network lanes, per layer/phase (FETTA points)
 speedup.png           cycles of each baseline / cycles of FETTA with the same other parameters, per layer
-area_breakdown.png    ASAP7 area per part for every point (stacked bars)
+area_breakdown.png    ASAP7 area per part for every point (stacked bars, CE x count)
 Plots without data in the CSV (no synthesis, no baselines) are skipped with a message.
 """
 import csv
@@ -48,18 +48,28 @@ def main():
     if not rows:
         sys.exit("no successful points in results.csv")
 
-    # Area vs PEs (one value per point).
+    # Area vs PEs (one value per point): the CE array (one CE's area times the CE count) plus the
+    # other synthesized parts, which exist once.
+    def parts_of(r):
+        out = {}
+        for item in (r["part_areas"] or "").split(";"):
+            if "=" in item:
+                k, v = item.split("=", 1)
+                out[k] = float(v) * (num(r["ce_count"]) if k == "ce" else 1)
+        return out
+
     pts = {}
     for r in rows:
-        if num(r["area_um2"]) is not None:
+        if parts_of(r):
             pts[r["point"]] = r
     if pts:
         fig, ax = plt.subplots(figsize=(6, 4))
         for base in sorted({r["baseline"] for r in pts.values()}):
             sel = [r for r in pts.values() if r["baseline"] == base]
-            ax.scatter([num(r["pes"]) for r in sel], [num(r["area_um2"]) for r in sel], label=base)
+            ax.scatter([num(r["pes"]) for r in sel], [sum(parts_of(r).values()) for r in sel], label=base,
+                       marker="o" if base == "fetta" else "x")
         ax.set_xlabel("PEs")
-        ax.set_ylabel("ASAP7 area of the synthesized parts (um^2)")
+        ax.set_ylabel("ASAP7 area (um^2): CE x count + other parts")
         ax.set_xscale("log", base=2)
         ax.legend()
         ax.set_title("Area vs array size")
@@ -67,18 +77,24 @@ def main():
     else:
         print("area_vs_pes.png: no synthesis figures in this sweep")
 
-    # Utilization vs lanes (FETTA points).
+    # Utilization vs lanes (FETTA points): one line per array size (PEs), MAC-weighted over the
+    # layers and phases of the sweep.
     fetta = [r for r in rows if r["baseline"] == "fetta" and num(r["utilization"]) is not None]
     if fetta:
         fig, ax = plt.subplots(figsize=(6, 4))
-        series = defaultdict(list)
+        acc = defaultdict(lambda: [0.0, 0.0])  # (pes, shape, lanes) -> [macs, macs / util]
         for r in fetta:
-            series[(r["layer"], r["phase"])].append((num(r["lanes"]), num(r["utilization"]) * 100))
-        for (layer, phase), v in sorted(series.items()):
+            k = (int(num(r["pes"])), f"{r['ce_rows']}x{r['ce_cols']} x{r['ce_count']}", int(num(r["lanes"])))
+            acc[k][0] += num(r["macs"])
+            acc[k][1] += num(r["cycles"]) * num(r["pes"])
+        series = defaultdict(list)
+        for (pes, shape, lanes), (macs, pe_cycles) in acc.items():
+            series[(pes, shape)].append((lanes, 100 * macs / pe_cycles))
+        for (pes, shape), v in sorted(series.items()):
             v.sort()
-            ax.plot([x for x, _ in v], [y for _, y in v], marker="o", label=f"{layer} {phase}")
+            ax.plot([x for x, _ in v], [y for _, y in v], marker="o", label=f"{shape} ({pes} PEs)")
         ax.set_xlabel("network lanes")
-        ax.set_ylabel("PE utilization (%)")
+        ax.set_ylabel("PE utilization (%), all layers and phases")
         ax.set_xscale("log", base=2)
         ax.set_ylim(0, 100)
         ax.legend(fontsize=7)
@@ -118,16 +134,8 @@ def main():
     else:
         print("speedup.png: the sweep has no baseline points")
 
-    # Area breakdown per point.
-    brk = {}
-    for r in pts.values():
-        parts = {}
-        for item in (r["part_areas"] or "").split(";"):
-            if "=" in item:
-                k, v = item.split("=", 1)
-                parts[k] = float(v)
-        if parts:
-            brk[r["point"]] = parts
+    # Area breakdown per point (CE area times the CE count).
+    brk = {r["point"]: parts_of(r) for r in pts.values()}
     if brk:
         names = sorted({k for p in brk.values() for k in p})
         labels = list(brk)
@@ -135,7 +143,7 @@ def main():
         bottom = [0.0] * len(labels)
         for n in names:
             vals = [brk[l].get(n, 0.0) for l in labels]
-            ax.bar(range(len(labels)), vals, bottom=bottom, label=n)
+            ax.bar(range(len(labels)), vals, bottom=bottom, label=n + (" (x CE count)" if n == "ce" else ""))
             bottom = [b + v for b, v in zip(bottom, vals)]
         ax.set_xticks(range(len(labels)))
         ax.set_xticklabels(labels, rotation=60, ha="right", fontsize=6)

@@ -152,6 +152,7 @@ class Runner {
       const int64_t host0 = bench_->host_cycles();
       const uint16_t pad = dt == arch::DataType::bf16 ? 0x8000 : 0;
       const uint64_t cyc0 = bench_->cycle_count();
+      if (opt_.inject_illegal && reports.empty()) bench_->push(arch::Words(static_cast<size_t>(isa_.words()), 0));
       const int nred = static_cast<int>(c.program.size() - c.jobs.size());  // the RED_CFG chunks
       for (int i = 0; i < nred; ++i) bench_->push(c.program[static_cast<size_t>(i)]);
       std::vector<int64_t> out_dims = c.shape.m.dims;
@@ -341,6 +342,8 @@ RunOptions parse_run_args(int argc, char** argv) {
   app.add_flag("--json", o.json, "JSON report on stdout instead of the tables");
   app.add_option("--trace", o.trace, "FST waveform file (the model must be built with tracing: fetta run --trace)");
   app.add_flag("--check-model", o.check_model, "Fail when a contraction's RTL cycles differ from the model's");
+  app.add_flag("--inject-illegal", o.inject_illegal,
+               "Self-check of the controller: push an illegal instruction (opcode 0) before the first contraction");
   app.add_flag("--inject-mismatch", o.inject_mismatch,
                "Self-check of the scoreboard: flip bit 0 of the first result element of the first contraction");
   try {

@@ -26,6 +26,7 @@ struct RunOptions {
   std::string trace;     // FST waveform file (models built with tracing only); empty: none
   bool check_model = false;     // a contraction whose RTL cycles differ from the model's is an error
   bool inject_mismatch = false; // self-check of the scoreboard: flip one result bit of the first contraction
+  bool inject_illegal = false;  // self-check of the controller: push an instruction with opcode 0 first
   int64_t timeout_cycles = 200'000'000;
 };
 
