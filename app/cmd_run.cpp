@@ -141,29 +141,7 @@ void add_run_command(CLI::App& app) {
     hw::validate_system(cfg);
     // Plan every contraction now: a bad layer or a contraction the hardware cannot run fails
     // before anything is built or simulated.
-    int64_t steps = 0;
-    const std::vector<verif::Phase> phases = [&] {
-      std::vector<verif::Phase> v;
-      for (size_t at = 0; at <= o->phases.size();) {
-        const size_t c = std::min(o->phases.find(',', at), o->phases.size());
-        const auto p = mapper::parse_phases(o->phases.substr(at, c - at));
-        v.insert(v.end(), p.begin(), p.end());
-        at = c + 1;
-      }
-      return v;
-    }();
-    for (const std::string& file : o->layers) {
-      const verif::LayerSpec spec = verif::load_layer(file);
-      for (verif::Phase ph : phases)
-        for (const auto& prob : verif::phase_problems(spec, ph))
-          for (size_t t = 0; t < prob.terms.size(); ++t) {
-            try {
-              steps += static_cast<int64_t>(mapper::plan_network(cfg, prob, t).steps.size());
-            } catch (const std::exception& e) {
-              throw std::runtime_error(fmt::format("{} ({}): {}", file, verif::to_string(ph), e.what()));
-            }
-          }
-    }
+    const int64_t steps = mapper::plan_layers(cfg, o->layers, mapper::parse_phases(o->phases));
     if (!o->json)
       fmt::print(stderr, "fetta run: {} ({}), {} layer(s), {} contraction(s), seed {}\n", cfg.name, o->config,
                  o->layers.size(), steps, o->seed);

@@ -90,15 +90,6 @@ int64_t gemm_instr_cycles(const arch::ArchConfig& cfg, int64_t m, const GemmMapp
   return 1 + 1 + (S + m + 1) + t.drain;
 }
 
-namespace {
-
-void check_fits(const std::string& what, int64_t v, int bits) {
-  if (v < 0 || (bits < 63 && v >= (int64_t{1} << bits)))
-    throw CompileError(fmt::format("{} = {} does not fit {} bits", what, v, bits));
-}
-
-}  // namespace
-
 CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, int gk) {
   const int G = cfg.ce.count, R = cfg.ce.rows, C = cfg.ce.cols, N = cfg.network.lanes, T = cfg.memory.elems_per_bank;
   if (gk < 1 || G % gk != 0)
@@ -342,6 +333,24 @@ NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem&
     plan.steps.push_back(std::move(ps));
   }
   return plan;
+}
+
+int64_t plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
+                    const std::vector<verif::Phase>& phases) {
+  int64_t n = 0;
+  for (const std::string& file : layer_files) {
+    const verif::LayerSpec spec = verif::load_layer(file);
+    for (verif::Phase ph : phases)
+      for (const auto& prob : verif::phase_problems(spec, ph))
+        for (size_t t = 0; t < prob.terms.size(); ++t) {
+          try {
+            n += static_cast<int64_t>(plan_network(cfg, prob, t).steps.size());
+          } catch (const std::exception& e) {
+            throw CompileError(fmt::format("{} ({}): {}", file, verif::to_string(ph), e.what()));
+          }
+        }
+  }
+  return n;
 }
 
 std::string CompiledGemm::describe() const {

@@ -1,5 +1,6 @@
 #include "mapper/layer_search.hpp"
 
+#include <algorithm>
 #include <fmt/core.h>
 
 namespace fetta::mapper {
@@ -40,11 +41,18 @@ std::string join(const std::vector<std::string>& v) {
 }  // namespace
 
 std::vector<verif::Phase> parse_phases(const std::string& text) {
-  if (text == "fp") return {verif::Phase::fp};
-  if (text == "bp") return {verif::Phase::bp};
-  if (text == "wg") return {verif::Phase::wg};
-  if (text == "all") return {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg};
-  throw SearchError(fmt::format("unknown phase '{}' (expected fp, bp, wg or all)", text));
+  std::vector<verif::Phase> out;
+  for (size_t at = 0; at <= text.size();) {
+    const size_t c = std::min(text.find(',', at), text.size());
+    const std::string one = text.substr(at, c - at);
+    if (one == "fp") out.push_back(verif::Phase::fp);
+    else if (one == "bp") out.push_back(verif::Phase::bp);
+    else if (one == "wg") out.push_back(verif::Phase::wg);
+    else if (one == "all") out.insert(out.end(), {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg});
+    else throw SearchError(fmt::format("unknown phase '{}' (expected fp, bp, wg or all)", one));
+    at = c + 1;
+  }
+  return out;
 }
 
 uint64_t PhaseResult::macs() const {

@@ -24,6 +24,8 @@ TEST_CASE("phases parse", "[layer]") {
   CHECK(parse_phases("all").size() == 3);
   CHECK(parse_phases("wg") == std::vector<verif::Phase>{verif::Phase::wg});
   CHECK_THROWS_WITH(parse_phases("fwd"), "unknown phase 'fwd' (expected fp, bp, wg or all)");
+  CHECK(parse_phases("fp,wg") == std::vector<verif::Phase>{verif::Phase::fp, verif::Phase::wg});
+  CHECK_THROWS_WITH(parse_phases("fp,,wg"), "unknown phase '' (expected fp, bp, wg or all)");
 }
 
 TEST_CASE("the paper's TT layer: every phase searched", "[layer]") {

@@ -130,6 +130,11 @@ struct NetworkPlan {
   std::vector<PlannedStep> steps;
 };
 NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term);
+// plan_network for every problem and term of the layers' phases: bad layers and contractions the
+// hardware cannot run fail here, the message prefixed with "<file> (<phase>): ". Returns the
+// number of contractions.
+int64_t plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
+                    const std::vector<verif::Phase>& phases);
 
 // The order in which the hardware sums every output (chains of R down a CE column, the
 // reduction network's add tree over the Gk CEs of a group, then the K tiles accumulated in

@@ -13,7 +13,8 @@
 
 namespace fetta::mapper {
 
-// "fp" | "bp" | "wg" | "all" (fp, bp, wg). SearchError otherwise.
+// "fp" | "bp" | "wg" | "all" (fp, bp, wg), or a comma-separated list of them ("fp,wg").
+// SearchError otherwise.
 std::vector<verif::Phase> parse_phases(const std::string& text);
 
 // One network searched: term `term` of `terms` of the phase problem `result`.

@@ -352,13 +352,7 @@ RunOptions parse_run_args(int argc, char** argv) {
     throw std::invalid_argument(e.what());
   }
   o.cfg = arch::load_arch_config(config);
-  o.phases.clear();
-  for (size_t at = 0; at <= phases.size();) {
-    const size_t c = std::min(phases.find(',', at), phases.size());
-    const auto parsed = mapper::parse_phases(phases.substr(at, c - at));
-    o.phases.insert(o.phases.end(), parsed.begin(), parsed.end());
-    at = c + 1;
-  }
+  o.phases = mapper::parse_phases(phases);
   return o;
 }
 
@@ -366,20 +360,7 @@ int64_t preflight(const RunOptions& opt) {
   if (opt.cfg.dtype == arch::DataType::int8)
     throw std::invalid_argument("dtype: int8 systems are generated but not yet run end to end; allowed: bf16, int16");
   hw::validate_system(opt.cfg);
-  int64_t n = 0;
-  for (const std::string& file : opt.layers) {
-    const verif::LayerSpec spec = verif::load_layer(file);
-    for (verif::Phase ph : opt.phases)
-      for (const auto& prob : verif::phase_problems(spec, ph))
-        for (size_t t = 0; t < prob.terms.size(); ++t) {
-          try {
-            n += static_cast<int64_t>(mapper::plan_network(opt.cfg, prob, t).steps.size());
-          } catch (const std::exception& e) {
-            throw std::invalid_argument(fmt::format("{} ({}): {}", file, verif::to_string(ph), e.what()));
-          }
-        }
-  }
-  return n;
+  return mapper::plan_layers(opt.cfg, opt.layers, opt.phases);
 }
 
 int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks& hooks) {
