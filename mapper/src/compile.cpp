@@ -407,48 +407,43 @@ std::vector<uint16_t> flatten(const verif::Tensor<uint16_t>& t, const std::vecto
 
 }  // namespace
 
-RowImage layout_a(const CompiledGemm& c, const verif::Tensor<uint16_t>& a, uint16_t pad, size_t job) {
+namespace {
+
+// The rows of one job's operand image: for each of the job's K tiles, `count` rows (row r is
+// operand row `first + r` of the flattened [rows][K] values, or padding past `limit`), each with
+// the tile's k_tile values in lanes 0.. (replicated once per CE with fixed wiring).
+RowImage k_tile_rows(const CompiledGemm& c, const std::vector<uint16_t>& v, int64_t base_row, int64_t first,
+                     int64_t count, int64_t limit, uint16_t pad, const GemmJob& jb) {
   const int64_t K = c.shape.k.size();
-  const GemmJob& jb = c.jobs.at(job);
-  const int64_t Mc = jb.m_count;
-  const std::vector<uint16_t> v = flatten(a, c.shape.m.labels, c.shape.k.labels);
   RowImage img;
-  img.first_row = c.a_base;
-  img.rows = jb.kt_count * Mc;
+  img.first_row = base_row;
+  img.rows = jb.kt_count * count;
   img.lanes = static_cast<int>(c.map.k_tile * c.replicate);
   img.data.assign(static_cast<size_t>(img.rows * img.lanes), pad);
   for (int64_t kt = 0; kt < jb.kt_count; ++kt)
-    for (int64_t m = 0; m < Mc; ++m)
+    for (int64_t r = 0; r < count && first + r < limit; ++r)
       for (int64_t l = 0; l < c.map.k_tile; ++l) {
         const int64_t k = (jb.kt0 + kt) * c.map.k_tile + l;
         if (k < K)
           for (int rep = 0; rep < c.replicate; ++rep)
-            img.data[static_cast<size_t>((kt * Mc + m) * img.lanes + rep * c.map.k_tile + l)] =
-                v[static_cast<size_t>((jb.m0 + m) * K + k)];
+            img.data[static_cast<size_t>((kt * count + r) * img.lanes + rep * c.map.k_tile + l)] =
+                v[static_cast<size_t>((first + r) * K + k)];
       }
   return img;
 }
 
-RowImage layout_b(const CompiledGemm& c, const verif::Tensor<uint16_t>& b, size_t job) {
-  const int64_t Nn = c.shape.n.size(), K = c.shape.k.size();
+}  // namespace
+
+RowImage layout_a(const CompiledGemm& c, const verif::Tensor<uint16_t>& a, uint16_t pad, size_t job) {
   const GemmJob& jb = c.jobs.at(job);
-  const int64_t cols = jb.nt_count * c.map.n_tile, n0 = jb.nt0 * c.map.n_tile;
-  const std::vector<uint16_t> v = flatten(b, c.shape.n.labels, c.shape.k.labels);
-  RowImage img;
-  img.first_row = c.b_base;
-  img.rows = jb.kt_count * cols;
-  img.lanes = static_cast<int>(c.map.k_tile * c.replicate);
-  img.data.assign(static_cast<size_t>(img.rows * img.lanes), 0);
-  for (int64_t kt = 0; kt < jb.kt_count; ++kt)
-    for (int64_t n = 0; n < cols && n0 + n < Nn; ++n)
-      for (int64_t l = 0; l < c.map.k_tile; ++l) {
-        const int64_t k = (jb.kt0 + kt) * c.map.k_tile + l;
-        if (k < K)
-          for (int rep = 0; rep < c.replicate; ++rep)
-            img.data[static_cast<size_t>((kt * cols + n) * img.lanes + rep * c.map.k_tile + l)] =
-                v[static_cast<size_t>((n0 + n) * K + k)];
-      }
-  return img;
+  return k_tile_rows(c, flatten(a, c.shape.m.labels, c.shape.k.labels), c.a_base, jb.m0, jb.m_count,
+                     c.shape.m.size(), pad, jb);
+}
+
+RowImage layout_b(const CompiledGemm& c, const verif::Tensor<uint16_t>& b, size_t job) {
+  const GemmJob& jb = c.jobs.at(job);
+  return k_tile_rows(c, flatten(b, c.shape.n.labels, c.shape.k.labels), c.b_base, jb.nt0 * c.map.n_tile,
+                     jb.nt_count * c.map.n_tile, c.shape.n.size(), 0, jb);
 }
 
 }  // namespace fetta::mapper
