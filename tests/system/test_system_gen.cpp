@@ -33,7 +33,7 @@ TEST_CASE("Configurations the whole accelerator rejects", "[system_gen]") {
 }
 
 TEST_CASE("The top of every system-test configuration elaborates deterministically", "[system_gen]") {
-  for (const char* name : {"default", "default_int16", "ce4x4_x4", "ce4x4_x4_int16", "ce2x4_x8", "ce2x4_x8_int16",
+  for (const char* name : {"default", "default_int16", "ce4x4_x4", "ce4x4_x4_int16", "ce4x4_x4_int8", "ce2x4_x8", "ce2x4_x8_int16",
                            "baseline_tpu", "baseline_hier"}) {
     INFO(name);
     rtl::Design d1, d2;

@@ -13,6 +13,7 @@
 #include <map>
 
 #include "arch/isa.hpp"
+#include "hw/mem/accumulation_unit.hpp"
 #include "hw/sys/system.hpp"
 #include "mapper/compile.hpp"
 #include "mapper/layer_search.hpp"
@@ -37,22 +38,47 @@ struct Operand {
   Tensor<uint16_t> rtl, golden;
 };
 
-// Requantization of an int16 intermediate: arithmetic shift right by 8 + ceil(log2 K), then
-// saturation (inputs are in [-256, 256], so intermediates stay in that range).
-int requant_shift(int64_t K) {
+// Fixed-point scale of the integer operands: value = integer / 2^frac_bits. Inputs are in [-1, 1],
+// so int16 operands are in [-256, 256] and int8 operands in [-64, 64].
+int frac_bits(arch::DataType t) { return t == arch::DataType::int8 ? 6 : 8; }
+
+// Requantization of an integer intermediate: arithmetic shift right by frac_bits + ceil(log2 K),
+// then saturation to the operand type (the shifted values stay within the inputs' range).
+int requant_shift(arch::DataType t, int64_t K) {
   int b = 0;
   while ((int64_t{1} << b) < K) ++b;
-  return 8 + b;
+  return frac_bits(t) + b;
 }
-uint16_t requant(int64_t v, int shift) {
-  const int64_t q = std::clamp<int64_t>(v >> shift, -32768, 32767);
-  return static_cast<uint16_t>(static_cast<int16_t>(q));
+
+// Integer operands travel as their two's-complement bits in the operand width (8 or 16), as the
+// unified memory stores them; bf16 as its 16 bits.
+uint16_t int_operand(int64_t q, arch::DataType t) {
+  if (t == arch::DataType::int8) return static_cast<uint8_t>(static_cast<int8_t>(std::clamp<int64_t>(q, -128, 127)));
+  return static_cast<uint16_t>(static_cast<int16_t>(std::clamp<int64_t>(q, -32768, 32767)));
 }
+int64_t int_value(uint16_t bits, arch::DataType t) {
+  return t == arch::DataType::int8 ? static_cast<int8_t>(static_cast<uint8_t>(bits)) : static_cast<int16_t>(bits);
+}
+uint16_t requant(int64_t v, int shift, arch::DataType t) { return int_operand(v >> shift, t); }
 
 uint16_t to_operand(double v, arch::DataType t) {
   if (t == arch::DataType::bf16) return verif::bf16_from_double(v);
-  const auto q = static_cast<int64_t>(std::llround(v * 256.0));
-  return static_cast<uint16_t>(static_cast<int16_t>(std::clamp<int64_t>(q, -32768, 32767)));
+  return int_operand(std::llround(std::ldexp(v, frac_bits(t))), t);
+}
+
+// The golden integer contraction of two operand images, widened to int64 for the comparison.
+Tensor<int64_t> contract_int(const Tensor<uint16_t>& a, const Tensor<uint16_t>& b, const std::vector<std::string>& out,
+                             arch::DataType t) {
+  if (t == arch::DataType::int8) {
+    auto to_i8 = [](const Tensor<uint16_t>& x) {
+      return verif::map_values<int8_t>(x, [](uint16_t v) { return static_cast<int8_t>(int_value(v, arch::DataType::int8)); });
+    };
+    return verif::map_values<int64_t>(verif::contract_int8(to_i8(a), to_i8(b), out), [](int32_t v) { return int64_t{v}; });
+  }
+  auto to_i16 = [](const Tensor<uint16_t>& x) {
+    return verif::map_values<int16_t>(x, [](uint16_t v) { return static_cast<int16_t>(v); });
+  };
+  return verif::contract_int16(to_i16(a), to_i16(b), out);
 }
 
 std::string safe(std::string s) {
@@ -90,7 +116,9 @@ class Runner {
     values["X"] = verif::random_input(spec, opt_.seed);
     values["dY"] = verif::random_output_grad(spec, opt_.seed);
     std::map<std::string, Tensor<uint16_t>> bits;
-    const std::string odt = dt == arch::DataType::bf16 ? "bf16 bits (<u2)" : "int16 (<i2 as <u2), value/256";
+    const std::string odt = dt == arch::DataType::bf16 ? "bf16 bits (<u2)"
+                            : dt == arch::DataType::int8 ? "int8 bits in <u2 (low byte), value/64"
+                                                         : "int16 (<i2 as <u2), value/256";
     for (const auto& [name, t] : values) {
       bits[name] = verif::map_values<uint16_t>(t, [dt](double v) { return to_operand(v, dt); });
       dump(safe(spec.name + "_in_" + name) + ".npy", name, "input", bits[name], odt);
@@ -222,10 +250,7 @@ class Runner {
           rep.rel_error = rel_error_vs_fp64(net, rt);
         }
       } else {
-        auto to_i16 = [](const Tensor<uint16_t>& t) {
-          return verif::map_values<int16_t>(t, [](uint16_t x) { return static_cast<int16_t>(x); });
-        };
-        const Tensor<int64_t> gold = verif::contract_int16(to_i16(A.golden), to_i16(B.golden), out_labels);
+        const Tensor<int64_t> gold = contract_int(A.golden, B.golden, out_labels, dt);
         const std::vector<int64_t> gv = gold.values();
         std::vector<int64_t> rv(z.size());
         for (size_t i = 0; i < z.size(); ++i) {
@@ -233,11 +258,13 @@ class Runner {
           if (rv[i] != gv[i]) ++rep.mismatches;
         }
         const Tensor<int64_t> rt(out_labels, out_dims, rv);
-        dump(base + ".npy", out_name, last ? "result (int48 in <i8)" : "intermediate before requantization (<i8)", rt, "int48");
+        const std::string acc = hw::accumulator_format(dt);
+        dump(base + ".npy", out_name, last ? fmt::format("result ({} in <i8)", acc) : "intermediate before requantization (<i8)",
+             rt, acc);
         if (!last) {
-          const int sh = requant_shift(rep.k);
-          res.rtl = verif::map_values<uint16_t>(rt, [sh](int64_t x) { return requant(x, sh); });
-          res.golden = verif::map_values<uint16_t>(gold, [sh](int64_t x) { return requant(x, sh); });
+          const int sh = requant_shift(dt, rep.k);
+          res.rtl = verif::map_values<uint16_t>(rt, [sh, dt](int64_t x) { return requant(x, sh, dt); });
+          res.golden = verif::map_values<uint16_t>(gold, [sh, dt](int64_t x) { return requant(x, sh, dt); });
         }
       }
       reports.push_back(rep);
@@ -357,8 +384,6 @@ RunOptions parse_run_args(int argc, char** argv) {
 }
 
 int64_t preflight(const RunOptions& opt) {
-  if (opt.cfg.dtype == arch::DataType::int8)
-    throw std::invalid_argument("dtype: int8 systems are generated but not yet run end to end; allowed: bf16, int16");
   hw::validate_system(opt.cfg);
   return mapper::plan_layers(opt.cfg, opt.layers, opt.phases);
 }
