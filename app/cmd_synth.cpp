@@ -20,7 +20,7 @@ namespace {
 struct SynthOpts {
   std::string config;
   std::string rtl;
-  std::string part = "ce";  // the whole accelerator ("top") arrives with the system issue
+  std::string part = "ce";
   std::string target;
   std::string out = "out/synth";
   double clock_mhz = 0;
@@ -77,6 +77,9 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("--clock-mhz", o->clock_mhz,
                   "Clock target: asap7 (default: the config's clock_mhz, else 1000), ice40 (default 50)");
   cmd->add_option("--modules", o->flow.modules, "all | top | comma-separated module names")->capture_default_str();
+  cmd->add_flag("--keep-hierarchy", o->flow.keep_hierarchy,
+                "asap7: map each distinct submodule once (out of context) and sum over instances, instead of "
+                "flattening first: minutes instead of hours for a whole top");
   cmd->add_option("--pdk", o->flow.pdk_dir, "asap7: directory of the ASAP7 .lib.gz files (default: ../shared/pdk/asap7 "
                                              "of the repository, or $FETTA_ASAP7_DIR)");
   cmd->add_option("--cache-dir", o->flow.cache_dir, "asap7: where the merged Liberty files are kept (default: "

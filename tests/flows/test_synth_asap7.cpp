@@ -145,3 +145,35 @@ TEST_CASE("asap7: two runs give the same report but for the run's times", "[synt
   CHECK(a == b);
   CHECK(a["modules"][0]["flops"] == 4);
 }
+
+TEST_CASE("asap7: a kept hierarchy is the sum of its submodules mapped out of context", "[synth_asap7]") {
+  const std::string work = std::string(SYNTH_WORK_DIR) + "/asap7_hier";
+  const SynthReport flat = run_synth(CORPUS_DIR "/adder_tree_n8_w8", work + "/flat", asap7_options());
+  Options o = asap7_options("top");
+  o.keep_hierarchy = true;
+  const SynthReport hier = run_synth(CORPUS_DIR "/adder_tree_n8_w8", work + "/keep", o);
+  REQUIRE(hier.modules.size() == 1);
+  const ModuleResult& top = hier.modules[0];
+  check_plausible(top, 1000);
+  CHECK(hier.settings.at("method").find("hierarchy kept") != std::string::npos);
+  // Every instance is counted: 4 + 2 + 1 stages, and the tree has no logic between them. ABC
+  // maps a module a little differently inside a design than alone (its heuristics see another
+  // netlist order), so the area agrees with the out-of-context stages within a few per cent;
+  // counting each distinct stage once would give less than half.
+  CHECK(top.asap7->flops == 4 * 9 + 2 * 10 + 11);
+  const double stages = 4 * module(flat, "add_stage_w8").asap7->area_um2 +
+                        2 * module(flat, "add_stage_w9").asap7->area_um2 + module(flat, "add_stage_w10").asap7->area_um2;
+  CHECK(top.asap7->area_um2 == Approx(stages).epsilon(0.1));
+  // The delay is the worst stage's out-of-context path: an add of at most 10 bits.
+  CHECK(top.asap7->logic_delay_ps < 400);
+  bool noted = false;
+  for (const std::string& n : top.notes) noted = noted || n.find("hierarchy kept") != std::string::npos;
+  CHECK(noted);
+}
+
+TEST_CASE("asap7: --keep-hierarchy is refused for the FPGA targets", "[synth_asap7]") {
+  Options o = asap7_options();
+  o.keep_hierarchy = true;
+  o.target = Target::xilinx;
+  CHECK_THROWS_WITH(validate_options(o), Catch::Contains("--keep-hierarchy") && Catch::Contains("asap7"));
+}

@@ -111,14 +111,16 @@ std::string asap7_abc_script() {
 }
 
 std::string asap7_yosys_script(const DesignDir& design, const std::string& module, const Asap7Libraries& libs,
-                               double clock_mhz, const std::string& work_dir) {
-  double period_ps = 1e6 / clock_mhz;
+                               double clock_mhz, Hierarchy hierarchy, const std::string& work_dir) {
+  const double period_ps = 1e6 / clock_mhz;
+  const bool flat = hierarchy == Hierarchy::flatten;
   std::string s;
-  s += fmt::format("# fetta synth --target asap7: module {} out of context, flattened, clock {:.3f} ps\n", module, period_ps);
+  s += fmt::format("# fetta synth --target asap7: module {} out of context, {}, clock {:.3f} ps\n", module,
+                   flat ? "flattened" : "each submodule mapped once, flattened after mapping", period_ps);
   s += fmt::format("read_verilog -sv {}\n", fmt::join(design.files, " "));
   // Generic synthesis up to the fine stage: memories stay $mem_v2 cells (memory -nomap), which
   // the flow black-boxes and sizes with the SRAM model instead of building them from flops.
-  s += fmt::format("synth -top {} -flatten -run begin:fine\n", module);
+  s += fmt::format("synth -top {}{} -run begin:fine\n", module, flat ? " -flatten" : "");
   s += "opt -fast -full\ntechmap\nopt -fast\n";
   // ASAP7 has plain D flip-flops only: sync resets and enables become logic in front of them.
   s += "dfflegalize -cell $_DFF_P_ x -cell $_DFF_N_ x -cell $_DFFSR_PNN_ x\n";
@@ -129,6 +131,9 @@ std::string asap7_yosys_script(const DesignDir& design, const std::string& modul
   s += "opt_clean\n";
   s += "hilomap -singleton -hicell TIEHIx1_ASAP7_75t_R H -locell TIELOx1_ASAP7_75t_R L\n";
   s += "opt_clean -purge\n";
+  // Kept hierarchy: the mapped modules are instantiated into one netlist, so the figures below
+  // count every instance (the cells are already ASAP7's; flattening maps nothing again).
+  if (!flat) s += "flatten\nopt_clean -purge\n";
   // The memories that survived, with their final width, depth and ports.
   s += fmt::format("tee -q -o {}/memories.txt dump t:$mem_v2 t:$mem\n", work_dir);
   s += fmt::format("tee -q -o {}/stat.txt stat -liberty {} -liberty {}\n", work_dir, libs.comb_lib, libs.seq_lib);
@@ -137,13 +142,13 @@ std::string asap7_yosys_script(const DesignDir& design, const std::string& modul
 }
 
 ModuleResult synth_asap7_module(const DesignDir& design, const DesignModule& module, const Asap7Libraries& libs,
-                                double clock_mhz, const SramModel& sram, const std::string& work_dir,
-                                std::vector<std::string>* commands) {
+                                double clock_mhz, const SramModel& sram, Hierarchy hierarchy,
+                                const std::string& work_dir, std::vector<std::string>* commands) {
   fs::create_directories(work_dir);
   write_text(work_dir + "/abc.script", asap7_abc_script());
   write_text(work_dir + "/abc.constr",
              fmt::format("set_driving_cell {}\nset_load {}\n", kAsap7DriverCell, kAsap7OutputLoadFf));
-  write_text(work_dir + "/synth.ys", asap7_yosys_script(design, module.name, libs, clock_mhz, work_dir));
+  write_text(work_dir + "/synth.ys", asap7_yosys_script(design, module.name, libs, clock_mhz, hierarchy, work_dir));
   run_checked(fmt::format("Yosys (asap7, module {})", module.name), "yosys -q -l yosys.log -s synth.ys", work_dir,
               commands);
   const std::string log = read_text(work_dir + "/yosys.log");
@@ -184,6 +189,9 @@ ModuleResult synth_asap7_module(const DesignDir& design, const DesignModule& mod
   Warnings w = split_warnings(log);
   r.warnings = w.kept;
   if (!logic) r.notes.push_back("no combinational logic: ABC did not run, delay is the flip-flop overhead alone");
+  if (hierarchy == Hierarchy::keep)
+    r.notes.push_back("hierarchy kept: each submodule mapped once out of context; delay is the worst submodule's, "
+                      "paths through module ports are not timed");
   if (!a.memories.empty())
     r.notes.push_back(fmt::format("{} memor{} black-boxed and sized with the SRAM model; their access time is not "
                                   "in delay_ps",

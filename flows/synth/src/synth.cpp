@@ -69,6 +69,8 @@ void validate_options(const Options& opt) {
     throw std::invalid_argument("--clock-mhz: the xilinx target counts resources only and takes no clock");
   if (opt.target != Target::xilinx && opt.target != Target::ice40 && !opt.device.empty())
     throw std::invalid_argument("--device: only for --target xilinx (a family) or ice40 (a part)");
+  if (opt.target != Target::asap7 && opt.keep_hierarchy)
+    throw std::invalid_argument("--keep-hierarchy: only for --target asap7 (the FPGA flows always flatten)");
   if (opt.target != Target::ice40 && !opt.package.empty())
     throw std::invalid_argument("--package: only for --target ice40");
   if (opt.modules.empty())
@@ -98,7 +100,9 @@ SynthReport run_synth(const std::string& rtl_dir, const std::string& work_dir, c
   rep.design_config = design.config;
   rep.tools = tool_versions(opt.target);
   rep.settings["modules"] = opt.modules;
-  rep.settings["method"] = "each module out of context, flattened below it";
+  rep.settings["method"] = opt.keep_hierarchy ? "each module out of context, its hierarchy kept: every distinct "
+                                                "submodule mapped once, the mapped netlist flattened for the figures"
+                                              : "each module out of context, flattened below it";
   fs::create_directories(work_dir);
   const std::string work = fs::absolute(work_dir).lexically_normal().string();
 
@@ -129,7 +133,9 @@ SynthReport run_synth(const std::string& rtl_dir, const std::string& work_dir, c
     std::string dir = fmt::format("{}/{}", work, m.name);
     switch (opt.target) {
       case Target::asap7:
-        rep.modules.push_back(synth_asap7_module(design, m, libs, rep.clock_mhz, opt.sram, dir, &rep.commands));
+        rep.modules.push_back(synth_asap7_module(design, m, libs, rep.clock_mhz, opt.sram,
+                                                  opt.keep_hierarchy ? Hierarchy::keep : Hierarchy::flatten, dir,
+                                                  &rep.commands));
         break;
       case Target::xilinx:
         rep.modules.push_back(synth_xilinx_module(design, m, family, dir, &rep.commands));

@@ -32,15 +32,22 @@ inline constexpr double kAsap7OutputLoadFf = 3.898;
 inline constexpr double kAsap7FlopSlewPs = 20.0;
 inline constexpr double kAsap7FlopLoadFf = 2.88;
 
-// Synthesizes `module` (flattened below it) and measures it. Logs and netlists go to
-// `work_dir`; every command line is appended to `commands`.
+// How a module's hierarchy is synthesized. `flatten`: the module flattened before mapping, so
+// ABC optimizes across its submodules' boundaries (the reference figures; slow on large tops).
+// `keep`: every distinct submodule mapped once by ABC, out of context, and the mapped netlist
+// flattened for the figures (area and flops summed over every instance; the delay is the worst
+// submodule's, paths through module ports are not timed). Far faster on a top of identical CEs.
+enum class Hierarchy { flatten, keep };
+
+// Synthesizes `module` and measures it. Logs and netlists go to `work_dir`; every command line
+// is appended to `commands`.
 ModuleResult synth_asap7_module(const DesignDir& design, const DesignModule& module, const Asap7Libraries& libs,
-                                double clock_mhz, const SramModel& sram, const std::string& work_dir,
-                                std::vector<std::string>* commands);
+                                double clock_mhz, const SramModel& sram, Hierarchy hierarchy,
+                                const std::string& work_dir, std::vector<std::string>* commands);
 
 // The Yosys script and the ABC script of one module (exposed for tests and docs).
 std::string asap7_yosys_script(const DesignDir& design, const std::string& module, const Asap7Libraries& libs,
-                               double clock_mhz, const std::string& work_dir);
+                               double clock_mhz, Hierarchy hierarchy, const std::string& work_dir);
 std::string asap7_abc_script();
 
 }  // namespace fetta::flows::synth

@@ -2,7 +2,8 @@
 //   asap7  - Yosys + ABC on the ASAP7 RVT TT standard cells: area, cells, flops, delay, slack;
 //   xilinx - Yosys synth_xilinx for UltraScale+ (xcup): LUTs, FFs, DSPs, BRAMs;
 //   ice40  - Yosys synth_ice40 + nextpnr-ice40 place and route: resources and a real Fmax.
-// Every selected module is synthesized out of context, flattened below it (docs/synthesis.md).
+// Every selected module is synthesized out of context, flattened below it, or for asap7 with
+// its hierarchy kept (each distinct submodule mapped once; docs/synthesis.md).
 #pragma once
 
 #include <string>
@@ -15,6 +16,7 @@ struct Options {
   Target target = Target::asap7;
   double clock_mhz = 0;        // 0: the target's default (asap7 1000, ice40 50; xilinx has none)
   std::string modules = "all";  // all | top | comma-separated module names
+  bool keep_hierarchy = false;  // asap7: map each distinct submodule once instead of flattening first
   std::string pdk_dir;          // asap7: the Liberty files (default: <repo>/../shared/pdk/asap7)
   std::string cache_dir;        // asap7: where the merged Liberty files are kept
   std::string device;           // xilinx: family (xcup); ice40: hx8k, up5k, ...
