@@ -189,6 +189,7 @@ ArchConfig parse_root(const YAML::Node& root, const std::string& file) {
   Section dram = top.sub("dram");
   dram.get_double("bandwidth_gbps", cfg.dram.bandwidth_gbps, 0.0);
   dram.get("latency_ns", cfg.dram.latency_ns, "a number");
+  dram.get_int("capacity_mb", cfg.dram.capacity_mb, 1, 1 << 20);
   dram.reject_unknown();
 
   Section en = top.sub("energy");

@@ -335,20 +335,46 @@ NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem&
   return plan;
 }
 
+int dram_operand_bytes(arch::DataType t) { return t == arch::DataType::int8 ? 1 : 2; }
+int dram_result_bytes(arch::DataType t) { return arch::accumulator_bits(t) > 32 ? 8 : 4; }
+uint64_t dram_extent(int64_t elements, int bytes) {
+  return (static_cast<uint64_t>(elements) * static_cast<uint64_t>(bytes) + 63) / 64 * 64;
+}
+
 int64_t plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
                     const std::vector<verif::Phase>& phases) {
   int64_t n = 0;
+  const uint64_t capacity = static_cast<uint64_t>(cfg.dram.capacity_mb) << 20;
   for (const std::string& file : layer_files) {
     const verif::LayerSpec spec = verif::load_layer(file);
+    uint64_t dram = 0;  // allocated as the simulator does
+    std::set<std::string> inputs;
     for (verif::Phase ph : phases)
       for (const auto& prob : verif::phase_problems(spec, ph))
         for (size_t t = 0; t < prob.terms.size(); ++t) {
+          NetworkPlan plan;
           try {
-            n += static_cast<int64_t>(plan_network(cfg, prob, t).steps.size());
+            plan = plan_network(cfg, prob, t);
           } catch (const std::exception& e) {
             throw CompileError(fmt::format("{} ({}): {}", file, verif::to_string(ph), e.what()));
           }
+          n += static_cast<int64_t>(plan.steps.size());
+          const Problem& p = plan.problem;
+          for (int i = 0; i < p.size(); ++i) {
+            if (!inputs.insert(p.node_names[static_cast<size_t>(i)]).second) continue;
+            int64_t e = 1;
+            for (int l : p.node_modes[static_cast<size_t>(i)]) e *= static_cast<int64_t>(p.dims[static_cast<size_t>(l)]);
+            dram += dram_extent(e, dram_operand_bytes(cfg.dtype));
+          }
+          for (const PlannedStep& st : plan.steps)
+            dram += dram_extent(st.compiled.gemm.shape.m.size() * st.compiled.gemm.shape.n.size(),
+                                st.last ? dram_result_bytes(cfg.dtype) : dram_operand_bytes(cfg.dtype));
         }
+    if (dram > capacity)
+      throw CompileError(fmt::format("dram.capacity_mb: {} needs {:.1f} MiB of DRAM (its inputs and every result of "
+                                     "the phases run); the configuration has {} MiB; allowed: >= {}",
+                                     file, static_cast<double>(dram) / (1 << 20), cfg.dram.capacity_mb,
+                                     (dram + (1 << 20) - 1) >> 20));
   }
   return n;
 }

@@ -51,6 +51,7 @@ struct MemoryConfig {
 struct DramConfig {
   double bandwidth_gbps = 25.6;  // LPDDR4
   double latency_ns = 100.0;
+  int capacity_mb = 4096;        // where the layers' tensors live (sim: the TLM-2.0 DRAM target)
 };
 
 // Per-operation energy constants of the analytical model, in pJ.

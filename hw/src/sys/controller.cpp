@@ -207,7 +207,7 @@ void Controller::build(Module& m) const {
   Sig gate = p.cfg.ce.ib_double_buffer ? streams_started : streams_ended;
   Sig run_ib = m.node("run_ib", (state == kGemm) & ib_gen.io("valid").sig() & (gate >= loads_done));
   Sig run_ia = m.node("run_ia", (state == kGemm) & ia_gen.io("valid").sig() &
-                                    (!ia_first.bit(0) | (loads_done > streams_started)));
+                                    ((!ia_first.bit(0)) | (loads_done > streams_started)));
   ib_gen.io("run").sig() <<= run_ib;
   ia_gen.io("run").sig() <<= run_ia;
   m.when(start, [&] { loads_done <<= 0; }).elsewhen(run_ib & ib_last.bit(0) & ib_last.bit(1), [&] {

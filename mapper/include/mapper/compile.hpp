@@ -130,9 +130,17 @@ struct NetworkPlan {
   std::vector<PlannedStep> steps;
 };
 NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term);
+// How a run keeps a layer's tensors in DRAM (the simulator's TLM-2.0 target): operands (inputs,
+// rounded or requantized intermediates) in their width, 1 or 2 bytes; final results as
+// accumulator words, 4 bytes (fp32, int32) or 8 (int48, sign-extended); little-endian, row-major,
+// each tensor at a 64-byte boundary; every input once, then every result, none freed.
+int dram_operand_bytes(arch::DataType t);
+int dram_result_bytes(arch::DataType t);
+uint64_t dram_extent(int64_t elements, int bytes);
+
 // plan_network for every problem and term of the layers' phases: bad layers and contractions the
-// hardware cannot run fail here, the message prefixed with "<file> (<phase>): ". Returns the
-// number of contractions.
+// hardware cannot run fail here, the message prefixed with "<file> (<phase>): ", and so does a
+// layer whose tensors exceed dram.capacity_mb. Returns the number of contractions.
 int64_t plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
                     const std::vector<verif::Phase>& phases);
 

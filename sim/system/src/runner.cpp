@@ -19,6 +19,7 @@
 #include "mapper/layer_search.hpp"
 #include "mapper/search.hpp"
 #include "sim/system/bench.hpp"
+#include "sim/system/dram.hpp"
 #include "verif/contract.hpp"
 #include "verif/npy.hpp"
 #include "verif/numerics.hpp"
@@ -29,13 +30,14 @@ namespace {
 
 using verif::Tensor;
 
-// An operand in flight: its labels and the element bit patterns the RTL and the golden model
-// each produced (they are equal when everything matches; kept apart so a mismatch shows once).
+// An operand in flight: its labels, where the RTL's copy is in DRAM and the golden model's copy
+// (they are equal when everything matches; kept apart so a mismatch shows once).
 struct Operand {
   std::string name;
   std::vector<std::string> labels;
   std::vector<int64_t> dims;
-  Tensor<uint16_t> rtl, golden;
+  uint64_t addr = 0;  // the RTL side's element bits, operand_bytes each, row-major in `labels`
+  Tensor<uint16_t> golden;
 };
 
 // Fixed-point scale of the integer operands: value = integer / 2^frac_bits. Inputs are in [-1, 1],
@@ -81,6 +83,30 @@ Tensor<int64_t> contract_int(const Tensor<uint16_t>& a, const Tensor<uint16_t>& 
   return verif::contract_int16(to_i16(a), to_i16(b), out);
 }
 
+// Tensors in DRAM as mapper::plan_layers allocates them (mapper/compile.hpp).
+using mapper::dram_extent;
+int operand_bytes(arch::DataType t) { return mapper::dram_operand_bytes(t); }
+int result_bytes(arch::DataType t) { return mapper::dram_result_bytes(t); }
+
+std::vector<uint8_t> pack(const std::vector<uint64_t>& v, int bytes) {
+  std::vector<uint8_t> out(v.size() * static_cast<size_t>(bytes));
+  for (size_t i = 0; i < v.size(); ++i)
+    for (int b = 0; b < bytes; ++b) out[i * static_cast<size_t>(bytes) + static_cast<size_t>(b)] = static_cast<uint8_t>(v[i] >> (8 * b));
+  return out;
+}
+std::vector<uint64_t> unpack(const std::vector<uint8_t>& d, int bytes) {
+  std::vector<uint64_t> out(d.size() / static_cast<size_t>(bytes), 0);
+  for (size_t i = 0; i < out.size(); ++i)
+    for (int b = 0; b < bytes; ++b) out[i] |= uint64_t{d[i * static_cast<size_t>(bytes) + static_cast<size_t>(b)]} << (8 * b);
+  return out;
+}
+template <typename T>
+std::vector<uint64_t> words_of(const Tensor<T>& t) {
+  std::vector<uint64_t> w;
+  for (T v : t.values()) w.push_back(static_cast<uint64_t>(v));
+  return w;
+}
+
 std::string safe(std::string s) {
   for (char& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
@@ -89,7 +115,7 @@ std::string safe(std::string s) {
 
 class Runner {
  public:
-  Runner(const RunOptions& opt) : opt_(opt), isa_(opt.cfg) {}
+  Runner(const RunOptions& opt, DramInitiator& dram) : opt_(opt), isa_(opt.cfg), dram_(dram) {}
 
   void host(SystemBench& bench) {
     bench_ = &bench;
@@ -124,6 +150,8 @@ class Runner {
       dump(safe(spec.name + "_in_" + name) + ".npy", name, "input", bits[name], odt);
     }
     inputs_ = bits;
+    dram_next_ = 0;  // the layer's tensors from address 0: its inputs at first use, then every result
+    dram_inputs_.clear();
     for (verif::Phase ph : opt_.phases) {
       const auto problems = verif::phase_problems(spec, ph);
       for (const auto& prob : problems)
@@ -145,7 +173,8 @@ class Runner {
         o.labels.push_back(p.labels[static_cast<size_t>(l)]);
         o.dims.push_back(static_cast<int64_t>(p.dims[static_cast<size_t>(l)]));
       }
-      o.rtl = o.golden = bits.at(o.name).relabel(o.labels);
+      o.golden = bits.at(o.name).relabel(o.labels);
+      o.addr = input_address(o.name, bits.at(o.name));
       live[mapper::NodeSet{1} << i] = std::move(o);
     }
     const int nsteps = static_cast<int>(plan.steps.size());
@@ -176,7 +205,9 @@ class Runner {
       rep.n = c.shape.n.size();
       rep.macs = c.shape.macs();
 
-      // ---- RTL: operands into the free half, flip, program, results out of the accumulator
+      // ---- RTL: operands from DRAM into the free half, flip, program, results out of the accumulator
+      sc_core::sc_time dram_time = sc_core::SC_ZERO_TIME;
+      const Tensor<uint16_t> a_rtl = fetch(A, dram_time), b_rtl = fetch(B, dram_time);
       const int64_t host0 = bench_->host_cycles();
       const uint16_t pad = dt == arch::DataType::bf16 ? 0x8000 : 0;
       const uint64_t cyc0 = bench_->cycle_count();
@@ -194,10 +225,10 @@ class Runner {
         const mapper::GemmJob& job = c.jobs[j];
         // Job j computes on the half the host writes now (the free one); the halves alternate.
         const size_t half = (flips_ + 1) % 2;
-        const mapper::RowImage ia = mapper::layout_a(c, A.rtl, pad, j);
+        const mapper::RowImage ia = mapper::layout_a(c, a_rtl, pad, j);
         bench_->write_rows(ia.first_row, ia.rows, ia.lanes, ia.data);
         if (b_in_half[half] != std::make_pair(job.nt0, job.kt0)) {
-          const mapper::RowImage ib = mapper::layout_b(c, B.rtl, j);
+          const mapper::RowImage ib = mapper::layout_b(c, b_rtl, j);
           bench_->write_rows(ib.first_row, ib.rows, ib.lanes, ib.data);
           b_in_half[half] = {job.nt0, job.kt0};
         }
@@ -244,9 +275,11 @@ class Runner {
         dump(base + ".npy", out_name, last ? "result (fp32 bits, <u4)" : "intermediate before bf16 rounding (fp32 bits, <u4)", rt,
              "fp32 bits");
         if (!last) {
-          res.rtl = verif::map_values<uint16_t>(rt, [](uint32_t x) { return verif::fp32_to_bf16(x); });
+          res.addr = store(words_of(verif::map_values<uint16_t>(rt, [](uint32_t x) { return verif::fp32_to_bf16(x); })),
+                           operand_bytes(dt), dram_time);
           res.golden = verif::map_values<uint16_t>(gold, [](uint32_t x) { return verif::fp32_to_bf16(x); });
         } else {
+          store(words_of(rt), result_bytes(dt), dram_time);
           rep.rel_error = rel_error_vs_fp64(net, rt);
         }
       } else {
@@ -263,14 +296,53 @@ class Runner {
              rt, acc);
         if (!last) {
           const int sh = requant_shift(dt, rep.k);
-          res.rtl = verif::map_values<uint16_t>(rt, [sh, dt](int64_t x) { return requant(x, sh, dt); });
+          res.addr = store(words_of(verif::map_values<uint16_t>(rt, [sh, dt](int64_t x) { return requant(x, sh, dt); })),
+                           operand_bytes(dt), dram_time);
           res.golden = verif::map_values<uint16_t>(gold, [sh, dt](int64_t x) { return requant(x, sh, dt); });
+        } else {
+          store(words_of(rt), result_bytes(dt), dram_time);
         }
       }
+      rep.dram_bytes = static_cast<int64_t>(dram_bytes_);
+      dram_bytes_ = 0;
+      rep.dram_cycles = static_cast<int64_t>(std::ceil(dram_time.to_seconds() * opt_.cfg.clock_mhz * 1e6 - 1e-6));
       reports.push_back(rep);
       progress(rep);
       if (!last) live[st.left | st.right] = std::move(res);
     }
+  }
+
+  // DRAM: the layer's inputs are placed once, at first use, before the run (debug transport, no
+  // time); every operand a contraction reads and every result it writes is a timed transaction.
+  uint64_t allocate(int64_t elements, int bytes) {
+    const uint64_t addr = dram_next_;
+    dram_next_ += dram_extent(elements, bytes);
+    return addr;
+  }
+  uint64_t input_address(const std::string& name, const Tensor<uint16_t>& t) {
+    auto it = dram_inputs_.find(name);
+    if (it != dram_inputs_.end()) return it->second;
+    const uint64_t addr = allocate(t.numel(), operand_bytes(opt_.cfg.dtype));
+    dram_.preload(addr, pack(words_of(t), operand_bytes(opt_.cfg.dtype)));
+    return dram_inputs_[name] = addr;
+  }
+  Tensor<uint16_t> fetch(const Operand& o, sc_core::sc_time& t) {
+    int64_t n = 1;
+    for (int64_t d : o.dims) n *= d;
+    const int eb = operand_bytes(opt_.cfg.dtype);
+    std::vector<uint8_t> bytes(static_cast<size_t>(n * eb));
+    dram_.read(o.addr, bytes, t);
+    dram_bytes_ += bytes.size();
+    std::vector<uint16_t> v;
+    for (uint64_t w : unpack(bytes, eb)) v.push_back(static_cast<uint16_t>(w));
+    return Tensor<uint16_t>(o.labels, o.dims, v);
+  }
+  uint64_t store(const std::vector<uint64_t>& words, int bytes, sc_core::sc_time& t) {
+    const uint64_t addr = allocate(static_cast<int64_t>(words.size()), bytes);
+    const std::vector<uint8_t> data = pack(words, bytes);
+    dram_.write(addr, data, t);
+    dram_bytes_ += data.size();
+    return addr;
   }
 
   // Relative L2 error of a final bf16 result against the fp64 contraction of the same inputs.
@@ -299,6 +371,9 @@ class Runner {
   RunOptions opt_;
   std::map<std::string, Tensor<uint16_t>> inputs_;  // the current layer's operands
   arch::IsaLayout isa_;
+  DramInitiator& dram_;
+  uint64_t dram_next_ = 0, dram_bytes_ = 0;
+  std::map<std::string, uint64_t> dram_inputs_;  // the current layer's inputs placed in DRAM
   SystemBench* bench_ = nullptr;
   int64_t flips_ = 0;  // FLIPs pushed so far: the TCU computes on half flips_ % 2
 };
@@ -308,13 +383,14 @@ std::string pct(double v) { return fmt::format("{:.1f}%", v); }
 void print_tables(const std::vector<StepReport>& reps, const arch::ArchConfig& cfg, double wall_s, int64_t sim_cycles) {
   const int64_t pes = cfg.total_pes();
   std::string cur;
-  int64_t t_cycles = 0, t_macs = 0, t_host = 0, t_mis = 0;
+  int64_t t_cycles = 0, t_macs = 0, t_host = 0, t_dram = 0, t_dram_bytes = 0, t_mis = 0;
   auto flush = [&] {
     if (cur.empty()) return;
-    fmt::print("  {:<58} {:>9} {:>9}   {:>6}  total: {} cycles, {} MACs, PE utilization {}, host transfer {} cycles, {}\n\n",
-               "", "", "", "", t_cycles, t_macs, pct(100.0 * static_cast<double>(t_macs) / (static_cast<double>(t_cycles) * pes)),
-               t_host, t_mis == 0 ? "all match" : fmt::format("{} mismatching elements", t_mis));
-    t_cycles = t_macs = t_host = t_mis = 0;
+    fmt::print("  total: {} cycles, {} MACs, PE utilization {}; host transfer {} cycles; DRAM {} cycles ({:.1f} KiB); {}\n\n",
+               t_cycles, t_macs, pct(100.0 * static_cast<double>(t_macs) / (static_cast<double>(t_cycles) * pes)), t_host,
+               t_dram, static_cast<double>(t_dram_bytes) / 1024.0,
+               t_mis == 0 ? "all match" : fmt::format("{} mismatching elements", t_mis));
+    t_cycles = t_macs = t_host = t_dram = t_dram_bytes = t_mis = 0;
   };
   for (const StepReport& r : reps) {
     const std::string key = r.layer + " / " + r.phase;
@@ -323,19 +399,22 @@ void print_tables(const std::vector<StepReport>& reps, const arch::ArchConfig& c
       cur = key;
       fmt::print("{} ({} {}x{} CEs x {}, {} lanes)\n", key, arch::to_string(cfg.dtype), cfg.ce.rows, cfg.ce.cols, cfg.ce.count,
                  cfg.network.lanes);
-      fmt::print("  {:<28} {:>16} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8}  {}\n", "contraction", "M x K x N", "MACs", "cycles",
-                 "model", "error", "util", "host", "result");
+      fmt::print("  {:<28} {:>16} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>8}  {}\n", "contraction", "M x K x N", "MACs",
+                 "cycles", "model", "error", "util", "host", "DRAM", "result");
     }
     const std::string name = fmt::format("{}{} s{}: {} x {}", r.problem, r.terms > 1 ? fmt::format("[{}]", r.term) : "", r.step, r.lhs, r.rhs);
     const double err = 100.0 * static_cast<double>(r.predicted - r.cycles) / static_cast<double>(r.cycles);
     std::string result = r.mismatches == 0 ? "match" : fmt::format("MISMATCH {}/{}", r.mismatches, r.elements);
     if (r.rel_error >= 0) result += fmt::format(" (fp64 rel err {:.2e})", r.rel_error);
-    fmt::print("  {:<28} {:>16} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8}  {}\n", name.size() > 28 ? name.substr(0, 28) : name,
+    fmt::print("  {:<28} {:>16} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>8}  {}\n", name.size() > 28 ? name.substr(0, 28) : name,
                fmt::format("{}x{}x{}", r.m, r.k, r.n), r.macs, r.cycles, r.predicted, fmt::format("{:+.1f}%", err),
-               pct(100.0 * static_cast<double>(r.macs) / (static_cast<double>(r.cycles) * pes)), r.host_cycles, result);
+               pct(100.0 * static_cast<double>(r.macs) / (static_cast<double>(r.cycles) * pes)), r.host_cycles,
+               r.dram_cycles, result);
     t_cycles += r.cycles;
     t_macs += r.macs;
     t_host += r.host_cycles;
+    t_dram += r.dram_cycles;
+    t_dram_bytes += r.dram_bytes;
     t_mis += r.mismatches;
   }
   flush();
@@ -348,7 +427,8 @@ nlohmann::json to_json(const std::vector<StepReport>& reps, const arch::ArchConf
     steps.push_back({{"layer", r.layer}, {"phase", r.phase}, {"problem", r.problem}, {"term", r.term}, {"terms", r.terms},
                      {"step", r.step}, {"steps", r.steps}, {"lhs", r.lhs}, {"rhs", r.rhs}, {"mapping", r.mapping},
                      {"m", r.m}, {"k", r.k}, {"n", r.n}, {"macs", r.macs}, {"cycles", r.cycles}, {"predicted_cycles", r.predicted},
-                     {"host_cycles", r.host_cycles}, {"utilization", static_cast<double>(r.macs) / (static_cast<double>(r.cycles) * cfg.total_pes())},
+                     {"host_cycles", r.host_cycles}, {"dram_cycles", r.dram_cycles}, {"dram_bytes", r.dram_bytes},
+                     {"utilization", static_cast<double>(r.macs) / (static_cast<double>(r.cycles) * cfg.total_pes())},
                      {"elements", r.elements}, {"mismatches", r.mismatches},
                      {"fp64_rel_error", r.rel_error >= 0 ? nlohmann::json(r.rel_error) : nlohmann::json(nullptr)}});
   return {{"config", cfg.name}, {"dtype", arch::to_string(cfg.dtype)}, {"pes", cfg.total_pes()}, {"steps", steps},
@@ -392,7 +472,10 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
   preflight(opt);
   // SystemC's infos ("Simulation stopped by user") go to stdout, which carries the report.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-  Runner runner(opt);
+  DramTarget dram("dram", opt.cfg.dram);
+  DramInitiator dma("dma");
+  dma.socket.bind(dram.socket);
+  Runner runner(opt, dma);
   SystemBench bench("bench", dut, opt.cfg, [&](SystemBench& b) { runner.host(b); });
   if (!opt.json)
     fmt::print(stderr, "fetta sim: {} layer(s), seed {}, config {}\n", opt.layers.size(), opt.seed, opt.cfg.name);
@@ -405,10 +488,17 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
   if (!opt.dump_dir.empty()) {
     std::ofstream(opt.dump_dir + "/manifest.json") << runner.manifest.dump(2) << "\n";
   }
-  if (opt.json)
-    std::cout << to_json(runner.reports, opt.cfg, wall, bench.now()).dump(2) << "\n";
-  else
+  if (opt.json) {
+    nlohmann::json j = to_json(runner.reports, opt.cfg, wall, bench.now());
+    j["dram"] = {{"bandwidth_gbps", opt.cfg.dram.bandwidth_gbps}, {"latency_ns", opt.cfg.dram.latency_ns},
+                 {"transactions", dram.transactions()}, {"bytes_read", dram.bytes_read()}, {"bytes_written", dram.bytes_written()}};
+    std::cout << j.dump(2) << "\n";
+  } else {
     print_tables(runner.reports, opt.cfg, wall, bench.now());
+    fmt::print("DRAM (TLM-2.0 target, {} GB/s, {} ns per transaction): {} transactions, {:.1f} KiB read, {:.1f} KiB written\n",
+               opt.cfg.dram.bandwidth_gbps, opt.cfg.dram.latency_ns, dram.transactions(),
+               static_cast<double>(dram.bytes_read()) / 1024.0, static_cast<double>(dram.bytes_written()) / 1024.0);
+  }
   if (!bench.failure().empty()) {
     fmt::print(stderr, "error: {}\n", bench.failure());
     return 2;
