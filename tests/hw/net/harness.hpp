@@ -1,9 +1,12 @@
 // Helpers shared by the Verilated network tests: bit fields of Verilator ports of any width
-// (CData .. QData, VlWide), one clock cycle for clocked and purely combinational models.
+// (CData .. QData, VlWide), one clock cycle for clocked and purely combinational models, and
+// streaming a list of jobs through a testbench.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "verilated.h"
 
@@ -64,6 +67,27 @@ void edge(V& dut) {
   if constexpr (has_clock<V>) {
     dut.clk = 1;
     dut.eval();
+  }
+}
+
+// Every output lane of a network model: `lanes` words of `width` bits packed in `dout`.
+template <typename P>
+std::vector<uint64_t> read_lanes(const P& dout, int lanes, int width) {
+  std::vector<uint64_t> out(static_cast<size_t>(lanes));
+  for (int i = 0; i < lanes; ++i) out[static_cast<size_t>(i)] = get_bits(dout, i * width, width);
+  return out;
+}
+
+// Streams `jobs` through a testbench, one a cycle, and has it check job t `tb.latency` cycles
+// after it entered; after the last job the last one is applied again (its output is checked once).
+template <typename Tb, typename Job>
+void stream_jobs(Tb& tb, const std::vector<Job>& jobs) {
+  const int total = static_cast<int>(jobs.size());
+  for (int t = 0; t < total + tb.latency; ++t) {
+    tb.apply(jobs[static_cast<size_t>(std::min(t, total - 1))]);
+    settle(tb.dut);
+    if (t >= tb.latency) tb.check(jobs[static_cast<size_t>(t - tb.latency)], t - tb.latency);
+    edge(tb.dut);
   }
 }
 

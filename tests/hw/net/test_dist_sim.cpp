@@ -63,21 +63,8 @@ class DistDut {
       }
     }
   }
-  std::vector<uint64_t> outputs() {
-    std::vector<uint64_t> out(g.lanes());
-    for (int i = 0; i < g.lanes(); ++i) out[i] = get_bits(dut.dout, i * w, w);
-    return out;
-  }
-  // Streams `jobs` back to back; checks job t's output `latency` cycles after it entered.
-  void run(const std::vector<Job>& jobs) {
-    const int total = static_cast<int>(jobs.size());
-    for (int t = 0; t < total + latency; ++t) {
-      apply(jobs[std::min(t, total - 1)]);  // after the last job, repeat it (its output is checked once)
-      settle(dut);
-      if (t >= latency) check(jobs[t - latency], t - latency);
-      edge(dut);
-    }
-  }
+  std::vector<uint64_t> outputs() { return read_lanes(dut.dout, g.lanes(), w); }
+  void run(const std::vector<Job>& jobs) { stream_jobs(*this, jobs); }
   void check(const Job& j, int index) {
     std::vector<uint64_t> out = outputs();
     INFO("job " << index << " map " << fmt::format("{}", fmt::join(j.map, ",")));

@@ -92,20 +92,8 @@ class RedDut {
         put_bits(dut.sw_mode, k * g.lanes() + 2 * s, 2, static_cast<uint64_t>(j.control.level[k][s]));
     for (int i = 0; i < g.lanes(); ++i) put_bits(dut.tr_sel, i, 1, j.control.transpose[i]);
   }
-  std::vector<uint64_t> outputs() {
-    std::vector<uint64_t> out(g.lanes());
-    for (int i = 0; i < g.lanes(); ++i) out[i] = get_bits(dut.dout, i * w, w);
-    return out;
-  }
-  void run(const std::vector<Job>& jobs) {
-    const int total = static_cast<int>(jobs.size());
-    for (int t = 0; t < total + latency; ++t) {
-      apply(jobs[std::min(t, total - 1)]);
-      settle(dut);
-      if (t >= latency) check(jobs[t - latency], t - latency);
-      edge(dut);
-    }
-  }
+  std::vector<uint64_t> outputs() { return read_lanes(dut.dout, g.lanes(), w); }
+  void run(const std::vector<Job>& jobs) { stream_jobs(*this, jobs); }
   void check(const Job& j, int index) {
     std::vector<uint64_t> out = outputs();
     INFO("job " << index << " inputs " << fmt::format("{:x}", fmt::join(j.in, " ")));
