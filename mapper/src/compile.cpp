@@ -387,21 +387,26 @@ std::string CompiledGemm::describe() const {
                      map.k_tile, map.n_tile, map.k_tiles, map.n_tiles, jobs.size());
 }
 
-verif::AccumulationOrder hardware_order(const CompiledGemm& c, int64_t R) {
+verif::AccumulationOrder hardware_order(const CompiledGemm& c, int64_t R, std::vector<uint32_t> init) {
   const int64_t K = c.shape.k.size();
-  const std::vector<int64_t> ndims = c.shape.n.dims;
+  const std::vector<int64_t> ndims = c.shape.n.dims, mdims = c.shape.m.dims;
   const size_t nm = c.shape.m.labels.size();
   const int lanes = static_cast<int>(c.lane_gk.size());
-  auto cb = [c, K, ndims, nm, R, lanes](std::span<const uint32_t> products, std::span<const int64_t> out_index) {
-    int64_t n = 0;
+  if (!init.empty() && static_cast<int64_t>(init.size()) != c.shape.m.size() * c.shape.n.size())
+    throw std::invalid_argument(fmt::format("hardware_order: {} initial values for {} x {} outputs", init.size(),
+                                            c.shape.m.size(), c.shape.n.size()));
+  auto cb = [c, K, ndims, mdims, nm, R, lanes, init = std::move(init)](std::span<const uint32_t> products,
+                                                                      std::span<const int64_t> out_index) {
+    int64_t n = 0, m = 0;
     for (size_t i = 0; i < ndims.size(); ++i) n = n * ndims[i] + out_index[nm + i];
+    for (size_t i = 0; i < nm; ++i) m = m * mdims[i] + out_index[i];
     const int64_t j = n % c.map.n_tile;
     const route::GroupTree& tree = c.red.trees[static_cast<size_t>(j)];
     std::vector<uint64_t> in(static_cast<size_t>(lanes), 0);
     const route::AddFn add = [](uint64_t a, uint64_t b) {
       return uint64_t{verif::fp32_add(static_cast<uint32_t>(a), static_cast<uint32_t>(b))};
     };
-    uint32_t acc = 0;
+    uint32_t acc = init.empty() ? 0 : init[static_cast<size_t>(m * c.shape.n.size() + n)];
     for (int64_t kt = 0; kt < c.map.k_tiles; ++kt) {
       for (int lane = 0; lane < lanes; ++lane) {
         const int q = c.lane_gk[static_cast<size_t>(lane)];
@@ -412,7 +417,7 @@ verif::AccumulationOrder hardware_order(const CompiledGemm& c, int64_t R) {
         in[static_cast<size_t>(lane)] = s;
       }
       const auto t = static_cast<uint32_t>(route::evaluate(tree, in, add));
-      acc = kt == 0 ? t : verif::fp32_add(acc, t);
+      acc = kt == 0 && init.empty() ? t : verif::fp32_add(acc, t);
     }
     return acc;
   };

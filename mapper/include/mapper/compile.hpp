@@ -147,7 +147,10 @@ int64_t plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>&
 // The order in which the hardware sums every output (chains of R down a CE column, the
 // reduction network's add tree over the Gk CEs of a group, then the K tiles accumulated in
 // order): for verif::contract_bf16 with out_labels m + n.
-verif::AccumulationOrder hardware_order(const CompiledGemm& c, int64_t R);
+// With `init` (one binary32 per output element, row-major over m dims then n dims): the order of
+// an instruction with acc_accumulate = 1 on rows already holding `init`, i.e. the first K tile is
+// added onto init (fp32_add(init, t)) instead of written.
+verif::AccumulationOrder hardware_order(const CompiledGemm& c, int64_t R, std::vector<uint32_t> init = {});
 
 // Operand images in the layout above: `rows` x `lanes` bit patterns (16-bit elements; int8 in
 // the low byte), lanes = k_tile * replicate. Padding: IA -0 for bf16 (0x8000), else 0.

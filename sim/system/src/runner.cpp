@@ -10,7 +10,9 @@
 #include <fstream>
 #include <iostream>
 #include <cstring>
+#include <array>
 #include <map>
+#include <optional>
 
 #include "arch/isa.hpp"
 #include "hw/mem/accumulation_unit.hpp"
@@ -62,6 +64,13 @@ int64_t int_value(uint16_t bits, arch::DataType t) {
   return t == arch::DataType::int8 ? static_cast<int8_t>(static_cast<uint8_t>(bits)) : static_cast<int16_t>(bits);
 }
 uint16_t requant(int64_t v, int shift, arch::DataType t) { return int_operand(v >> shift, t); }
+
+// v modulo 2^bits, sign-extended (an integer accumulator's wrap-around).
+int64_t wrap_signed(int64_t v, int bits) {
+  if (bits >= 64) return v;
+  const auto u = static_cast<uint64_t>(v) & ((uint64_t{1} << bits) - 1);
+  return (u >> (bits - 1)) & 1U ? static_cast<int64_t>(u | (~uint64_t{0} << bits)) : static_cast<int64_t>(u);
+}
 
 uint16_t to_operand(double v, arch::DataType t) {
   if (t == arch::DataType::bf16) return verif::bf16_from_double(v);
@@ -154,17 +163,145 @@ class Runner {
     dram_inputs_.clear();
     for (verif::Phase ph : opt_.phases) {
       const auto problems = verif::phase_problems(spec, ph);
-      for (const auto& prob : problems)
-        for (size_t t = 0; t < prob.terms.size(); ++t) run_network(spec, ph, prob, t, bits);
+      for (const auto& prob : problems) {
+        if (prob.terms.size() == 1) {
+          run_network(spec, ph, prob, 0, bits, false);
+          continue;
+        }
+        std::vector<Final> finals;
+        for (size_t t = 0; t < prob.terms.size(); ++t) finals.push_back(*run_network(spec, ph, prob, t, bits, true));
+        if (summable(finals)) {
+          run_sum(spec, ph, prob, finals);
+        } else {  // each term's result on its own (the report says so: no "summed" rows)
+          for (Final& f : finals) {
+            const mapper::PlannedStep& st = f.plan.steps.back();
+            const int n = static_cast<int>(f.plan.steps.size());
+            run_step(spec, ph, prob, f.term, n - 1, n, st, f.lhs, f.rhs);
+          }
+        }
+      }
     }
   }
 
-  void run_network(const verif::LayerSpec& spec, verif::Phase ph, const verif::PhaseProblem& prob, size_t term,
-                   const std::map<std::string, Tensor<uint16_t>>& bits) {
-    const verif::TensorNetwork& net = prob.terms[term];
-    const mapper::NetworkPlan plan = mapper::plan_network(opt_.cfg, prob, term);
+  // A network's last contraction, deferred so that the terms of a sum can run back to back.
+  struct Final {
+    mapper::NetworkPlan plan;
+    size_t term = 0;
+    Operand lhs, rhs;
+  };
+
+  // One job of an instruction sequence: its operand images come from `a` and `b`; `b_key` names
+  // the B tensor (the host skips rewriting a B image the free half already holds).
+  struct Work {
+    const mapper::CompiledGemm* c = nullptr;
+    size_t job = 0;
+    const Tensor<uint16_t>* a = nullptr;
+    const Tensor<uint16_t>* b = nullptr;
+    size_t b_key = 0;
+    bool accumulate = false;       // force acc_accumulate (a later term of a sum)
+    bool read = false;             // read the job's accumulator rows into *z afterwards
+    std::vector<uint64_t>* z = nullptr;
+    int64_t cycles = 0, host = 0;  // filled in: the controller's busy cycles and host cycles of this job
+  };
+
+  static std::vector<std::string> out_labels_of(const mapper::CompiledGemm& c) {
+    std::vector<std::string> l = c.shape.m.labels;
+    l.insert(l.end(), c.shape.n.labels.begin(), c.shape.n.labels.end());
+    return l;
+  }
+  static std::vector<int64_t> out_dims_of(const mapper::CompiledGemm& c) {
+    std::vector<int64_t> d = c.shape.m.dims;
+    d.insert(d.end(), c.shape.n.dims.begin(), c.shape.n.dims.end());
+    return d;
+  }
+
+  // Per job: operand images into the free half, FLIP, the GEMM, wait; the finished rows out of
+  // the accumulator when asked.
+  void run_jobs(std::vector<Work>& work) {
+    const uint16_t pad = opt_.cfg.dtype == arch::DataType::bf16 ? 0x8000 : 0;
+    for (Work& w : work) {
+      const mapper::CompiledGemm& c = *w.c;
+      const mapper::GemmJob& job = c.jobs[w.job];
+      const int64_t host0 = bench_->host_cycles();
+      const uint64_t cyc0 = bench_->cycle_count();
+      // The job computes on the half the host writes now (the free one); the halves alternate.
+      const size_t half = (flips_ + 1) % 2;
+      const mapper::RowImage ia = mapper::layout_a(c, *w.a, pad, w.job);
+      bench_->write_rows(ia.first_row, ia.rows, ia.lanes, ia.data);
+      const std::array<int64_t, 3> key{static_cast<int64_t>(w.b_key), job.nt0, job.kt0};
+      if (b_in_half_[half] != key) {
+        const mapper::RowImage ib = mapper::layout_b(c, *w.b, w.job);
+        bench_->write_rows(ib.first_row, ib.rows, ib.lanes, ib.data);
+        b_in_half_[half] = key;
+      }
+      bench_->push(arch::encode_flip(isa_));
+      ++flips_;
+      arch::GemmInstr g = job.instr;
+      if (w.accumulate) g.acc_accumulate = true;
+      bench_->push(arch::encode_gemm(isa_, g));
+      bench_->wait_idle(opt_.timeout_cycles);
+      if (w.read) {
+        std::vector<int64_t> rows;
+        for (int64_t nt = 0; nt < job.nt_count; ++nt)
+          for (int64_t m = 0; m < job.m_count; ++m) rows.push_back(nt * job.m_count + m);
+        const std::vector<uint64_t> got = bench_->read_acc(rows, c.col_lane);
+        const size_t L = c.col_lane.size();
+        const int64_t Nn = c.shape.n.size();
+        for (int64_t nt = 0; nt < job.nt_count; ++nt)
+          for (int64_t m = 0; m < job.m_count; ++m)
+            for (size_t jj = 0; jj < L; ++jj) {
+              const int64_t n = (job.nt0 + nt) * c.map.n_tile + static_cast<int64_t>(jj);
+              if (n < Nn)
+                (*w.z)[static_cast<size_t>((job.m0 + m) * Nn + n)] = got[static_cast<size_t>(nt * job.m_count + m) * L + jj];
+            }
+      }
+      w.cycles = static_cast<int64_t>(bench_->cycle_count() - cyc0);
+      w.host = bench_->host_cycles() - host0;
+    }
+    if (bench_->error()) throw std::runtime_error("the controller raised its error flag (illegal instruction or queue overflow)");
+  }
+
+  void push_red_cfg(const mapper::CompiledGemm& c) {
+    const size_t nred = c.program.size() - c.jobs.size();  // the RED_CFG chunks come first
+    for (size_t i = 0; i < nred; ++i) bench_->push(c.program[i]);
+  }
+
+  StepReport new_report(const verif::LayerSpec& spec, verif::Phase ph, const verif::PhaseProblem& prob, size_t term,
+                        int step, int steps, const Operand& lhs, const Operand& rhs, const mapper::CompiledGemm& c) const {
+    StepReport rep;
+    rep.layer = spec.name;
+    rep.phase = verif::to_string(ph);
+    rep.problem = prob.result;
+    rep.term = term;
+    rep.terms = prob.terms.size();
+    rep.step = step;
+    rep.steps = steps;
+    rep.lhs = lhs.name;
+    rep.rhs = rhs.name;
+    rep.mapping = c.describe();
+    rep.m = c.shape.m.size();
+    rep.k = c.shape.k.size();
+    rep.n = c.shape.n.size();
+    rep.macs = c.shape.macs();
+    rep.predicted = c.predicted_cycles;
+    rep.elements = rep.m * rep.n;
+    return rep;
+  }
+
+  void finish_report(StepReport& rep, const sc_core::sc_time& dram_time) {
+    rep.dram_bytes = static_cast<int64_t>(dram_bytes_);
+    dram_bytes_ = 0;
+    rep.dram_cycles = static_cast<int64_t>(std::ceil(dram_time.to_seconds() * opt_.cfg.clock_mhz * 1e6 - 1e-6));
+    reports.push_back(rep);
+    progress(rep);
+  }
+
+  // Runs the contractions of one term of a problem in the order of its plan. With defer_final, the
+  // last contraction is not run but returned (its operands are ready in DRAM).
+  std::optional<Final> run_network(const verif::LayerSpec& spec, verif::Phase ph, const verif::PhaseProblem& prob,
+                                   size_t term, const std::map<std::string, Tensor<uint16_t>>& bits, bool defer_final) {
+    mapper::NetworkPlan plan = mapper::plan_network(opt_.cfg, prob, term);
     const mapper::Problem& p = plan.problem;
-    const arch::DataType dt = opt_.cfg.dtype;
     std::map<mapper::NodeSet, Operand> live;
     for (int i = 0; i < p.size(); ++i) {
       Operand o;
@@ -180,135 +317,239 @@ class Runner {
     const int nsteps = static_cast<int>(plan.steps.size());
     for (int s = 0; s < nsteps; ++s) {
       const mapper::PlannedStep& st = plan.steps[static_cast<size_t>(s)];
-      const bool last = st.last;
-      const Operand lhs = live.at(st.left), rhs = live.at(st.right);
+      Operand lhs = live.at(st.left), rhs = live.at(st.right);
       live.erase(st.left);
       live.erase(st.right);
-      const std::string out_name = st.out;
-      StepReport rep;
-      rep.layer = spec.name;
-      rep.phase = verif::to_string(ph);
-      rep.problem = prob.result;
-      rep.term = term;
-      rep.terms = prob.terms.size();
-      rep.step = s;
-      rep.steps = nsteps;
-      rep.lhs = lhs.name;
-      rep.rhs = rhs.name;
-      const mapper::CompiledStep& cs = st.compiled;
-      const mapper::CompiledGemm& c = cs.gemm;
-      const Operand& A = cs.lhs_is_a ? lhs : rhs;
-      const Operand& B = cs.lhs_is_a ? rhs : lhs;
-      rep.mapping = c.describe();
-      rep.m = c.shape.m.size();
-      rep.k = c.shape.k.size();
-      rep.n = c.shape.n.size();
-      rep.macs = c.shape.macs();
-
-      // ---- RTL: operands from DRAM into the free half, flip, program, results out of the accumulator
-      sc_core::sc_time dram_time = sc_core::SC_ZERO_TIME;
-      const Tensor<uint16_t> a_rtl = fetch(A, dram_time), b_rtl = fetch(B, dram_time);
-      const int64_t host0 = bench_->host_cycles();
-      const uint16_t pad = dt == arch::DataType::bf16 ? 0x8000 : 0;
-      const uint64_t cyc0 = bench_->cycle_count();
-      if (opt_.inject_illegal && reports.empty()) bench_->push(arch::Words(static_cast<size_t>(isa_.words()), 0));
-      const int nred = static_cast<int>(c.program.size() - c.jobs.size());  // the RED_CFG chunks
-      for (int i = 0; i < nred; ++i) bench_->push(c.program[static_cast<size_t>(i)]);
-      std::vector<int64_t> out_dims = c.shape.m.dims;
-      out_dims.insert(out_dims.end(), c.shape.n.dims.begin(), c.shape.n.dims.end());
-      std::vector<std::string> out_labels = c.shape.m.labels;
-      out_labels.insert(out_labels.end(), c.shape.n.labels.begin(), c.shape.n.labels.end());
-      const int64_t M = rep.m, Nn = rep.n;
-      std::vector<uint64_t> z(static_cast<size_t>(M * Nn));
-      std::pair<int64_t, int64_t> b_in_half[2] = {{-1, -1}, {-1, -1}};  // (nt0, kt0) of the B image each half holds
-      for (size_t j = 0; j < c.jobs.size(); ++j) {
-        const mapper::GemmJob& job = c.jobs[j];
-        // Job j computes on the half the host writes now (the free one); the halves alternate.
-        const size_t half = (flips_ + 1) % 2;
-        const mapper::RowImage ia = mapper::layout_a(c, a_rtl, pad, j);
-        bench_->write_rows(ia.first_row, ia.rows, ia.lanes, ia.data);
-        if (b_in_half[half] != std::make_pair(job.nt0, job.kt0)) {
-          const mapper::RowImage ib = mapper::layout_b(c, b_rtl, j);
-          bench_->write_rows(ib.first_row, ib.rows, ib.lanes, ib.data);
-          b_in_half[half] = {job.nt0, job.kt0};
-        }
-        bench_->push(arch::encode_flip(isa_));
-        ++flips_;
-        bench_->push(c.program[static_cast<size_t>(nred) + j]);
-        bench_->wait_idle(opt_.timeout_cycles);
-        if (!job.last_k) continue;  // the next K chunk accumulates onto these rows
-        std::vector<int64_t> rows;
-        for (int64_t nt = 0; nt < job.nt_count; ++nt)
-          for (int64_t m = 0; m < job.m_count; ++m) rows.push_back(nt * job.m_count + m);
-        const std::vector<uint64_t> got = bench_->read_acc(rows, c.col_lane);
-        const size_t L = c.col_lane.size();
-        for (int64_t nt = 0; nt < job.nt_count; ++nt)
-          for (int64_t m = 0; m < job.m_count; ++m)
-            for (size_t jj = 0; jj < L; ++jj) {
-              const int64_t n = (job.nt0 + nt) * c.map.n_tile + static_cast<int64_t>(jj);
-              if (n < Nn)
-                z[static_cast<size_t>((job.m0 + m) * Nn + n)] = got[static_cast<size_t>(nt * job.m_count + m) * L + jj];
-            }
+      if (st.last && defer_final) {
+        Final f;
+        f.term = term;
+        f.lhs = std::move(lhs);
+        f.rhs = std::move(rhs);
+        f.plan = std::move(plan);
+        return f;
       }
-      if (opt_.inject_mismatch && reports.empty() && !z.empty()) z[0] ^= 1U;
-      if (bench_->error()) throw std::runtime_error("the controller raised its error flag (illegal instruction or queue overflow)");
-      rep.cycles = static_cast<int64_t>(bench_->cycle_count() - cyc0);
-      rep.predicted = c.predicted_cycles;
-      rep.host_cycles = bench_->host_cycles() - host0;
+      std::optional<Operand> res = run_step(spec, ph, prob, term, s, nsteps, st, lhs, rhs);
+      if (res) live[st.left | st.right] = std::move(*res);
+    }
+    return std::nullopt;
+  }
 
-      // ---- golden and compare
-      Operand res;
-      res.name = out_name;
-      res.labels = out_labels;
-      res.dims = out_dims;
-      rep.elements = M * Nn;
-      const std::string base = safe(fmt::format("{}_{}_{}_t{}_s{}", spec.name, rep.phase, prob.result, term, s));
-      if (dt == arch::DataType::bf16) {
-        const Tensor<uint32_t> gold = verif::contract_bf16(A.golden, B.golden, out_labels, mapper::hardware_order(c, opt_.cfg.ce.rows));
-        const std::vector<uint32_t> gv = gold.values();
-        std::vector<uint32_t> rv(z.size());
-        for (size_t i = 0; i < z.size(); ++i) {
-          rv[i] = static_cast<uint32_t>(z[i]);
-          if (rv[i] != gv[i]) ++rep.mismatches;
-        }
-        const Tensor<uint32_t> rt(out_labels, out_dims, rv);
-        dump(base + ".npy", out_name, last ? "result (fp32 bits, <u4)" : "intermediate before bf16 rounding (fp32 bits, <u4)", rt,
-             "fp32 bits");
-        if (!last) {
-          res.addr = store(words_of(verif::map_values<uint16_t>(rt, [](uint32_t x) { return verif::fp32_to_bf16(x); })),
-                           operand_bytes(dt), dram_time);
-          res.golden = verif::map_values<uint16_t>(gold, [](uint32_t x) { return verif::fp32_to_bf16(x); });
-        } else {
-          store(words_of(rt), result_bytes(dt), dram_time);
-          rep.rel_error = rel_error_vs_fp64(net, rt);
-        }
+  // One contraction on its own: returns the intermediate (rounded or requantized, stored in DRAM)
+  // unless it is the network's result.
+  std::optional<Operand> run_step(const verif::LayerSpec& spec, verif::Phase ph, const verif::PhaseProblem& prob,
+                                  size_t term, int s, int nsteps, const mapper::PlannedStep& st, const Operand& lhs,
+                                  const Operand& rhs) {
+    const arch::DataType dt = opt_.cfg.dtype;
+    const bool last = st.last;
+    const mapper::CompiledGemm& c = st.compiled.gemm;
+    const Operand& A = st.compiled.lhs_is_a ? lhs : rhs;
+    const Operand& B = st.compiled.lhs_is_a ? rhs : lhs;
+    StepReport rep = new_report(spec, ph, prob, term, s, nsteps, lhs, rhs, c);
+
+    // ---- RTL: operands from DRAM into the free half, flip, program, results out of the accumulator
+    sc_core::sc_time dram_time = sc_core::SC_ZERO_TIME;
+    const Tensor<uint16_t> a_rtl = fetch(A, dram_time), b_rtl = fetch(B, dram_time);
+    const int64_t host0 = bench_->host_cycles();
+    const uint64_t cyc0 = bench_->cycle_count();
+    if (opt_.inject_illegal && reports.empty()) bench_->push(arch::Words(static_cast<size_t>(isa_.words()), 0));
+    push_red_cfg(c);
+    std::vector<uint64_t> z(static_cast<size_t>(rep.elements));
+    std::vector<Work> work;
+    const size_t key = ++b_keys_;
+    for (size_t j = 0; j < c.jobs.size(); ++j) {
+      Work w;
+      w.c = &c;
+      w.job = j;
+      w.a = &a_rtl;
+      w.b = &b_rtl;
+      w.b_key = key;
+      w.read = c.jobs[j].last_k;  // otherwise the next K chunk accumulates onto these rows
+      w.z = &z;
+      work.push_back(w);
+    }
+    run_jobs(work);
+    if (opt_.inject_mismatch && reports.empty() && !z.empty()) z[0] ^= 1U;
+    rep.cycles = static_cast<int64_t>(bench_->cycle_count() - cyc0);
+    rep.host_cycles = bench_->host_cycles() - host0;
+
+    // ---- golden and compare
+    Operand res;
+    res.name = st.out;
+    res.labels = out_labels_of(c);
+    res.dims = out_dims_of(c);
+    const std::string base = safe(fmt::format("{}_{}_{}_t{}_s{}", spec.name, rep.phase, prob.result, term, s));
+    if (dt == arch::DataType::bf16) {
+      const Tensor<uint32_t> gold = verif::contract_bf16(A.golden, B.golden, res.labels, mapper::hardware_order(c, opt_.cfg.ce.rows));
+      const Tensor<uint32_t> rt = compare(z, gold, rep);
+      dump(base + ".npy", st.out, last ? "result (fp32 bits, <u4)" : "intermediate before bf16 rounding (fp32 bits, <u4)", rt,
+           "fp32 bits");
+      if (!last) {
+        res.addr = store(words_of(verif::map_values<uint16_t>(rt, [](uint32_t x) { return verif::fp32_to_bf16(x); })),
+                         operand_bytes(dt), dram_time);
+        res.golden = verif::map_values<uint16_t>(gold, [](uint32_t x) { return verif::fp32_to_bf16(x); });
       } else {
-        const Tensor<int64_t> gold = contract_int(A.golden, B.golden, out_labels, dt);
-        const std::vector<int64_t> gv = gold.values();
-        std::vector<int64_t> rv(z.size());
-        for (size_t i = 0; i < z.size(); ++i) {
-          rv[i] = static_cast<int64_t>(z[i]);
-          if (rv[i] != gv[i]) ++rep.mismatches;
-        }
-        const Tensor<int64_t> rt(out_labels, out_dims, rv);
-        const std::string acc = hw::accumulator_format(dt);
-        dump(base + ".npy", out_name, last ? fmt::format("result ({} in <i8)", acc) : "intermediate before requantization (<i8)",
-             rt, acc);
-        if (!last) {
-          const int sh = requant_shift(dt, rep.k);
-          res.addr = store(words_of(verif::map_values<uint16_t>(rt, [sh, dt](int64_t x) { return requant(x, sh, dt); })),
-                           operand_bytes(dt), dram_time);
-          res.golden = verif::map_values<uint16_t>(gold, [sh, dt](int64_t x) { return requant(x, sh, dt); });
-        } else {
-          store(words_of(rt), result_bytes(dt), dram_time);
+        store(words_of(rt), result_bytes(dt), dram_time);
+        rep.rel_error = rel_error_vs_fp64({&prob.terms[term]}, rt);
+      }
+    } else {
+      const Tensor<int64_t> gold = contract_int(A.golden, B.golden, res.labels, dt);
+      const Tensor<int64_t> rt = compare(z, gold, rep);
+      const std::string acc = hw::accumulator_format(dt);
+      dump(base + ".npy", st.out, last ? fmt::format("result ({} in <i8)", acc) : "intermediate before requantization (<i8)",
+           rt, acc);
+      if (!last) {
+        const int sh = requant_shift(dt, rep.k);
+        res.addr = store(words_of(verif::map_values<uint16_t>(rt, [sh, dt](int64_t x) { return requant(x, sh, dt); })),
+                         operand_bytes(dt), dram_time);
+        res.golden = verif::map_values<uint16_t>(gold, [sh, dt](int64_t x) { return requant(x, sh, dt); });
+      } else {
+        store(words_of(rt), result_bytes(dt), dram_time);
+      }
+    }
+    finish_report(rep, dram_time);
+    if (last) return std::nullopt;
+    return res;
+  }
+
+  // The RTL's results (accumulator words) against the golden ones, counting mismatches into rep;
+  // returns the RTL's as a tensor of the golden's type and labels.
+  template <typename T>
+  static Tensor<T> compare(const std::vector<uint64_t>& z, const Tensor<T>& gold, StepReport& rep) {
+    const std::vector<T> gv = gold.values();
+    std::vector<T> rv(z.size());
+    for (size_t i = 0; i < z.size(); ++i) {
+      rv[i] = static_cast<T>(z[i]);
+      if (rv[i] != gv[i]) ++rep.mismatches;
+    }
+    return Tensor<T>(gold.labels(), gold.shape(), rv);
+  }
+
+  // Whether the last contractions of a sum's terms can add into the same accumulator rows: the
+  // same output layout (labels, sizes, N tile, lanes, reduction pattern) and the same output
+  // chunks, job by job (their K chunks may differ).
+  static bool summable(const std::vector<Final>& finals) {
+    const mapper::CompiledGemm& c0 = finals.front().plan.steps.back().compiled.gemm;
+    auto chunks = [](const mapper::CompiledGemm& c) {
+      std::vector<std::array<int64_t, 4>> v;
+      for (const mapper::GemmJob& j : c.jobs)
+        if (j.last_k) v.push_back({j.m0, j.m_count, j.nt0, j.nt_count});
+      return v;
+    };
+    for (const Final& f : finals) {
+      const mapper::CompiledGemm& c = f.plan.steps.back().compiled.gemm;
+      if (out_labels_of(c) != out_labels_of(c0) || out_dims_of(c) != out_dims_of(c0) || c.map.n_tile != c0.map.n_tile ||
+          c.col_lane != c0.col_lane || c.red_cfg != c0.red_cfg || chunks(c) != chunks(c0))
+        return false;
+    }
+    return true;
+  }
+
+  // The terms of a sum (BT layers): their last contractions run back to back, output chunk by
+  // output chunk, each later term's instructions accumulating onto the rows the earlier terms
+  // left (acc_accumulate = 1), so the sum is formed in the accumulator and read once. The golden
+  // model chains the same way: term t starts from the sum of terms 0..t-1.
+  void run_sum(const verif::LayerSpec& spec, verif::Phase ph, const verif::PhaseProblem& prob, std::vector<Final>& finals) {
+    const arch::DataType dt = opt_.cfg.dtype;
+    const size_t T = finals.size();
+    sc_core::sc_time dram_time = sc_core::SC_ZERO_TIME;
+    std::vector<Tensor<uint16_t>> a(T), b(T);
+    std::vector<StepReport> reps;
+    for (size_t t = 0; t < T; ++t) {
+      const mapper::PlannedStep& st = finals[t].plan.steps.back();
+      const Operand& A = st.compiled.lhs_is_a ? finals[t].lhs : finals[t].rhs;
+      const Operand& B = st.compiled.lhs_is_a ? finals[t].rhs : finals[t].lhs;
+      a[t] = fetch(A, dram_time);
+      b[t] = fetch(B, dram_time);
+      reps.push_back(new_report(spec, ph, prob, t, static_cast<int>(finals[t].plan.steps.size()) - 1,
+                                static_cast<int>(finals[t].plan.steps.size()), finals[t].lhs, finals[t].rhs,
+                                st.compiled.gemm));
+    }
+    const mapper::CompiledGemm& c0 = finals[0].plan.steps.back().compiled.gemm;
+    std::vector<uint64_t> z(static_cast<size_t>(reps[0].elements));
+    // Output chunk by output chunk (the accumulator holds one at a time), every term's jobs of it.
+    std::vector<Work> work;
+    std::vector<size_t> term_of;  // of each work item
+    std::vector<size_t> next(T, 0);  // each term's next job
+    const size_t key0 = b_keys_ + 1;
+    b_keys_ += T;
+    while (next[0] < c0.jobs.size()) {  // summable: every term has the same output chunks
+      for (size_t t = 0; t < T; ++t) {
+        const mapper::CompiledGemm& c = finals[t].plan.steps.back().compiled.gemm;
+        bool chunk_done = false;
+        for (bool first = true; !chunk_done && next[t] < c.jobs.size(); first = false) {
+          Work w;
+          w.c = &c;
+          w.job = next[t];
+          w.a = &a[t];
+          w.b = &b[t];
+          w.b_key = key0 + t;
+          w.accumulate = t > 0 && first;  // a term's later K chunks accumulate anyway
+          chunk_done = c.jobs[next[t]].last_k;
+          w.read = chunk_done && t + 1 == T;
+          w.z = &z;
+          work.push_back(w);
+          term_of.push_back(t);
+          ++next[t];
         }
       }
-      rep.dram_bytes = static_cast<int64_t>(dram_bytes_);
-      dram_bytes_ = 0;
-      rep.dram_cycles = static_cast<int64_t>(std::ceil(dram_time.to_seconds() * opt_.cfg.clock_mhz * 1e6 - 1e-6));
-      reports.push_back(rep);
-      progress(rep);
-      if (!last) live[st.left | st.right] = std::move(res);
+    }
+    // RED_CFG once, identical for every term (summable): its cycles are term 0's, and the later
+    // terms' model drops them.
+    const int64_t host0 = bench_->host_cycles();
+    const uint64_t cyc0 = bench_->cycle_count();
+    push_red_cfg(c0);
+    run_jobs(work);
+    reps[0].cycles = static_cast<int64_t>(bench_->cycle_count() - cyc0);
+    reps[0].host_cycles = bench_->host_cycles() - host0;
+    for (size_t i = 0; i < work.size(); ++i)
+      if (term_of[i] > 0) {
+        reps[term_of[i]].cycles += work[i].cycles;
+        reps[term_of[i]].host_cycles += work[i].host;
+        reps[0].cycles -= work[i].cycles;
+        reps[0].host_cycles -= work[i].host;
+      }
+    const auto red_chunks = static_cast<int64_t>(c0.program.size() - c0.jobs.size());
+    for (size_t t = 1; t < T; ++t) reps[t].predicted -= red_chunks;
+    if (opt_.inject_mismatch && reports.empty() && !z.empty()) z[0] ^= 1U;
+
+    // ---- golden: term t from the sum of the terms before it, as the accumulator does
+    const std::vector<std::string> labels = out_labels_of(c0);
+    std::vector<const verif::TensorNetwork*> nets;
+    for (const Final& f : finals) nets.push_back(&prob.terms[f.term]);
+    const std::string base = safe(fmt::format("{}_{}_{}_sum", spec.name, reps[0].phase, prob.result));
+    if (dt == arch::DataType::bf16) {
+      std::vector<uint32_t> sum;
+      Tensor<uint32_t> gold;
+      for (size_t t = 0; t < T; ++t) {
+        const mapper::PlannedStep& st = finals[t].plan.steps.back();
+        const Operand& A = st.compiled.lhs_is_a ? finals[t].lhs : finals[t].rhs;
+        const Operand& B = st.compiled.lhs_is_a ? finals[t].rhs : finals[t].lhs;
+        gold = verif::contract_bf16(A.golden, B.golden, labels, mapper::hardware_order(st.compiled.gemm, opt_.cfg.ce.rows, sum));
+        sum = gold.values();
+      }
+      const Tensor<uint32_t> rt = compare(z, gold, reps.back());
+      dump(base + ".npy", prob.result, "result, the sum of every term (fp32 bits, <u4)", rt, "fp32 bits");
+      store(words_of(rt), result_bytes(dt), dram_time);
+      reps.back().rel_error = rel_error_vs_fp64(nets, rt);
+    } else {
+      const int AB = arch::accumulator_bits(dt);
+      std::vector<int64_t> sum(z.size(), 0);
+      for (size_t t = 0; t < T; ++t) {
+        const mapper::PlannedStep& st = finals[t].plan.steps.back();
+        const Operand& A = st.compiled.lhs_is_a ? finals[t].lhs : finals[t].rhs;
+        const Operand& B = st.compiled.lhs_is_a ? finals[t].rhs : finals[t].lhs;
+        const std::vector<int64_t> term = contract_int(A.golden, B.golden, labels, dt).values();
+        for (size_t i = 0; i < sum.size(); ++i) sum[i] = wrap_signed(sum[i] + term[i], AB);  // the accumulator wraps
+      }
+      const Tensor<int64_t> rt = compare(z, Tensor<int64_t>(labels, out_dims_of(c0), sum), reps.back());
+      const std::string acc = hw::accumulator_format(dt);
+      dump(base + ".npy", prob.result, fmt::format("result, the sum of every term ({} in <i8)", acc), rt, acc);
+      store(words_of(rt), result_bytes(dt), dram_time);
+    }
+    for (size_t t = 0; t < T; ++t) {
+      reps[t].summed = T > 1;
+      if (t + 1 < T) reps[t].elements = 0;  // checked in the sum, on the last term's row
+      finish_report(reps[t], t + 1 == T ? dram_time : sc_core::SC_ZERO_TIME);
     }
   }
 
@@ -345,12 +586,17 @@ class Runner {
     return addr;
   }
 
-  // Relative L2 error of a final bf16 result against the fp64 contraction of the same inputs.
-  double rel_error_vs_fp64(const verif::TensorNetwork& net, const Tensor<uint32_t>& result) const {
-    std::map<std::string, Tensor<double>> in;
-    for (const auto& node : net.nodes) in[node.name] = verif::bf16_to_double(inputs_.at(node.name)).relabel(node.labels);
-    const Tensor<double> ref = verif::evaluate(net, in).permute(result.labels());
-    const std::vector<double> rv = ref.values();
+  // Relative L2 error of a final bf16 result against the fp64 contraction of the same inputs
+  // (summed over the given terms).
+  double rel_error_vs_fp64(const std::vector<const verif::TensorNetwork*>& nets, const Tensor<uint32_t>& result) const {
+    std::vector<double> rv;
+    for (const verif::TensorNetwork* net : nets) {
+      std::map<std::string, Tensor<double>> in;
+      for (const auto& node : net->nodes) in[node.name] = verif::bf16_to_double(inputs_.at(node.name)).relabel(node.labels);
+      const std::vector<double> term = verif::evaluate(*net, in).permute(result.labels()).values();
+      if (rv.empty()) rv.assign(term.size(), 0.0);
+      for (size_t i = 0; i < term.size(); ++i) rv[i] += term[i];
+    }
     const std::vector<uint32_t> gv = result.values();
     double num = 0, den = 0;
     for (size_t i = 0; i < rv.size(); ++i) {
@@ -375,7 +621,9 @@ class Runner {
   uint64_t dram_next_ = 0, dram_bytes_ = 0;
   std::map<std::string, uint64_t> dram_inputs_;  // the current layer's inputs placed in DRAM
   SystemBench* bench_ = nullptr;
-  int64_t flips_ = 0;  // FLIPs pushed so far: the TCU computes on half flips_ % 2
+  int64_t flips_ = 0;
+  std::array<int64_t, 3> b_in_half_[2] = {{-1, -1, -1}, {-1, -1, -1}};  // (B tensor key, nt0, kt0) each half holds
+  size_t b_keys_ = 0;  // B tensors handed to run_jobs so far  // FLIPs pushed so far: the TCU computes on half flips_ % 2
 };
 
 std::string pct(double v) { return fmt::format("{:.1f}%", v); }
@@ -405,6 +653,7 @@ void print_tables(const std::vector<StepReport>& reps, const arch::ArchConfig& c
     const std::string name = fmt::format("{}{} s{}: {} x {}", r.problem, r.terms > 1 ? fmt::format("[{}]", r.term) : "", r.step, r.lhs, r.rhs);
     const double err = 100.0 * static_cast<double>(r.predicted - r.cycles) / static_cast<double>(r.cycles);
     std::string result = r.mismatches == 0 ? "match" : fmt::format("MISMATCH {}/{}", r.mismatches, r.elements);
+    if (r.summed) result = r.elements == 0 ? "summed on chip, checked below" : result + fmt::format(" (sum of {} terms)", r.terms);
     if (r.rel_error >= 0) result += fmt::format(" (fp64 rel err {:.2e})", r.rel_error);
     fmt::print("  {:<28} {:>16} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>8}  {}\n", name.size() > 28 ? name.substr(0, 28) : name,
                fmt::format("{}x{}x{}", r.m, r.k, r.n), r.macs, r.cycles, r.predicted, fmt::format("{:+.1f}%", err),
@@ -429,7 +678,7 @@ nlohmann::json to_json(const std::vector<StepReport>& reps, const arch::ArchConf
                      {"m", r.m}, {"k", r.k}, {"n", r.n}, {"macs", r.macs}, {"cycles", r.cycles}, {"predicted_cycles", r.predicted},
                      {"host_cycles", r.host_cycles}, {"dram_cycles", r.dram_cycles}, {"dram_bytes", r.dram_bytes},
                      {"utilization", static_cast<double>(r.macs) / (static_cast<double>(r.cycles) * cfg.total_pes())},
-                     {"elements", r.elements}, {"mismatches", r.mismatches},
+                     {"elements", r.elements}, {"mismatches", r.mismatches}, {"summed_on_chip", r.summed},
                      {"fp64_rel_error", r.rel_error >= 0 ? nlohmann::json(r.rel_error) : nlohmann::json(nullptr)}});
   return {{"config", cfg.name}, {"dtype", arch::to_string(cfg.dtype)}, {"pes", cfg.total_pes()}, {"steps", steps},
           {"sim_cycles", sim_cycles}, {"sim_seconds", wall_s}};

@@ -45,6 +45,7 @@ struct StepReport {
   int64_t dram_cycles = 0, dram_bytes = 0;  // the operands read from and the result written to DRAM
   int64_t elements = 0, mismatches = 0;
   double rel_error = -1;  // final steps of bf16 runs: vs fp64; -1: not applicable
+  bool summed = false;    // a term of a sum formed in the accumulator (checked on the last term's row)
 };
 
 // Parses the command line of a system-simulation executable (--config, --layer (repeatable),
