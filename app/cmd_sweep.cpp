@@ -457,7 +457,7 @@ void add_sweep_command(CLI::App& app) {
   struct Opts {
     std::string grid, out = "out/sweep";
     int jobs = 1;
-    bool resume = false;
+    bool resume = false, retry_failed = false;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("sweep", "Sweep a grid of configurations: generate, lint, synthesize, count cycles; CSV/JSON results");
@@ -465,6 +465,8 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_option("--out", o->out, "Output directory: results.csv, results.jsonl, points/<point>/")->capture_default_str();
   cmd->add_option("--jobs", o->jobs, "Points run in parallel")->check(CLI::Range(1, 64))->capture_default_str();
   cmd->add_flag("--resume", o->resume, "Skip the points already recorded in <out>/results.jsonl");
+  cmd->add_flag("--retry-failed", o->retry_failed,
+                "With --resume: run the points recorded as failed again (their records are dropped first)");
   cmd->callback([o] {
     Sweep sw;
     sw.grid = load_grid(o->grid);
@@ -474,16 +476,30 @@ void add_sweep_command(CLI::App& app) {
     sw.out = o->out;
     fs::create_directories(sw.out);
     const fs::path jl = sw.out / "results.jsonl", cv = sw.out / "results.csv";
+    if (o->retry_failed && !o->resume) throw std::invalid_argument("--retry-failed: only with --resume");
     std::set<std::string> have;
     if (o->resume && fs::exists(jl)) {
+      std::vector<nlohmann::json> kept;
       std::ifstream in(jl);
       for (std::string line; std::getline(in, line);)
         if (!line.empty()) {
           try {
-            have.insert(nlohmann::json::parse(line).at("point").get<std::string>());
+            nlohmann::json rec = nlohmann::json::parse(line);
+            if (o->retry_failed && rec.value("status", "") != "ok") continue;
+            have.insert(rec.at("point").get<std::string>());
+            kept.push_back(std::move(rec));
           } catch (const std::exception&) {  // a line cut by a kill: that point runs again
           }
         }
+      in.close();
+      if (o->retry_failed) {  // both files again from the records kept
+        std::ofstream j(jl, std::ios::trunc), c(cv, std::ios::trunc);
+        c << Sweep::csv_header();
+        for (const nlohmann::json& rec : kept) {
+          j << rec.dump() << "\n";
+          for (const std::string& row : sw.csv_rows(rec)) c << row;
+        }
+      }
     } else {
       fs::remove(jl);
       fs::remove(cv);

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The CI sweep end to end: the tiny grid (lint + ASAP7 synthesis + model cycles, 2 jobs), the
-# plots, a resume that finds nothing left to do, and a grid with an impossible point.
+# plots, a resume that finds nothing left to do, and a grid with an impossible point (recorded,
+# then retried with --retry-failed).
 #   run_sweep_test.sh FETTA SOURCE_DIR WORK_DIR
 set -eu
 fetta=$1
@@ -24,4 +25,9 @@ grep -q '0 point(s) to run (4 already recorded)' "$work/resume.log" || { cat "$w
 grep -q '^ce.rows=3,failed' "$work/fail/results.csv" || { echo "the impossible point is not recorded as failed"; exit 1; }
 grep 'ce.rows=3' "$work/fail/results.csv" | grep -q 'allowed: powers of two' || { echo "the failure has no reason"; exit 1; }
 [ "$(grep -c ',ok,' "$work/fail/results.csv")" -eq 2 ] || { echo "the valid points did not complete"; exit 1; }
+# --retry-failed runs the failed point again (and only it); the files still hold one record each.
+"$fetta" sweep --grid tests/sweep/with_failure.yaml --out "$work/fail" --resume --retry-failed 2> "$work/retry.log"
+grep -q '1 point(s) to run (2 already recorded)' "$work/retry.log" || { cat "$work/retry.log"; exit 1; }
+[ "$(wc -l < "$work/fail/results.jsonl")" -eq 3 ] || { echo "retry left duplicate records"; exit 1; }
+[ "$(grep -c '^ce.rows=3,failed' "$work/fail/results.csv")" -eq 1 ] || { echo "retry left duplicate CSV rows"; exit 1; }
 echo "sweep test: ok"
