@@ -109,14 +109,11 @@ void Accelerator::build(Module& m) const {
     m.output(name, ctl.io(name).type()).sig() <<= ctl.io(name).sig();
   Sig hw_id = m.output("hw_id", UInt(32));
   hw_id <<= lit(hardware_id(cfg), 32);
-  Sig host_group = m.input("host_group", UInt(gw));
-  Sig host_row = m.input("host_row", UInt(hw));
-  Sig host_we = m.input("host_we", UInt(1));
-  Sig host_wmask = m.input("host_wmask", UInt(H));
-  Data host_wdata = m.input("host_wdata", Vec(UInt(W), H));
-  Sig host_re = m.input("host_re", UInt(1));
-  Sig host_rvalid = m.output("host_rvalid", UInt(1));
-  Data host_rdata = m.output("host_rdata", Vec(UInt(W), H));
+  // The unified memory's host port is the top's: the same ports, passed through.
+  InstanceRef um = m.instance(UnifiedMemory(ump), "umem");
+  for (const char* name : {"host_group", "host_row", "host_we", "host_wmask", "host_wdata", "host_re"})
+    connect(um.io(name), m.input(name, um.io(name).type()));
+  for (const char* name : {"host_rvalid", "host_rdata"}) connect(m.output(name, um.io(name).type()), um.io(name));
   Sig acc_re = m.input("acc_re", UInt(1));
   Sig acc_group = m.input("acc_group", UInt(gw));
   Sig acc_row = m.input("acc_row", UInt(qw));
@@ -124,7 +121,6 @@ void Accelerator::build(Module& m) const {
   Data acc_rdata = m.output("acc_rdata", Vec(acc_t, H));
 
   // ---- unified memory: TCU reads (same row in every bank), host port on the other half
-  InstanceRef um = m.instance(UnifiedMemory(ump), "umem");
   um.io("compute_half").sig() <<= ctl.io("compute_half").sig();
   um.io("ia_en").sig() <<= repl(ctl.io("ia_en").sig(), B);
   um.io("ib_en").sig() <<= repl(ctl.io("ib_en").sig(), B);
@@ -136,16 +132,6 @@ void Accelerator::build(Module& m) const {
     um.io("wr_addr")[b].sig() <<= lit(0, hw);
   }
   for (int i = 0; i < N; ++i) um.io("wr_data")[i].sig() <<= lit(0, W);
-  um.io("host_group").sig() <<= host_group;
-  um.io("host_row").sig() <<= host_row;
-  um.io("host_we").sig() <<= host_we;
-  um.io("host_wmask").sig() <<= host_wmask;
-  um.io("host_re").sig() <<= host_re;
-  for (int j = 0; j < H; ++j) {
-    um.io("host_wdata")[j].sig() <<= host_wdata[j].sig();
-    host_rdata[j].sig() <<= um.io("host_rdata")[j].sig();
-  }
-  host_rvalid <<= um.io("host_rvalid").sig();
 
   // ---- distribution networks (cheap control from the instruction), or fixed wiring
   const bool fixed = cfg.network.topology == arch::NetworkTopology::fixed;
