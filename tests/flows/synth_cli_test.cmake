@@ -15,6 +15,8 @@ expect_failure("unknown target" "--target: unknown target 'vivado'; allowed: asa
 expect_failure("no input" "exactly one of --config FILE .* or --rtl DIR" --target asap7 --out ${OUT})
 expect_failure("bad ice40 device" "--device: unknown iCE40 device 'xc7'"
   --target ice40 --device xc7 --rtl ${RTL} --out ${OUT})
+expect_failure("keep-hierarchy on an FPGA" "--keep-hierarchy: only for --target asap7"
+  --target xilinx --keep-hierarchy --rtl ${RTL} --out ${OUT})
 expect_failure("missing RTL" "does not exist" --target asap7 --rtl ${OUT}/nope --out ${OUT} --cache-dir ${CACHE})
 
 file(REMOVE_RECURSE ${OUT})
