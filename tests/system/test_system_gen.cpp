@@ -1,6 +1,8 @@
 // The accelerator top and controller generators: parameter checks and emission.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "hw/sys/system.hpp"
 #include "hw/top.hpp"
 #include "rtl_gen/emit.hpp"
@@ -58,4 +60,29 @@ TEST_CASE("Network topology: butterfly or fixed wiring", "[system_gen]") {
   CHECK(hw::elaborate_part(d, hier, "top") == "fetta_top_bf16_g16_4x4_n64_d4096_a512_fixed");
   CHECK(d.find("dist_net_n64_w16_t4_cheap_p0") == nullptr);  // no networks in the baselines
   CHECK(d.find("red_net_n64_fp32_t4_p1") == nullptr);
+}
+
+TEST_CASE("Configurations that generate different tops get different names and hardware ids", "[system_gen]") {
+  const arch::ArchConfig base = cfg_named("ce4x4_x4");
+  auto name = [](const arch::ArchConfig& c) { return hw::Accelerator(hw::AcceleratorParams{c}).module_name(); };
+  CHECK(name(base) == "fetta_top_bf16_g4_4x4_n16_d2048_a256");  // the published variant keeps the short name
+  std::vector<arch::ArchConfig> variants;
+  for (int i = 0; i < 7; ++i) variants.push_back(base);
+  variants[0].ce.dataflows = {arch::Dataflow::ws};
+  variants[1].ce.ib_double_buffer = false;
+  variants[2].ce.psum_double_buffer = false;
+  variants[3].ce.dataflows = {arch::Dataflow::ws};
+  variants[3].ce.mac_pipeline_stages = 2;
+  variants[4].memory.elems_per_bank = 2;
+  variants[4].memory.banks = 8;
+  variants[5].network.dist_pipeline_every = 2;
+  variants[6].network.topology = arch::NetworkTopology::fixed;
+  std::set<std::string> names{name(base)};
+  std::set<uint32_t> ids{hw::hardware_id(base)};
+  for (const arch::ArchConfig& v : variants) {
+    INFO(name(v));
+    CHECK(names.insert(name(v)).second);
+    CHECK(ids.insert(hw::hardware_id(v)).second);
+  }
+  CHECK(name(variants[3]) == "fetta_top_bf16_g4_4x4_n16_d2048_a256_ws_s2");
 }

@@ -60,9 +60,20 @@ arch::SystemTiming system_timing(const arch::ArchConfig& cfg) {
 
 std::string Accelerator::module_name() const {
   const arch::ArchConfig& c = p.cfg;
+  // The published variant (ws+is+os PEs, double buffers, combinational MAC, 4 elements per bank,
+  // unpipelined butterfly networks) keeps the short name; every other choice appends its tag, so
+  // two configurations that generate different RTL never share a name (nor a hw_id).
+  const PeParams pe = pe_params_from(c);
+  std::string variant;
+  if (dataflow_tag(pe) != "wsisos") variant += fmt::format("_{}", dataflow_tag(pe));
+  if (!pe.ib_double_buffer) variant += "_ib1";
+  if (!pe.psum_double_buffer) variant += "_ps1";
+  if (pe.mac_stages > 0) variant += fmt::format("_s{}", pe.mac_stages);
+  if (c.memory.elems_per_bank != 4) variant += fmt::format("_t{}", c.memory.elems_per_bank);
+  if (c.network.dist_pipeline_every > 0) variant += fmt::format("_p{}", c.network.dist_pipeline_every);
+  if (c.network.topology == arch::NetworkTopology::fixed) variant += "_fixed";
   return fmt::format("fetta_top_{}_g{}_{}x{}_n{}_d{}_a{}{}", arch::to_string(c.dtype), c.ce.count, c.ce.rows, c.ce.cols,
-                     c.network.lanes, c.memory.unified_depth, c.memory.accum_depth,
-                     c.network.topology == arch::NetworkTopology::fixed ? "_fixed" : "");
+                     c.network.lanes, c.memory.unified_depth, c.memory.accum_depth, variant);
 }
 
 ParamList Accelerator::params() const {
