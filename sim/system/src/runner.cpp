@@ -170,9 +170,9 @@ class Runner {
         }
         std::vector<Final> finals;
         for (size_t t = 0; t < prob.terms.size(); ++t) finals.push_back(*run_network(spec, ph, prob, t, bits, true));
-        if (summable(finals)) {
+        if (!opt_.terms_separately && summable(finals)) {
           run_sum(spec, ph, prob, finals);
-        } else {  // each term's result on its own (the report says so: no "summed" rows)
+        } else {  // each term's result on its own (the report has no "summed on chip" rows)
           for (Final& f : finals) {
             const mapper::PlannedStep& st = f.plan.steps.back();
             const int n = static_cast<int>(f.plan.steps.size());
@@ -698,6 +698,8 @@ RunOptions parse_run_args(int argc, char** argv) {
   app.add_flag("--json", o.json, "JSON report on stdout instead of the tables");
   app.add_option("--trace", o.trace, "FST waveform file (the model must be built with tracing: fetta run --trace)");
   app.add_flag("--check-model", o.check_model, "Fail when a contraction's RTL cycles differ from the model's");
+  app.add_flag("--terms-separately", o.terms_separately,
+               "Sums of terms (BT layers): check every term's result on its own instead of summing them in the accumulator");
   app.add_flag("--inject-illegal", o.inject_illegal,
                "Self-check of the controller: push an illegal instruction (opcode 0) before the first contraction");
   app.add_flag("--inject-mismatch", o.inject_mismatch,
