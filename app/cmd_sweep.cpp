@@ -235,7 +235,8 @@ struct Sweep {
 
   static std::string csv_header() {
     return "point,status,baseline,dtype,ce_rows,ce_cols,ce_count,pes,lanes,layer,phase,macs,cycles,utilization,"
-           "cycles_source,area_um2,logic_area_um2,sram_area_um2,delay_ps,luts,ffs,dsps,brams,fmax_mhz,part_areas,reason\n";
+           "cycles_source,area_um2,logic_area_um2,sram_area_um2,delay_ps,luts,ffs,dsps,brams,fmax_mhz,part_areas,reason,"
+           "host_cycles,dram_cycles\n";
   }
 
   // Runs one point; returns its JSON record (status ok / failed with the reason).
@@ -317,27 +318,35 @@ struct Sweep {
     return rec;
   }
 
-  // Replaces the model's cycles of the layer with the RTL's (fetta run --json on the point).
+  // Replaces the model's cycles of the layer with the RTL's (fetta run --json on the point, one
+  // run_<layer>.json and .log each) and adds the host-transfer and DRAM cycles the run counted.
   void rtl_cycles(const fs::path& dir, const std::string& layer_file, nlohmann::json& layers) {
     std::string phases;
     for (verif::Phase ph : grid.phases) phases += (phases.empty() ? "" : ",") + verif::to_string(ph);
+    const std::string name = verif::load_layer(layer_file).name;
+    const fs::path json = dir / ("run_" + safe_name(name) + ".json"), log = dir / ("run_" + safe_name(name) + ".log");
     const fs::path exe = fs::read_symlink("/proc/self/exe");
     const std::string cmd = fmt::format("{} run --config {} --layer {} --phases {} --json > {} 2> {}",
                                         flows::shell_quote(exe.string()), flows::shell_quote((dir / "config.yaml").string()),
                                         flows::shell_quote(fs::absolute(layer_file).string()), phases,
-                                        flows::shell_quote((dir / "run.json").string()), flows::shell_quote((dir / "run.log").string()));
+                                        flows::shell_quote(json.string()), flows::shell_quote(log.string()));
     const int status = std::system(cmd.c_str());
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      throw std::runtime_error(fmt::format("fetta run failed (see {})", (dir / "run.log").string()));
-    std::ifstream in(dir / "run.json");
+      throw std::runtime_error(fmt::format("fetta run failed (see {})", log.string()));
+    std::ifstream in(json);
     const nlohmann::json r = nlohmann::json::parse(in);
-    const std::string name = verif::load_layer(layer_file).name;
     for (auto& l : layers) {
       if (l["layer"] != name) continue;
-      int64_t cyc = 0;
+      int64_t cyc = 0, host = 0, dram = 0;
       for (const auto& s : r.at("steps"))
-        if (s.at("phase") == l["phase"]) cyc += s.at("cycles").get<int64_t>();
+        if (s.at("phase") == l["phase"]) {
+          cyc += s.at("cycles").get<int64_t>();
+          host += s.at("host_cycles").get<int64_t>();
+          dram += s.at("dram_cycles").get<int64_t>();
+        }
       l["cycles"] = cyc;
+      l["host_cycles"] = host;
+      l["dram_cycles"] = dram;
       l["source"] = "rtl";
     }
   }
@@ -360,7 +369,8 @@ struct Sweep {
       << "\n  dist_pipeline_every: " << c.network.dist_pipeline_every << "\n  topology: " << arch::to_string(c.network.topology)
       << "\nmemory:\n  banks: " << c.memory.banks << "\n  elems_per_bank: " << c.memory.elems_per_bank
       << "\n  unified_depth: " << c.memory.unified_depth << "\n  accum_depth: " << c.memory.accum_depth
-      << "\ndram:\n  bandwidth_gbps: " << c.dram.bandwidth_gbps << "\n  latency_ns: " << c.dram.latency_ns << "\n";
+      << "\ndram:\n  bandwidth_gbps: " << c.dram.bandwidth_gbps << "\n  latency_ns: " << c.dram.latency_ns
+      << "\n  capacity_mb: " << c.dram.capacity_mb << "\n";
   }
 
   void record(const nlohmann::json& rec) {
@@ -437,15 +447,16 @@ struct Sweep {
                                          fmax, csv_field(parts), csv_field(rec.value("reason", "")));
     std::vector<std::string> rows;
     if (!rec.contains("layers") || rec["layers"].empty()) {
-      rows.push_back(head + ",,,,,,," + tail + "\n");
+      rows.push_back(head + ",,,,,,," + tail + ",,\n");
       return rows;
     }
     for (const auto& l : rec["layers"]) {
       const double pes = cfgj.value("pes", 1);
       const double util = l["macs"].get<double>() / (l["cycles"].get<double>() * pes);
-      rows.push_back(fmt::format("{},{},{},{},{},{:.4f},{},{}\n", head, l["layer"].get<std::string>(),
+      auto count = [&](const char* key) { return l.contains(key) ? std::to_string(l[key].get<int64_t>()) : std::string(); };
+      rows.push_back(fmt::format("{},{},{},{},{},{:.4f},{},{},{},{}\n", head, l["layer"].get<std::string>(),
                                  l["phase"].get<std::string>(), l["macs"].get<int64_t>(), l["cycles"].get<int64_t>(), util,
-                                 l["source"].get<std::string>(), tail));
+                                 l["source"].get<std::string>(), tail, count("host_cycles"), count("dram_cycles")));
     }
     return rows;
   }

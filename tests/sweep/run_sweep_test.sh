@@ -1,7 +1,7 @@
 #!/bin/sh
 # The CI sweep end to end: the tiny grid (lint + ASAP7 synthesis + model cycles, 2 jobs), the
 # plots, a resume that finds nothing left to do, and a grid with an impossible point (recorded,
-# then retried with --retry-failed).
+# then retried with --retry-failed), and one point with RTL cycles.
 #   run_sweep_test.sh FETTA SOURCE_DIR WORK_DIR
 set -eu
 fetta=$1
@@ -30,4 +30,16 @@ grep 'ce.rows=3' "$work/fail/results.csv" | grep -q 'allowed: powers of two' || 
 grep -q '1 point(s) to run (2 already recorded)' "$work/retry.log" || { cat "$work/retry.log"; exit 1; }
 [ "$(wc -l < "$work/fail/results.jsonl")" -eq 3 ] || { echo "retry left duplicate records"; exit 1; }
 [ "$(grep -c '^ce.rows=3,failed' "$work/fail/results.csv")" -eq 1 ] || { echo "retry left duplicate CSV rows"; exit 1; }
+# RTL cycles (Verilates the 4-CE top once, into a cache of its own): every row says rtl and has
+# host-transfer and DRAM cycles; the run's report is kept per layer.
+FETTA_CACHE_DIR="$work/cache" "$fetta" sweep --grid tests/sweep/rtl_cycles.yaml --out "$work/rtl"
+/usr/bin/python3 - "$work/rtl/results.csv" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 2, rows
+for r in rows:
+    assert r["status"] == "ok" and r["cycles_source"] == "rtl", r
+    assert int(r["cycles"]) > 0 and int(r["host_cycles"]) > 0 and int(r["dram_cycles"]) > 0, r
+PY
+[ -s "$work/rtl/points/baseline_fetta/run_tt_small.json" ] || { ls -R "$work/rtl/points"; exit 1; }
 echo "sweep test: ok"
