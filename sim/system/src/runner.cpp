@@ -173,10 +173,9 @@ class Runner {
         if (!opt_.terms_separately && summable(finals)) {
           run_sum(spec, ph, prob, finals);
         } else {  // each term's result on its own (the report has no "summed on chip" rows)
-          for (Final& f : finals) {
-            const mapper::PlannedStep& st = f.plan.steps.back();
+          for (const Final& f : finals) {
             const int n = static_cast<int>(f.plan.steps.size());
-            run_step(spec, ph, prob, f.term, n - 1, n, st, f.lhs, f.rhs);
+            run_step(spec, ph, prob, f.term, n - 1, n, f.step(), f.lhs, f.rhs);
           }
         }
       }
@@ -188,6 +187,11 @@ class Runner {
     mapper::NetworkPlan plan;
     size_t term = 0;
     Operand lhs, rhs;
+
+    const mapper::PlannedStep& step() const { return plan.steps.back(); }
+    const mapper::CompiledGemm& gemm() const { return step().compiled.gemm; }
+    const Operand& a() const { return step().compiled.lhs_is_a ? lhs : rhs; }  // the streamed operand
+    const Operand& b() const { return step().compiled.lhs_is_a ? rhs : lhs; }  // the held one
   };
 
   // One job of an instruction sequence: its operand images come from `a` and `b`; `b_key` names
@@ -261,9 +265,10 @@ class Runner {
     if (bench_->error()) throw std::runtime_error("the controller raised its error flag (illegal instruction or queue overflow)");
   }
 
+  // The RED_CFG chunks at the head of a program (one GEMM per job follows them).
+  static size_t red_cfg_count(const mapper::CompiledGemm& c) { return c.program.size() - c.jobs.size(); }
   void push_red_cfg(const mapper::CompiledGemm& c) {
-    const size_t nred = c.program.size() - c.jobs.size();  // the RED_CFG chunks come first
-    for (size_t i = 0; i < nred; ++i) bench_->push(c.program[i]);
+    for (size_t i = 0; i < red_cfg_count(c); ++i) bench_->push(c.program[i]);
   }
 
   StepReport new_report(const verif::LayerSpec& spec, verif::Phase ph, const verif::PhaseProblem& prob, size_t term,
@@ -428,7 +433,7 @@ class Runner {
   // same output layout (labels, sizes, N tile, lanes, reduction pattern) and the same output
   // chunks, job by job (their K chunks may differ).
   static bool summable(const std::vector<Final>& finals) {
-    const mapper::CompiledGemm& c0 = finals.front().plan.steps.back().compiled.gemm;
+    const mapper::CompiledGemm& c0 = finals.front().gemm();
     auto chunks = [](const mapper::CompiledGemm& c) {
       std::vector<std::array<int64_t, 4>> v;
       for (const mapper::GemmJob& j : c.jobs)
@@ -436,7 +441,7 @@ class Runner {
       return v;
     };
     for (const Final& f : finals) {
-      const mapper::CompiledGemm& c = f.plan.steps.back().compiled.gemm;
+      const mapper::CompiledGemm& c = f.gemm();
       if (out_labels_of(c) != out_labels_of(c0) || out_dims_of(c) != out_dims_of(c0) || c.map.n_tile != c0.map.n_tile ||
           c.col_lane != c0.col_lane || c.red_cfg != c0.red_cfg || chunks(c) != chunks(c0))
         return false;
@@ -448,23 +453,20 @@ class Runner {
   // output chunk, each later term's instructions accumulating onto the rows the earlier terms
   // left (acc_accumulate = 1), so the sum is formed in the accumulator and read once. The golden
   // model chains the same way: term t starts from the sum of terms 0..t-1.
-  void run_sum(const verif::LayerSpec& spec, verif::Phase ph, const verif::PhaseProblem& prob, std::vector<Final>& finals) {
+  void run_sum(const verif::LayerSpec& spec, verif::Phase ph, const verif::PhaseProblem& prob, const std::vector<Final>& finals) {
     const arch::DataType dt = opt_.cfg.dtype;
     const size_t T = finals.size();
     sc_core::sc_time dram_time = sc_core::SC_ZERO_TIME;
     std::vector<Tensor<uint16_t>> a(T), b(T);
     std::vector<StepReport> reps;
     for (size_t t = 0; t < T; ++t) {
-      const mapper::PlannedStep& st = finals[t].plan.steps.back();
-      const Operand& A = st.compiled.lhs_is_a ? finals[t].lhs : finals[t].rhs;
-      const Operand& B = st.compiled.lhs_is_a ? finals[t].rhs : finals[t].lhs;
-      a[t] = fetch(A, dram_time);
-      b[t] = fetch(B, dram_time);
-      reps.push_back(new_report(spec, ph, prob, t, static_cast<int>(finals[t].plan.steps.size()) - 1,
-                                static_cast<int>(finals[t].plan.steps.size()), finals[t].lhs, finals[t].rhs,
-                                st.compiled.gemm));
+      const Final& f = finals[t];
+      a[t] = fetch(f.a(), dram_time);
+      b[t] = fetch(f.b(), dram_time);
+      const int n = static_cast<int>(f.plan.steps.size());
+      reps.push_back(new_report(spec, ph, prob, t, n - 1, n, f.lhs, f.rhs, f.gemm()));
     }
-    const mapper::CompiledGemm& c0 = finals[0].plan.steps.back().compiled.gemm;
+    const mapper::CompiledGemm& c0 = finals[0].gemm();
     std::vector<uint64_t> z(static_cast<size_t>(reps[0].elements));
     // Output chunk by output chunk (the accumulator holds one at a time), every term's jobs of it.
     std::vector<Work> work;
@@ -474,7 +476,7 @@ class Runner {
     b_keys_ += T;
     while (next[0] < c0.jobs.size()) {  // summable: every term has the same output chunks
       for (size_t t = 0; t < T; ++t) {
-        const mapper::CompiledGemm& c = finals[t].plan.steps.back().compiled.gemm;
+        const mapper::CompiledGemm& c = finals[t].gemm();
         bool chunk_done = false;
         for (bool first = true; !chunk_done && next[t] < c.jobs.size(); first = false) {
           Work w;
@@ -508,8 +510,7 @@ class Runner {
         reps[0].cycles -= work[i].cycles;
         reps[0].host_cycles -= work[i].host;
       }
-    const auto red_chunks = static_cast<int64_t>(c0.program.size() - c0.jobs.size());
-    for (size_t t = 1; t < T; ++t) reps[t].predicted -= red_chunks;
+    for (size_t t = 1; t < T; ++t) reps[t].predicted -= static_cast<int64_t>(red_cfg_count(c0));
     if (opt_.inject_mismatch && reports.empty() && !z.empty()) z[0] ^= 1U;
 
     // ---- golden: term t from the sum of the terms before it, as the accumulator does
@@ -520,11 +521,8 @@ class Runner {
     if (dt == arch::DataType::bf16) {
       std::vector<uint32_t> sum;
       Tensor<uint32_t> gold;
-      for (size_t t = 0; t < T; ++t) {
-        const mapper::PlannedStep& st = finals[t].plan.steps.back();
-        const Operand& A = st.compiled.lhs_is_a ? finals[t].lhs : finals[t].rhs;
-        const Operand& B = st.compiled.lhs_is_a ? finals[t].rhs : finals[t].lhs;
-        gold = verif::contract_bf16(A.golden, B.golden, labels, mapper::hardware_order(st.compiled.gemm, opt_.cfg.ce.rows, sum));
+      for (const Final& f : finals) {
+        gold = verif::contract_bf16(f.a().golden, f.b().golden, labels, mapper::hardware_order(f.gemm(), opt_.cfg.ce.rows, sum));
         sum = gold.values();
       }
       const Tensor<uint32_t> rt = compare(z, gold, reps.back());
@@ -534,11 +532,8 @@ class Runner {
     } else {
       const int AB = arch::accumulator_bits(dt);
       std::vector<int64_t> sum(z.size(), 0);
-      for (size_t t = 0; t < T; ++t) {
-        const mapper::PlannedStep& st = finals[t].plan.steps.back();
-        const Operand& A = st.compiled.lhs_is_a ? finals[t].lhs : finals[t].rhs;
-        const Operand& B = st.compiled.lhs_is_a ? finals[t].rhs : finals[t].lhs;
-        const std::vector<int64_t> term = contract_int(A.golden, B.golden, labels, dt).values();
+      for (const Final& f : finals) {
+        const std::vector<int64_t> term = contract_int(f.a().golden, f.b().golden, labels, dt).values();
         for (size_t i = 0; i < sum.size(); ++i) sum[i] = wrap_signed(sum[i] + term[i], AB);  // the accumulator wraps
       }
       const Tensor<int64_t> rt = compare(z, Tensor<int64_t>(labels, out_dims_of(c0), sum), reps.back());
@@ -547,7 +542,7 @@ class Runner {
       store(words_of(rt), result_bytes(dt), dram_time);
     }
     for (size_t t = 0; t < T; ++t) {
-      reps[t].summed = T > 1;
+      reps[t].summed = true;
       if (t + 1 < T) reps[t].elements = 0;  // checked in the sum, on the last term's row
       finish_report(reps[t], t + 1 == T ? dram_time : sc_core::SC_ZERO_TIME);
     }
@@ -621,9 +616,9 @@ class Runner {
   uint64_t dram_next_ = 0, dram_bytes_ = 0;
   std::map<std::string, uint64_t> dram_inputs_;  // the current layer's inputs placed in DRAM
   SystemBench* bench_ = nullptr;
-  int64_t flips_ = 0;
+  int64_t flips_ = 0;  // FLIPs pushed so far: the TCU computes on half flips_ % 2
   std::array<int64_t, 3> b_in_half_[2] = {{-1, -1, -1}, {-1, -1, -1}};  // (B tensor key, nt0, kt0) each half holds
-  size_t b_keys_ = 0;  // B tensors handed to run_jobs so far  // FLIPs pushed so far: the TCU computes on half flips_ % 2
+  size_t b_keys_ = 0;  // B tensors handed to run_jobs so far
 };
 
 std::string pct(double v) { return fmt::format("{:.1f}%", v); }
