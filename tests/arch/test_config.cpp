@@ -17,6 +17,7 @@ TEST_CASE("configs/default.yaml is the published default", "[arch]") {
   CHECK(c.memory.banks == 16);
   CHECK(c.memory.elems_per_bank == 4);
   CHECK(c.has_dataflow(Dataflow::os));
+  CHECK(c.dram.capacity_mb == 4096);
   // 512 KB unified memory, 128 KB accumulators.
   CHECK(c.memory.banks * c.memory.elems_per_bank * 2 * c.memory.unified_depth == 512 * 1024);
   CHECK(c.memory.banks * c.memory.elems_per_bank * 4 * c.memory.accum_depth == 128 * 1024);
@@ -54,6 +55,8 @@ TEST_CASE("bad configurations name the file, line, field and what is allowed", "
   CHECK_THROWS_WITH(parse_arch_config("ce:\n  mac_pipeline_stages: 2\n", "x.yaml"),
                     Contains("x.yaml:2: ce.mac_pipeline_stages: 2 stages cannot be combined with os in ce.dataflows"));
   CHECK_NOTHROW(parse_arch_config("ce:\n  mac_pipeline_stages: 2\n  dataflows: [ws, is]\n", "x.yaml"));
+  CHECK_THROWS_WITH(parse_arch_config("dram:\n  capacity_mb: 0\n", "x.yaml"),
+                    Contains("x.yaml:2: dram.capacity_mb: 0 is out of range; allowed: 1..1048576"));
   CHECK_THROWS_WITH(parse_arch_config("ce: [1, 2]\n", "x.yaml"), Contains("ce: expected a mapping of keys"));
   CHECK_THROWS_WITH(parse_arch_config("ce:\n  rows: [4\n", "x.yaml"), Contains("x.yaml:"));
   CHECK_THROWS_WITH(load_arch_config("/nonexistent.yaml"), Contains("cannot open the configuration file"));

@@ -25,6 +25,11 @@ grep -q '0 point(s) to run (4 already recorded)' "$work/resume.log" || { cat "$w
 grep -q '^ce.rows=3,failed' "$work/fail/results.csv" || { echo "the impossible point is not recorded as failed"; exit 1; }
 grep 'ce.rows=3' "$work/fail/results.csv" | grep -q 'allowed: powers of two' || { echo "the failure has no reason"; exit 1; }
 [ "$(grep -c ',ok,' "$work/fail/results.csv")" -eq 2 ] || { echo "the valid points did not complete"; exit 1; }
+# --retry-failed without --resume is refused (it would silently start from scratch).
+if "$fetta" sweep --grid tests/sweep/with_failure.yaml --out "$work/fail" --retry-failed 2> "$work/retry_alone.log"; then
+  echo "--retry-failed without --resume was accepted"; exit 1
+fi
+grep -q -- '--retry-failed: only with --resume' "$work/retry_alone.log" || { cat "$work/retry_alone.log"; exit 1; }
 # --retry-failed runs the failed point again (and only it); the files still hold one record each.
 "$fetta" sweep --grid tests/sweep/with_failure.yaml --out "$work/fail" --resume --retry-failed 2> "$work/retry.log"
 grep -q '1 point(s) to run (2 already recorded)' "$work/retry.log" || { cat "$work/retry.log"; exit 1; }
