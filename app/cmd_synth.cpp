@@ -79,7 +79,7 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("--modules", o->flow.modules, "all | top | comma-separated module names")->capture_default_str();
   cmd->add_flag("--keep-hierarchy", o->flow.keep_hierarchy,
                 "asap7: map each distinct submodule once (out of context) and sum over instances, instead of "
-                "flattening first: minutes instead of hours for a whole top");
+                "flattening first: the default top in about 4 minutes");
   cmd->add_option("--pdk", o->flow.pdk_dir, "asap7: directory of the ASAP7 .lib.gz files (default: ../shared/pdk/asap7 "
                                              "of the repository, or $FETTA_ASAP7_DIR)");
   cmd->add_option("--cache-dir", o->flow.cache_dir, "asap7: where the merged Liberty files are kept (default: "
