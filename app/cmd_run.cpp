@@ -37,6 +37,7 @@ struct Opts {
   uint64_t seed = 1;
   std::string dump_dir, trace, cache_dir;
   bool json = false;
+  bool through_host = false;
 };
 
 std::string default_cache_dir() {
@@ -136,6 +137,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--trace", o->trace, "FST waveform file (builds a traced model; open with GTKWave)");
   cmd->add_option("--cache-dir", o->cache_dir, "Where Verilated models are cached (default $FETTA_CACHE_DIR or ~/.cache/fetta)");
   cmd->add_flag("--json", o->json, "JSON report on stdout instead of the tables");
+  cmd->add_flag("--through-host", o->through_host,
+                "Send every intermediate through the host and DRAM instead of keeping it on chip with STORE");
   cmd->callback([o] {
     const arch::ArchConfig cfg = arch::load_arch_config(o->config);
     hw::validate_system(cfg);
@@ -152,6 +155,7 @@ void add_run_command(CLI::App& app) {
     if (!o->dump_dir.empty()) run += " --dump-dir " + flows::shell_quote(absolute(o->dump_dir));
     if (!o->trace.empty()) run += " --trace " + flows::shell_quote(absolute(o->trace));
     if (o->json) run += " --json";
+    if (o->through_host) run += " --through-host";
     const int status = std::system(run.c_str());
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 2;
     if (code != 0) throw CLI::RuntimeError(code);

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <bit>
 
 namespace fetta::arch {
@@ -39,6 +40,7 @@ std::string to_string(Opcode op) {
     case Opcode::gemm: return "gemm";
     case Opcode::red_cfg: return "red_cfg";
     case Opcode::flip: return "flip";
+    case Opcode::store: return "store";
   }
   return "illegal";
 }
@@ -73,12 +75,45 @@ IsaLayout::IsaLayout(const ArchConfig& cfg) {
   add("ib_sel", L);
   add("ib_mask", L);
   add("ib_tr", 1);
-  bits_ = (at + 31) / 32 * 32;
+  const int gemm_end = at;
+  // STORE: a 4-level nest of 4 streams (accumulator row and lane, unified row and lane).
+  at = 4;
+  auto add_st = [&](const std::string& name, int width) {
+    store_.push_back({"st_" + name, at, width});
+    at += width;
+  };
+  for (int l = 0; l < StoreInstr::kLevels; ++l) {
+    add_st(fmt::format("bound_m1_l{}", l), Q + 1);
+    add_st(fmt::format("src_row_stride_l{}", l), Q);
+    add_st(fmt::format("src_lane_stride_l{}", l), L);
+    add_st(fmt::format("dst_row_stride_l{}", l), A);
+    add_st(fmt::format("dst_lane_stride_l{}", l), L);
+  }
+  add_st("src_row_base", Q);
+  add_st("src_lane_base", L);
+  add_st("dst_row_base", A);
+  add_st("dst_lane_base", L);
+  add_st("count_m1", L);
+  add_st("other_half", 1);
+  if (cfg.dtype == DataType::bf16)
+    add_st("pad_neg", 1);
+  else
+    add_st("shift", 6);
+  bits_ = (std::max(gemm_end, at) + 31) / 32 * 32;
   other_ = {{"op", 0, 4}, {"chunk", 4, 8}, {"payload", 12, bits_ - 12}};
+}
+
+bool IsaLayout::has_field(const std::string& name) const {
+  for (const auto* v : {&gemm_, &store_, &other_})
+    for (const auto& f : *v)
+      if (f.name == name) return true;
+  return false;
 }
 
 const IsaField& IsaLayout::field(const std::string& name) const {
   for (const auto& f : gemm_)
+    if (f.name == name) return f;
+  for (const auto& f : store_)
     if (f.name == name) return f;
   for (const auto& f : other_)
     if (f.name == name) return f;
@@ -145,6 +180,52 @@ Words encode_flip(const IsaLayout& isa) {
   return w;
 }
 
+Words encode_store(const IsaLayout& isa, const StoreInstr& s) {
+  Words w(static_cast<size_t>(isa.words()), 0);
+  put(w, 0, 4, static_cast<uint32_t>(Opcode::store));
+  auto set = [&](const std::string& name, uint64_t v) {
+    const IsaField& f = isa.field("st_" + name);
+    if (v >> f.width)
+      throw IsaError(fmt::format("store: {} = {} does not fit its {} bits; allowed: 0 .. {}", name, v, f.width,
+                                 (uint64_t{1} << f.width) - 1));
+    put(w, f.lsb, f.width, v);
+  };
+  auto wrapped = [&](const std::string& name, int64_t v) {  // a stride: modulo its field's range
+    const IsaField& f = isa.field("st_" + name);
+    put(w, f.lsb, f.width, static_cast<uint64_t>(v) & ((uint64_t{1} << f.width) - 1));
+  };
+  const int lanes = 1 << isa.levels();
+  for (int l = 0; l < StoreInstr::kLevels; ++l) {
+    const uint32_t b = s.bound[static_cast<size_t>(l)];
+    const int bw = isa.field(fmt::format("st_bound_m1_l{}", l)).width;
+    if (b == 0 || (uint64_t{b} - 1) >> bw)
+      throw IsaError(fmt::format("store: bound[{}] = {}; allowed: 1 .. {}", l, b, uint64_t{1} << bw));
+    set(fmt::format("bound_m1_l{}", l), b - 1);
+    wrapped(fmt::format("src_row_stride_l{}", l), s.src_row_stride[static_cast<size_t>(l)]);
+    wrapped(fmt::format("src_lane_stride_l{}", l), s.src_lane_stride[static_cast<size_t>(l)]);
+    wrapped(fmt::format("dst_row_stride_l{}", l), s.dst_row_stride[static_cast<size_t>(l)]);
+    wrapped(fmt::format("dst_lane_stride_l{}", l), s.dst_lane_stride[static_cast<size_t>(l)]);
+  }
+  set("src_row_base", s.src_row_base);
+  set("src_lane_base", s.src_lane_base);
+  set("dst_row_base", s.dst_row_base);
+  set("dst_lane_base", s.dst_lane_base);
+  if (s.count == 0 || s.count > static_cast<uint32_t>(lanes))
+    throw IsaError(fmt::format("store: count = {}; allowed: 1 .. {} (the lanes)", s.count, lanes));
+  set("count_m1", s.count - 1);
+  set("other_half", s.other_half);
+  if (isa.has_field("st_pad_neg")) {
+    if (s.shift != 0) throw IsaError(fmt::format("store: shift = {}; allowed: 0 (bf16 results are rounded, not shifted)", s.shift));
+    set("pad_neg", s.pad_neg);
+  } else {
+    if (s.pad_neg) throw IsaError("store: pad_neg = 1; allowed: 0 (integer operands pad with 0)");
+    set("shift", s.shift);
+  }
+  return w;
+}
+
+int64_t store_instr_cycles(const StoreInstr& s) { return s.moves() + 4; }
+
 uint64_t field_value(const Words& words, const IsaField& f) {
   uint64_t v = 0;
   for (int i = 0; i < f.width && i < 64; ++i) {
@@ -166,6 +247,11 @@ std::string disassemble(const IsaLayout& isa, const Words& words) {
     }
     case Opcode::red_cfg: return fmt::format("red_cfg chunk={}", field_value(words, isa.field("chunk")));
     case Opcode::flip: return "flip";
+    case Opcode::store: {
+      std::string s = "store";
+      for (const auto& f : isa.store_fields()) s += fmt::format(" {}={}", f.name.substr(3), field_value(words, f));
+      return s;
+    }
   }
   return fmt::format("illegal opcode {}", op);
 }

@@ -6,6 +6,7 @@
 // 32-bit words, word 0 first, word w holding bits [32w+31 : 32w]. Bits [3:0] are the opcode.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -15,7 +16,7 @@
 
 namespace fetta::arch {
 
-enum class Opcode : uint32_t { gemm = 1, red_cfg = 2, flip = 3 };
+enum class Opcode : uint32_t { gemm = 1, red_cfg = 2, flip = 3, store = 4 };
 std::string to_string(Opcode op);
 
 // An instruction that cannot be encoded: the message names the field, the value and the range.
@@ -49,6 +50,27 @@ struct GemmInstr {
   bool ib_tr = false;
 };
 
+// Moves accumulator results into unified memory (docs/isa.md §store): `moves` segments of
+// `count` lanes, each converted to the operand type (bf16: round to nearest even; integers:
+// arithmetic shift right by `shift`, saturated). Move (i_0 .. i_3), level 0 innermost, copies
+// accumulator row src_row, lanes src_lane .. src_lane + count - 1, to unified-memory row
+// dst_row, lanes dst_lane .. dst_lane + count - 1 (lanes modulo the lane count), where
+//   src_row = src_row_base + sum_l i_l * src_row_stride[l]   (and likewise the other three),
+// each address modulo its field's range (a negative stride steps back). A move with dst_lane 0
+// also writes the pad value (+0, or -0 with pad_neg) into every other lane of its row, so a
+// row's lane-0 move must come before its other moves.
+struct StoreInstr {
+  static constexpr int kLevels = 4;
+  std::array<uint32_t, kLevels> bound{1, 1, 1, 1};  // iterations of each level
+  std::array<int64_t, kLevels> src_row_stride{}, src_lane_stride{}, dst_row_stride{}, dst_lane_stride{};
+  uint32_t src_row_base = 0, src_lane_base = 0, dst_row_base = 0, dst_lane_base = 0;
+  uint32_t count = 1;        // lanes per move
+  bool other_half = false;   // write the half the host port addresses instead of the compute half
+  bool pad_neg = false;      // bf16 only: pad with -0 (the IA padding) instead of +0
+  uint32_t shift = 0;        // integer types only: requantization shift
+  int64_t moves() const { return int64_t{bound[0]} * bound[1] * bound[2] * bound[3]; }
+};
+
 class IsaLayout {
  public:
   explicit IsaLayout(const ArchConfig& cfg);
@@ -67,11 +89,15 @@ class IsaLayout {
   int red_chunks() const { return (red_cfg_bits_ + red_chunk_bits() - 1) / red_chunk_bits(); }
 
   const std::vector<IsaField>& gemm_fields() const { return gemm_; }
-  const IsaField& field(const std::string& name) const;  // a GEMM field, "op", "chunk" or "payload"
+  const std::vector<IsaField>& store_fields() const { return store_; }
+  // A GEMM or STORE field (the STORE ones start with "st_"), "op", "chunk" or "payload".
+  const IsaField& field(const std::string& name) const;
+  bool has_field(const std::string& name) const;
 
  private:
   int bits_ = 0, half_addr_bits_ = 0, acc_addr_bits_ = 0, levels_ = 0, red_cfg_bits_ = 0;
   std::vector<IsaField> gemm_;
+  std::vector<IsaField> store_;
   std::vector<IsaField> other_;
 };
 
@@ -93,6 +119,12 @@ Words encode_gemm(const IsaLayout& isa, const GemmInstr& g);
 // `cfg_bits` = the whole red_cfg register (red_cfg_bits() entries of 0/1); chunk c of it.
 Words encode_red_cfg(const IsaLayout& isa, int chunk, const std::vector<uint8_t>& cfg_bits);
 Words encode_flip(const IsaLayout& isa);
+// Throws IsaError for a base or count out of range, a bound of 0 or above the field, or a
+// conversion field the configuration's type does not have (pad_neg: bf16; shift: integers).
+Words encode_store(const IsaLayout& isa, const StoreInstr& s);
+
+// Cycles the controller is busy for one STORE (pop, start, one move per cycle, the last write).
+int64_t store_instr_cycles(const StoreInstr& s);
 
 // One line per instruction, e.g. "gemm m=64 k_tiles=1 ...", "red_cfg chunk=2", "flip".
 std::string disassemble(const IsaLayout& isa, const Words& words);

@@ -51,6 +51,7 @@ void UnifiedMemory::build(Module& m) const {
   Data ia_addr = m.input("ia_addr", Vec(UInt(hw), B));
   Sig ib_en = m.input("ib_en", UInt(B));
   Data ib_addr = m.input("ib_addr", Vec(UInt(hw), B));
+  Sig wr_other = m.input("wr_other", UInt(1));
   Sig wr_en = m.input("wr_en", UInt(B));
   Data wr_addr = m.input("wr_addr", Vec(UInt(hw), B));
   Sig wr_mask = m.input("wr_mask", UInt(N));
@@ -93,11 +94,13 @@ void UnifiedMemory::build(Module& m) const {
       u.io("rd_a_addr").sig() <<= mux(tcu, ia_addr[b].sig(), host_row);
       u.io("rd_b_en").sig() <<= tcu & ib_en.bit(b);
       u.io("rd_b_addr").sig() <<= ib_addr[b].sig();
-      u.io("wr_en").sig() <<= mux(tcu, wr_en.bit(b), host_wr);
-      u.io("wr_addr").sig() <<= mux(tcu, wr_addr[b].sig(), host_row);
-      u.io("wr_mask").sig() <<= mux(tcu, wr_mask.bits(b * T + T - 1, b * T), host_wmask.bits(k * T + T - 1, k * T));
+      // The TCU write port owns the compute half, or the host's half while wr_other is set.
+      Sig tcu_wr = m.node(fmt::format("tcu_wr_b{}_h{}", b, h), tcu ^ wr_other);
+      u.io("wr_en").sig() <<= mux(tcu_wr, wr_en.bit(b), (~tcu) & host_wr);
+      u.io("wr_addr").sig() <<= mux(tcu_wr, wr_addr[b].sig(), host_row);
+      u.io("wr_mask").sig() <<= mux(tcu_wr, wr_mask.bits(b * T + T - 1, b * T), host_wmask.bits(k * T + T - 1, k * T));
       Data wd = u.io("wr_data");
-      for (int e = 0; e < T; ++e) wd[e].sig() <<= mux(tcu, wr_data[b * T + e].sig(), host_wdata[k * T + e].sig());
+      for (int e = 0; e < T; ++e) wd[e].sig() <<= mux(tcu_wr, wr_data[b * T + e].sig(), host_wdata[k * T + e].sig());
       rd_a[h] = u.io("rd_a_data");
       rd_b[h] = u.io("rd_b_data");
     }

@@ -7,6 +7,7 @@
 #include "hw/ce/ce.hpp"
 #include "hw/mem/accumulation_unit.hpp"
 #include "hw/mem/mem.hpp"
+#include "hw/mem/result_writer.hpp"
 #include "hw/mem/unified_memory.hpp"
 #include "hw/net/dist_net.hpp"
 #include "hw/net/net.hpp"
@@ -135,14 +136,10 @@ void Accelerator::build(Module& m) const {
   um.io("compute_half").sig() <<= ctl.io("compute_half").sig();
   um.io("ia_en").sig() <<= repl(ctl.io("ia_en").sig(), B);
   um.io("ib_en").sig() <<= repl(ctl.io("ib_en").sig(), B);
-  um.io("wr_en").sig() <<= lit(0, B);
-  um.io("wr_mask").sig() <<= lit(0, N);
   for (int b = 0; b < B; ++b) {
     um.io("ia_addr")[b].sig() <<= ctl.io("ia_row").sig();
     um.io("ib_addr")[b].sig() <<= ctl.io("ib_row").sig();
-    um.io("wr_addr")[b].sig() <<= lit(0, hw);
   }
-  for (int i = 0; i < N; ++i) um.io("wr_data")[i].sig() <<= lit(0, W);
 
   // ---- distribution networks (cheap control from the instruction), or fixed wiring
   const bool fixed = cfg.network.topology == arch::NetworkTopology::fixed;
@@ -211,6 +208,22 @@ void Accelerator::build(Module& m) const {
   }
   acc.io("mask").sig() <<= ~lit(0, N);
   for (int i = 0; i < N; ++i) acc.io("data")[i].sig() <<= acc_in[static_cast<size_t>(i)];
+  // ---- STORE write-back: accumulator read data -> operand type -> unified memory (same row in
+  // every bank, lanes by mask; the compute half, or the host's half with st_other).
+  InstanceRef wb = m.instance(ResultWriter(ResultWriterParams{N, hw, cfg.dtype}), "writer");
+  for (const char* name : {"valid", "row", "src_lane", "dst_lane", "count_m1"})
+    wb.io(name).sig() <<= ctl.io(fmt::format("st_{}", name)).sig();
+  if (fp)
+    wb.io("pad_neg").sig() <<= ctl.io("st_pad_neg").sig();
+  else
+    wb.io("shift").sig() <<= ctl.io("st_shift").sig();
+  for (int i = 0; i < N; ++i) wb.io("data")[i].sig() <<= acc.io("rd_data")[i].sig();
+  um.io("wr_other").sig() <<= ctl.io("st_other").sig();
+  um.io("wr_en").sig() <<= repl(wb.io("wr_en").sig(), B);
+  um.io("wr_mask").sig() <<= wb.io("wr_mask").sig();
+  for (int b = 0; b < B; ++b) um.io("wr_addr")[b].sig() <<= wb.io("wr_row").sig();
+  for (int i = 0; i < N; ++i) um.io("wr_data")[i].sig() <<= wb.io("wr_data")[i].sig();
+
   Sig acc_group_q = m.reg("acc_group_q", UInt(gw), RegOptions{}.enabled_by(acc_re));
   acc_group_q <<= acc_group;
   Sig rv = acc.io("rd_valid").sig();

@@ -1,6 +1,7 @@
 #include <fmt/core.h>
 
 #include "hw/ce/delay_line.hpp"
+#include "hw/mem/accumulation_unit.hpp"
 #include "hw/mem/address_generator.hpp"
 #include "hw/sys/system.hpp"
 
@@ -83,6 +84,16 @@ void Controller::build(Module& m) const {
   Sig acc_row = m.output("acc_row", UInt(QW));
   Data red_sw_mode = m.output("red_sw_mode", Vec(UInt(N), L));
   Sig red_tr_sel = m.output("red_tr_sel", UInt(N));
+  // STORE: one move per cycle to the ResultWriter, in step with the accumulator's read data.
+  const bool fp = p.cfg.dtype == arch::DataType::bf16;
+  Sig st_valid = m.output("st_valid", UInt(1));
+  Sig st_row = m.output("st_row", UInt(AW));
+  Sig st_src_lane = m.output("st_src_lane", UInt(L));
+  Sig st_dst_lane = m.output("st_dst_lane", UInt(L));
+  Sig st_count_m1 = m.output("st_count_m1", UInt(L));
+  Sig st_other = m.output("st_other", UInt(1));
+  Sig st_pad_neg = fp ? m.output("st_pad_neg", UInt(1)) : Sig();
+  Sig st_shift = fp ? Sig() : m.output("st_shift", UInt(6));
 
   const int wcb = std::max(1, bits_for(NW));
   Sig wcount = m.reg("wcount", UInt(wcb), reset_to(0));
@@ -107,8 +118,8 @@ void Controller::build(Module& m) const {
   for (int q = 0; q < QD; ++q) m.when(push & (tail == q), [&] { queue[static_cast<size_t>(q)] <<= assembled; });
 
   // ---- decode
-  constexpr int kIdle = 0, kStart = 1, kGemm = 2, kDrain = 3;
-  Sig state = m.reg("state", UInt(2), reset_to(kIdle));
+  constexpr int kIdle = 0, kStart = 1, kGemm = 2, kDrain = 3, kStore = 4;
+  Sig state = m.reg("state", UInt(3), reset_to(kIdle));
   std::vector<Expr> q_items(queue.begin(), queue.end());
   Sig q_head = m.node("q_head", select(q_items, head));
   Sig head_op = m.node("head_op", q_head.bits(3, 0));
@@ -117,16 +128,18 @@ void Controller::build(Module& m) const {
   m.when(push, [&] { tail <<= tail + 1; });
   m.when(pop, [&] { head <<= head + 1; });
 
-  Sig cur = m.reg("cur", UInt(IW), RegOptions{}.enabled_by(pop & (head_op == static_cast<int>(arch::Opcode::gemm))));
+  const int op_gemm = static_cast<int>(arch::Opcode::gemm), op_store = static_cast<int>(arch::Opcode::store);
+  Sig cur = m.reg("cur", UInt(IW), RegOptions{}.enabled_by(pop & ((head_op == op_gemm) | (head_op == op_store))));
   cur <<= q_head;
+  Sig cur_is_store = m.node("cur_is_store", cur.bits(3, 0) == op_store);
   auto fld = [&](const std::string& name) -> Expr {
     const arch::IsaField& f = isa.field(name);
     return cur.bits(f.lsb + f.width - 1, f.lsb);
   };
 
   Sig error_r = m.reg("error_r", UInt(1), reset_to(0));
-  const Expr legal = (head_op == static_cast<int>(arch::Opcode::gemm)) | (head_op == static_cast<int>(arch::Opcode::red_cfg)) |
-                     (head_op == static_cast<int>(arch::Opcode::flip));
+  const Expr legal = (head_op == op_gemm) | (head_op == static_cast<int>(arch::Opcode::red_cfg)) |
+                     (head_op == static_cast<int>(arch::Opcode::flip)) | (head_op == op_store);
   m.when((pop & !legal) | overflow, [&] { error_r <<= 1; });
   error <<= error_r;
 
@@ -150,7 +163,7 @@ void Controller::build(Module& m) const {
   red_tr_sel <<= red_cfg.bits(L * N + N - 1, L * N);
 
   // ---- GEMM: two address generators (IA stream + accumulator rows; IB loads + CE group)
-  Sig start = m.node("start", state == kStart);
+  Sig start = m.node("start", (state == kStart) & !cur_is_store);
   const AddressGenerator ag_ia(AddressGeneratorParams{3, 2, GA, 16});
   const AddressGenerator ag_ib(AddressGeneratorParams{4, 2, GA, 16});
   InstanceRef ia_gen = m.instance(ag_ia, "ia_gen");
@@ -251,8 +264,51 @@ void Controller::build(Module& m) const {
   InstanceRef acc_dly = m.instance(DelayLine({2 + QW, p.acc_delay, true}), "acc_delay");
   acc_dly.io("in").sig() <<= cat({op_now, ia_addr[1].sig().bits(QW - 1, 0)});
   Sig acc_out = acc_dly.io("out").sig();
-  acc_op <<= acc_out.bits(QW + 1, QW);
-  acc_row <<= acc_out.bits(QW - 1, 0);
+
+  // ---- STORE: a 4-level nest of four streams (accumulator row, its lane; unified row, its lane).
+  // Addresses wrap modulo each field's range, so the low bits of a GA-bit sum are exact.
+  if (L > GA) throw std::invalid_argument("Controller: more lane bits than address bits");
+  const int SL = arch::StoreInstr::kLevels;
+  InstanceRef st_gen = m.instance(AddressGenerator(AddressGeneratorParams{SL, 4, GA, QW + 1}), "st_gen");
+  {
+    Data bound = st_gen.io("bound_m1");
+    Data base = st_gen.io("base");
+    Data stride = st_gen.io("stride");
+    const char* streams[4] = {"src_row", "src_lane", "dst_row", "dst_lane"};
+    for (int l = 0; l < SL; ++l) bound[l].sig() <<= fld(fmt::format("st_bound_m1_l{}", l));
+    for (int s2 = 0; s2 < 4; ++s2) {
+      base[s2].sig() <<= za(fld(fmt::format("st_{}_base", streams[s2])));
+      for (int l = 0; l < SL; ++l) stride[s2][l].sig() <<= za(fld(fmt::format("st_{}_stride_l{}", streams[s2], l)));
+    }
+  }
+  st_gen.io("start").sig() <<= (state == kStart) & cur_is_store;
+  Sig st_issue = m.node("st_issue", (state == kStore) & st_gen.io("valid").sig());
+  st_gen.io("run").sig() <<= st_issue;
+  Data st_addr = st_gen.io("addr");
+  // The accumulator returns a row one cycle after its read: the move's destination waits as long.
+  Sig st_valid_q = m.reg("st_valid_q", UInt(1), reset_to(0));
+  st_valid_q <<= st_issue;
+  Sig st_row_q = m.reg("st_row_q", UInt(AW), enabled_by(st_issue));
+  st_row_q <<= st_addr[2].sig().bits(AW - 1, 0);
+  Sig st_src_q = m.reg("st_src_lane_q", UInt(L), enabled_by(st_issue));
+  st_src_q <<= st_addr[1].sig().bits(L - 1, 0);
+  Sig st_dst_q = m.reg("st_dst_lane_q", UInt(L), enabled_by(st_issue));
+  st_dst_q <<= st_addr[3].sig().bits(L - 1, 0);
+  st_valid <<= st_valid_q;
+  st_row <<= st_row_q;
+  st_src_lane <<= st_src_q;
+  st_dst_lane <<= st_dst_q;
+  st_count_m1 <<= fld("st_count_m1");
+  // Only while the STORE runs (its last write is in the DRAIN cycle): the host port owns that
+  // half again as soon as the controller is idle.
+  st_other <<= fld("st_other_half") & cur_is_store & (state != kIdle);
+  if (fp)
+    st_pad_neg <<= fld("st_pad_neg");
+  else
+    st_shift <<= fld("st_shift");
+
+  acc_op <<= mux(st_issue, lit(static_cast<int>(AccumOp::read), 2), acc_out.bits(QW + 1, QW));
+  acc_row <<= mux(st_issue, st_addr[0].sig().bits(QW - 1, 0), acc_out.bits(QW - 1, 0));
 
   // ---- FSM
   const int DB = bits_for(p.acc_delay + 3) + 1;
@@ -261,10 +317,16 @@ void Controller::build(Module& m) const {
   Sig retired_r = m.reg("retired_r", UInt(32), reset_to(0));
   m.switch_on(state)
       .is(kIdle, [&] {
-        m.when(pop & (head_op == static_cast<int>(arch::Opcode::gemm)), [&] { state <<= kStart; })
+        m.when(pop & ((head_op == op_gemm) | (head_op == op_store)), [&] { state <<= kStart; })
             .elsewhen(pop, [&] { retired_r <<= retired_r + 1; });
       })
-      .is(kStart, [&] { state <<= kGemm; })
+      .is(kStart, [&] { state <<= mux(cur_is_store, lit(kStore, 3), lit(kGemm, 3)); })
+      .is(kStore, [&] {
+        m.when(st_gen.io("done").sig(), [&] {
+          state <<= kDrain;
+          drain <<= lit(0, DB);  // the last move's write is on the memory port in the DRAIN cycle
+        });
+      })
       .is(kGemm, [&] {
         m.when(gens_done, [&] {
           state <<= kDrain;

@@ -107,7 +107,7 @@ void SystemBench::write_rows(int64_t first_row, int64_t rows, int lanes, const s
       }
       port("host_wmask").write(mask);
       tick();
-      ++host_cycles_;
+      if (counting_) ++host_cycles_;
     }
   port("host_we").write(0);
 }
@@ -119,7 +119,7 @@ void SystemBench::push(const arch::Words& instr) {
     port("instr_we").write(1);
     port("instr_word").write(instr[w]);
     tick();
-    ++host_cycles_;
+    if (counting_) ++host_cycles_;
   }
   port("instr_we").write(0);
 }
@@ -148,7 +148,7 @@ std::vector<uint64_t> SystemBench::read_acc(const std::vector<int64_t>& rows, co
       port("acc_group").write(static_cast<uint64_t>(g));
       port("acc_row").write(static_cast<uint64_t>(rows[ri]));
       tick();
-      ++host_cycles_;
+      if (counting_) ++host_cycles_;
       if (port("acc_rvalid").read() == 0) throw std::runtime_error("SystemBench: accumulator read without acc_rvalid");
       for (size_t li = 0; li < lanes.size(); ++li) {
         if (lanes[li] / H != g) continue;
@@ -158,6 +158,24 @@ std::vector<uint64_t> SystemBench::read_acc(const std::vector<int64_t>& rows, co
       }
     }
   port("acc_re").write(0);
+  return out;
+}
+
+std::vector<uint16_t> SystemBench::read_rows(int64_t first_row, int64_t rows, int lanes) {
+  const int H = host_lanes_;
+  std::vector<uint16_t> out(static_cast<size_t>(rows * lanes));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int g = 0; g * H < lanes; ++g) {
+      port("host_re").write(1);
+      port("host_group").write(static_cast<uint64_t>(g));
+      port("host_row").write(static_cast<uint64_t>(first_row + r));
+      tick();
+      if (counting_) ++host_cycles_;
+      if (port("host_rvalid").read() == 0) throw std::runtime_error("SystemBench: memory read without host_rvalid");
+      for (int j = 0; j < H && g * H + j < lanes; ++j)
+        out[static_cast<size_t>(r * lanes + g * H + j)] = static_cast<uint16_t>(port(fmt::format("host_rdata_{}", j)).read());
+    }
+  port("host_re").write(0);
   return out;
 }
 

@@ -13,13 +13,16 @@
 #include <array>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "arch/isa.hpp"
 #include "hw/mem/accumulation_unit.hpp"
+#include "hw/mem/mem.hpp"
 #include "hw/sys/system.hpp"
 #include "mapper/compile.hpp"
 #include "mapper/layer_search.hpp"
 #include "mapper/search.hpp"
+#include "mapper/store.hpp"
 #include "sim/system/bench.hpp"
 #include "sim/system/dram.hpp"
 #include "verif/contract.hpp"
@@ -39,6 +42,7 @@ struct Operand {
   std::vector<std::string> labels;
   std::vector<int64_t> dims;
   uint64_t addr = 0;  // the RTL side's element bits, operand_bytes each, row-major in `labels`
+  bool on_chip = false;  // the RTL side's copy is already in the next contraction's operand image
   Tensor<uint16_t> golden;
 };
 
@@ -204,6 +208,8 @@ class Runner {
     size_t b_key = 0;
     bool accumulate = false;       // force acc_accumulate (a later term of a sum)
     bool read = false;             // read the job's accumulator rows into *z afterwards
+    bool probe = false;            // that read is the scoreboard's (the result stays on chip): not host time
+    bool a_on_chip = false, b_on_chip = false;  // the image is in place already (a STORE wrote it)
     std::vector<uint64_t>* z = nullptr;
     int64_t cycles = 0, host = 0;  // filled in: the controller's busy cycles and host cycles of this job
   };
@@ -230,10 +236,12 @@ class Runner {
       const uint64_t cyc0 = bench_->cycle_count();
       // The job computes on the half the host writes now (the free one); the halves alternate.
       const size_t half = (flips_ + 1) % 2;
-      const mapper::RowImage ia = mapper::layout_a(c, *w.a, pad, w.job);
-      bench_->write_rows(ia.first_row, ia.rows, ia.lanes, ia.data);
+      if (!w.a_on_chip) {
+        const mapper::RowImage ia = mapper::layout_a(c, *w.a, pad, w.job);
+        bench_->write_rows(ia.first_row, ia.rows, ia.lanes, ia.data);
+      }
       const std::array<int64_t, 3> key{static_cast<int64_t>(w.b_key), job.nt0, job.kt0};
-      if (b_in_half_[half] != key) {
+      if (!w.b_on_chip && b_in_half_[half] != key) {
         const mapper::RowImage ib = mapper::layout_b(c, *w.b, w.job);
         bench_->write_rows(ib.first_row, ib.rows, ib.lanes, ib.data);
         b_in_half_[half] = key;
@@ -248,7 +256,9 @@ class Runner {
         std::vector<int64_t> rows;
         for (int64_t nt = 0; nt < job.nt_count; ++nt)
           for (int64_t m = 0; m < job.m_count; ++m) rows.push_back(nt * job.m_count + m);
+        bench_->count_host(!w.probe);
         const std::vector<uint64_t> got = bench_->read_acc(rows, c.col_lane);
+        bench_->count_host(true);
         const size_t L = c.col_lane.size();
         const int64_t Nn = c.shape.n.size();
         for (int64_t nt = 0; nt < job.nt_count; ++nt)
@@ -333,17 +343,119 @@ class Runner {
         f.plan = std::move(plan);
         return f;
       }
-      std::optional<Operand> res = run_step(spec, ph, prob, term, s, nsteps, st, lhs, rhs);
+      std::string why;
+      const std::optional<OnChip> oc = on_chip_plan(plan, s, defer_final, why);
+      std::optional<Operand> res = run_step(spec, ph, prob, term, s, nsteps, st, lhs, rhs, oc ? &*oc : nullptr, why);
       if (res) live[st.left | st.right] = std::move(*res);
     }
     return std::nullopt;
   }
 
-  // One contraction on its own: returns the intermediate (rounded or requantized, stored in DRAM)
-  // unless it is the network's result.
+  // A result kept on chip: STORE programs write it, rounded or requantized, into the operand
+  // image of the contraction that runs next and consumes it.
+  struct OnChip {
+    const mapper::PlannedStep* consumer = nullptr;
+    bool as_a = true;
+    mapper::StorePlan store;
+  };
+
+  // Whether step s's result can go straight into the next step's operand (docs/architecture.md §5):
+  // the next step consumes it and runs right after (not a deferred final of a sum) in one job,
+  // and plan_store can join the two layouts.
+  // Otherwise `why` says why the result goes through the host.
+  std::optional<OnChip> on_chip_plan(const mapper::NetworkPlan& plan, int s, bool defer_final, std::string& why) const {
+    why.clear();
+    const mapper::PlannedStep& st = plan.steps[static_cast<size_t>(s)];
+    if (st.last) return std::nullopt;  // a final result: always read out
+    if (opt_.through_host) {
+      why = "--through-host";
+      return std::nullopt;
+    }
+    const mapper::PlannedStep& next = plan.steps[static_cast<size_t>(s) + 1];
+    if (next.lhs != st.out && next.rhs != st.out) {
+      why = "its consumer does not run next (another contraction would overwrite it)";
+      return std::nullopt;
+    }
+    if (next.last && defer_final) {
+      why = "its consumer is a term's last contraction, run later with the other terms";
+      return std::nullopt;
+    }
+    OnChip oc;
+    oc.consumer = &next;
+    oc.as_a = (next.lhs == st.out) == next.compiled.lhs_is_a;
+    const mapper::CompiledGemm& c = next.compiled.gemm;
+    // A STORE fills one half, the one the consumer's first job computes on; later jobs alternate.
+    if (c.jobs.size() != 1) {
+      why = fmt::format("its consumer runs in {} jobs (operands or results exceed a memory half or the accumulator)",
+                        c.jobs.size());
+      return std::nullopt;
+    }
+    const mapper::CompiledGemm& p = st.compiled.gemm;
+    const uint32_t shift =
+        opt_.cfg.dtype == arch::DataType::bf16 ? 0 : static_cast<uint32_t>(requant_shift(opt_.cfg.dtype, p.shape.k.size()));
+    oc.store = mapper::plan_store(opt_.cfg, p, c, oc.as_a, 0, shift);
+    if (!oc.store.ok()) {
+      why = oc.store.why_not;
+      return std::nullopt;
+    }
+    // Worth it only when the STOREs take fewer cycles than the way through the host they replace.
+    const int64_t store = oc.store.predicted_cycles, host = host_path_cycles(p, c, oc.as_a);
+    if (store >= host) {
+      why = fmt::format("STORE would take {} cycles ({} moves of {} lane(s)), the host and DRAM {}", store, oc.store.moves,
+                        oc.store.program[0].count, host);
+      return std::nullopt;
+    }
+    return oc;
+  }
+
+  // The cycles an intermediate takes through the host: reading its accumulator rows, the DRAM
+  // round trip (a write and a read), writing the consumer's operand image (one job).
+  int64_t host_path_cycles(const mapper::CompiledGemm& p, const mapper::CompiledGemm& c, bool as_a) const {
+    const arch::ArchConfig& cfg = opt_.cfg;
+    const int H = hw::host_banks_for(cfg) * cfg.memory.elems_per_bank;
+    std::set<int> groups;
+    for (int l : p.col_lane) groups.insert(l / H);
+    int64_t cyc = 0;
+    for (const mapper::GemmJob& j : p.jobs)
+      if (j.last_k) cyc += j.nt_count * j.m_count * static_cast<int64_t>(groups.size());
+    const mapper::GemmJob& j0 = c.jobs[0];
+    const int64_t rows = j0.kt_count * (as_a ? j0.m_count : j0.nt_count * c.map.n_tile);
+    cyc += rows * ((c.map.k_tile * c.replicate + H - 1) / H);
+    const double bytes = static_cast<double>(p.shape.m.size() * p.shape.n.size() * operand_bytes(cfg.dtype));
+    const double ns = 2 * (cfg.dram.latency_ns + bytes / cfg.dram.bandwidth_gbps);
+    return cyc + static_cast<int64_t>(std::ceil(ns * cfg.clock_mhz / 1000.0));
+  }
+
+  // Pushes the STORE program of an on-chip result, into the half the next job computes on, and
+  // waits for it.
+  void run_store(const OnChip& oc) {
+    for (arch::StoreInstr st : oc.store.program) {
+      st.other_half = true;
+      bench_->push(arch::encode_store(isa_, st));
+    }
+    b_in_half_[(flips_ + 1) % 2] = {-1, -1, -1};  // rows there are overwritten
+    bench_->wait_idle(opt_.timeout_cycles);
+  }
+
+  // The image the STORE wrote into the next job's half, read back through the host port (not
+  // counted: the scoreboard's probe), against the golden operand laid out the same way.
+  int64_t check_stored(const OnChip& oc, const Tensor<uint16_t>& golden) {
+    const mapper::CompiledGemm& c = oc.consumer->compiled.gemm;
+    const uint16_t pad = opt_.cfg.dtype == arch::DataType::bf16 ? 0x8000 : 0;
+    const mapper::RowImage img = oc.as_a ? mapper::layout_a(c, golden, pad, 0) : mapper::layout_b(c, golden, 0);
+    bench_->count_host(false);
+    const std::vector<uint16_t> got = bench_->read_rows(img.first_row, img.rows, img.lanes);
+    bench_->count_host(true);
+    int64_t bad = 0;
+    for (size_t i = 0; i < got.size(); ++i) bad += got[i] != img.data[i];
+    return bad;
+  }
+
+  // One contraction on its own: returns the intermediate (rounded or requantized; kept on chip
+  // when `oc` says how, else stored in DRAM) unless it is the network's result.
   std::optional<Operand> run_step(const verif::LayerSpec& spec, verif::Phase ph, const verif::PhaseProblem& prob,
                                   size_t term, int s, int nsteps, const mapper::PlannedStep& st, const Operand& lhs,
-                                  const Operand& rhs) {
+                                  const Operand& rhs, const OnChip* oc = nullptr, const std::string& why_not = {}) {
     const arch::DataType dt = opt_.cfg.dtype;
     const bool last = st.last;
     const mapper::CompiledGemm& c = st.compiled.gemm;
@@ -369,12 +481,26 @@ class Runner {
       w.b = &b_rtl;
       w.b_key = key;
       w.read = c.jobs[j].last_k;  // otherwise the next K chunk accumulates onto these rows
+      w.probe = oc != nullptr;
+      w.a_on_chip = A.on_chip;
+      w.b_on_chip = B.on_chip;
       w.z = &z;
       work.push_back(w);
     }
     run_jobs(work);
-    if (opt_.inject_mismatch && reports.empty() && !z.empty()) z[0] ^= 1U;
     rep.cycles = static_cast<int64_t>(bench_->cycle_count() - cyc0);
+    if (oc) {
+      const uint64_t st0 = bench_->cycle_count();
+      run_store(*oc);
+      rep.store_cycles = static_cast<int64_t>(bench_->cycle_count() - st0);
+      rep.store_predicted = oc->store.predicted_cycles;
+      rep.on_chip = true;
+      rep.store = fmt::format("{} moves of {} lane(s) in {} instruction(s), as {} of the next contraction", oc->store.moves,
+                              oc->store.program[0].count, oc->store.program.size(), oc->as_a ? "A" : "B");
+    } else {
+      rep.through_host_because = last ? "" : why_not;
+    }
+    if (opt_.inject_mismatch && reports.empty() && !z.empty()) z[0] ^= 1U;
     rep.host_cycles = bench_->host_cycles() - host0;
 
     // ---- golden and compare
@@ -389,9 +515,10 @@ class Runner {
       dump(base + ".npy", st.out, last ? "result (fp32 bits, <u4)" : "intermediate before bf16 rounding (fp32 bits, <u4)", rt,
            "fp32 bits");
       if (!last) {
-        res.addr = store(words_of(verif::map_values<uint16_t>(rt, [](uint32_t x) { return verif::fp32_to_bf16(x); })),
-                         operand_bytes(dt), dram_time);
         res.golden = verif::map_values<uint16_t>(gold, [](uint32_t x) { return verif::fp32_to_bf16(x); });
+        if (!oc)
+          res.addr = store(words_of(verif::map_values<uint16_t>(rt, [](uint32_t x) { return verif::fp32_to_bf16(x); })),
+                           operand_bytes(dt), dram_time);
       } else {
         store(words_of(rt), result_bytes(dt), dram_time);
         rep.rel_error = rel_error_vs_fp64({&prob.terms[term]}, rt);
@@ -404,12 +531,17 @@ class Runner {
            rt, acc);
       if (!last) {
         const int sh = requant_shift(dt, rep.k);
-        res.addr = store(words_of(verif::map_values<uint16_t>(rt, [sh, dt](int64_t x) { return requant(x, sh, dt); })),
-                         operand_bytes(dt), dram_time);
         res.golden = verif::map_values<uint16_t>(gold, [sh, dt](int64_t x) { return requant(x, sh, dt); });
+        if (!oc)
+          res.addr = store(words_of(verif::map_values<uint16_t>(rt, [sh, dt](int64_t x) { return requant(x, sh, dt); })),
+                           operand_bytes(dt), dram_time);
       } else {
         store(words_of(rt), result_bytes(dt), dram_time);
       }
+    }
+    if (oc) {
+      res.on_chip = true;
+      rep.stored_mismatches = check_stored(*oc, res.golden);
     }
     finish_report(rep, dram_time);
     if (last) return std::nullopt;
@@ -563,6 +695,7 @@ class Runner {
     return dram_inputs_[name] = addr;
   }
   Tensor<uint16_t> fetch(const Operand& o, sc_core::sc_time& t) {
+    if (o.on_chip) return {};  // in the unified memory already
     int64_t n = 1;
     for (int64_t d : o.dims) n *= d;
     const int eb = operand_bytes(opt_.cfg.dtype);
@@ -606,7 +739,10 @@ class Runner {
   void progress(const StepReport& r) {
     if (opt_.json) return;
     std::fprintf(stderr, "  %s %s %s t%zu s%d: %s  %s\n", r.layer.c_str(), r.phase.c_str(), r.problem.c_str(), r.term,
-                 r.step, r.mismatches == 0 ? "match" : "MISMATCH", r.mapping.c_str());
+                 r.step, r.mismatches + r.stored_mismatches == 0 ? "match" : "MISMATCH", r.mapping.c_str());
+    if (r.on_chip) std::fprintf(stderr, "    result kept on chip: STORE %s\n", r.store.c_str());
+    if (!r.through_host_because.empty())
+      std::fprintf(stderr, "    result through the host: %s\n", r.through_host_because.c_str());
   }
 
   RunOptions opt_;
@@ -626,14 +762,15 @@ std::string pct(double v) { return fmt::format("{:.1f}%", v); }
 void print_tables(const std::vector<StepReport>& reps, const arch::ArchConfig& cfg, double wall_s, int64_t sim_cycles) {
   const int64_t pes = cfg.total_pes();
   std::string cur;
-  int64_t t_cycles = 0, t_macs = 0, t_host = 0, t_dram = 0, t_dram_bytes = 0, t_mis = 0;
+  int64_t t_cycles = 0, t_macs = 0, t_store = 0, t_host = 0, t_dram = 0, t_dram_bytes = 0, t_mis = 0;
   auto flush = [&] {
     if (cur.empty()) return;
-    fmt::print("  total: {} cycles, {} MACs, PE utilization {}; host transfer {} cycles; DRAM {} cycles ({:.1f} KiB); {}\n\n",
-               t_cycles, t_macs, pct(100.0 * static_cast<double>(t_macs) / (static_cast<double>(t_cycles) * pes)), t_host,
-               t_dram, static_cast<double>(t_dram_bytes) / 1024.0,
+    fmt::print("  total: {} cycles, {} MACs, PE utilization {}; STORE {} cycles; host transfer {} cycles; DRAM {} cycles "
+               "({:.1f} KiB); {}\n\n",
+               t_cycles, t_macs, pct(100.0 * static_cast<double>(t_macs) / (static_cast<double>(t_cycles) * pes)), t_store,
+               t_host, t_dram, static_cast<double>(t_dram_bytes) / 1024.0,
                t_mis == 0 ? "all match" : fmt::format("{} mismatching elements", t_mis));
-    t_cycles = t_macs = t_host = t_dram = t_dram_bytes = t_mis = 0;
+    t_cycles = t_macs = t_store = t_host = t_dram = t_dram_bytes = t_mis = 0;
   };
   for (const StepReport& r : reps) {
     const std::string key = r.layer + " / " + r.phase;
@@ -642,24 +779,27 @@ void print_tables(const std::vector<StepReport>& reps, const arch::ArchConfig& c
       cur = key;
       fmt::print("{} ({} {}x{} CEs x {}, {} lanes)\n", key, arch::to_string(cfg.dtype), cfg.ce.rows, cfg.ce.cols, cfg.ce.count,
                  cfg.network.lanes);
-      fmt::print("  {:<28} {:>16} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>8}  {}\n", "contraction", "M x K x N", "MACs",
-                 "cycles", "model", "error", "util", "host", "DRAM", "result");
+      fmt::print("  {:<28} {:>16} {:>10} {:>9} {:>9} {:>7} {:>7} {:>6} {:>8} {:>8}  {}\n", "contraction", "M x K x N", "MACs",
+                 "cycles", "model", "error", "util", "store", "host", "DRAM", "result");
     }
     const std::string name = fmt::format("{}{} s{}: {} x {}", r.problem, r.terms > 1 ? fmt::format("[{}]", r.term) : "", r.step, r.lhs, r.rhs);
     const double err = 100.0 * static_cast<double>(r.predicted - r.cycles) / static_cast<double>(r.cycles);
     std::string result = r.mismatches == 0 ? "match" : fmt::format("MISMATCH {}/{}", r.mismatches, r.elements);
     if (r.summed) result = r.elements == 0 ? "summed on chip, checked below" : result + fmt::format(" (sum of {} terms)", r.terms);
     if (r.rel_error >= 0) result += fmt::format(" (fp64 rel err {:.2e})", r.rel_error);
-    fmt::print("  {:<28} {:>16} {:>10} {:>9} {:>9} {:>7} {:>7} {:>8} {:>8}  {}\n", name.size() > 28 ? name.substr(0, 28) : name,
+    if (r.on_chip)
+      result += r.stored_mismatches == 0 ? ", kept on chip" : fmt::format(", kept on chip: {} STORED ELEMENTS WRONG", r.stored_mismatches);
+    fmt::print("  {:<28} {:>16} {:>10} {:>9} {:>9} {:>7} {:>7} {:>6} {:>8} {:>8}  {}\n", name.size() > 28 ? name.substr(0, 28) : name,
                fmt::format("{}x{}x{}", r.m, r.k, r.n), r.macs, r.cycles, r.predicted, fmt::format("{:+.1f}%", err),
-               pct(100.0 * static_cast<double>(r.macs) / (static_cast<double>(r.cycles) * pes)), r.host_cycles,
-               r.dram_cycles, result);
+               pct(100.0 * static_cast<double>(r.macs) / (static_cast<double>(r.cycles) * pes)), r.store_cycles,
+               r.host_cycles, r.dram_cycles, result);
+    t_store += r.store_cycles;
     t_cycles += r.cycles;
     t_macs += r.macs;
     t_host += r.host_cycles;
     t_dram += r.dram_cycles;
     t_dram_bytes += r.dram_bytes;
-    t_mis += r.mismatches;
+    t_mis += r.mismatches + r.stored_mismatches;
   }
   flush();
   fmt::print("simulated {} cycles in {:.1f} s ({:.0f} cycles/s)\n", sim_cycles, wall_s, static_cast<double>(sim_cycles) / wall_s);
@@ -674,6 +814,9 @@ nlohmann::json to_json(const std::vector<StepReport>& reps, const arch::ArchConf
                      {"host_cycles", r.host_cycles}, {"dram_cycles", r.dram_cycles}, {"dram_bytes", r.dram_bytes},
                      {"utilization", static_cast<double>(r.macs) / (static_cast<double>(r.cycles) * cfg.total_pes())},
                      {"elements", r.elements}, {"mismatches", r.mismatches}, {"summed_on_chip", r.summed},
+                     {"kept_on_chip", r.on_chip}, {"stored_mismatches", r.stored_mismatches},
+                     {"store_cycles", r.store_cycles}, {"store_predicted_cycles", r.store_predicted},
+                     {"through_host_because", r.through_host_because}, {"store", r.store},
                      {"fp64_rel_error", r.rel_error >= 0 ? nlohmann::json(r.rel_error) : nlohmann::json(nullptr)}});
   return {{"config", cfg.name}, {"dtype", arch::to_string(cfg.dtype)}, {"pes", cfg.total_pes()}, {"steps", steps},
           {"sim_cycles", sim_cycles}, {"sim_seconds", wall_s}};
@@ -693,6 +836,8 @@ RunOptions parse_run_args(int argc, char** argv) {
   app.add_flag("--json", o.json, "JSON report on stdout instead of the tables");
   app.add_option("--trace", o.trace, "FST waveform file (the model must be built with tracing: fetta run --trace)");
   app.add_flag("--check-model", o.check_model, "Fail when a contraction's RTL cycles differ from the model's");
+  app.add_flag("--through-host", o.through_host,
+               "Send every intermediate through the host and DRAM, none kept on chip by STORE (the path before STORE)");
   app.add_flag("--terms-separately", o.terms_separately,
                "Sums of terms (BT layers): check every term's result on its own instead of summing them in the accumulator");
   app.add_flag("--inject-illegal", o.inject_illegal,
@@ -752,9 +897,9 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
   int64_t bad = 0, model_off = 0;
   bool tol_ok = true;
   for (const StepReport& r : runner.reports) {
-    bad += r.mismatches;
+    bad += r.mismatches + r.stored_mismatches;
     if (r.rel_error > kBf16RelTolerance) tol_ok = false;
-    if (r.cycles != r.predicted) ++model_off;
+    if (r.cycles != r.predicted || r.store_cycles != r.store_predicted) ++model_off;
   }
   if (bad != 0 || !tol_ok || (opt.check_model && model_off != 0)) {
     fmt::print(stderr, "FAIL: {} mismatching elements{}{}\n", bad, tol_ok ? "" : "; a result is outside the fp64 tolerance",

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "hw/mem/mem.hpp"
+#include "hw/mem/result_writer.hpp"
 
 using namespace fetta::hw;
 using fetta::arch::DataType;
@@ -74,6 +75,15 @@ TEST_CASE("AccumBank and AccumulationUnit reject bad parameters", "[mem_params]"
   CHECK_THAT(error_of([] { AccumulationUnit({16, 4, 100, DataType::int8}); }), Contains("AccumulationUnit: depth = 100"));
   CHECK_THAT(error_of([] { AccumulationUnit({16, 4, 512, static_cast<DataType>(-1)}); }),
              Contains("dtype") && Contains("allowed: bf16, int8, int16"));
+}
+
+TEST_CASE("ResultWriter rejects bad parameters", "[mem_params]") {
+  CHECK(error_of([] { ResultWriter({1, 11, DataType::bf16}); }) ==
+        "ResultWriter: lanes = 1 is not allowed; allowed: a power of two, 2 .. 1024");
+  CHECK_THAT(error_of([] { ResultWriter({48, 11, DataType::bf16}); }), Contains("ResultWriter: lanes = 48"));
+  CHECK_THAT(error_of([] { ResultWriter({64, 0, DataType::int16}); }), Contains("ResultWriter: row_bits = 0") && Contains("1 .. 24"));
+  CHECK_THAT(error_of([] { ResultWriter({64, 11, static_cast<DataType>(7)}); }), Contains("allowed: bf16, int8, int16"));
+  CHECK(error_of([] { ResultWriter({64, 11, DataType::int8}); }).empty());
 }
 
 TEST_CASE("AddressGenerator rejects bad parameters", "[mem_params]") {

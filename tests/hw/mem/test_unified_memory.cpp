@@ -1,6 +1,7 @@
 // UnifiedMemory (unified_mem_b4_t2_d16_w16_h2: 4 banks x 2 elements, two halves of 8 rows, a host
 // port of 2 bank rows) against a model: the TCU ports (IA, IB reads, result writes) address half
-// `compute_half`, the host port the other half; reads are registered and read-first.
+// `compute_half`, the host port the other half (the TCU's writes go there instead while wr_other is
+// set, and the host's are ignored); reads are registered and read-first.
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -19,6 +20,7 @@ constexpr uint64_t kMask = 0xFFFF;
 
 struct TcuInputs {
   unsigned ia_en = 0, ib_en = 0, wr_en = 0, wr_mask = 0;  // bit per bank / per lane
+  bool wr_other = false;  // the TCU writes the host's half (host writes ignored)
   std::array<unsigned, kBanks> ia_addr{}, ib_addr{}, wr_addr{};
   std::array<uint64_t, kLanes> wr_data{};
 };
@@ -45,6 +47,7 @@ class UnifiedBench {
     dut_.ib_en = t.ib_en;
     dut_.wr_en = t.wr_en;
     dut_.wr_mask = t.wr_mask;
+    dut_.wr_other = t.wr_other;
     for (int b = 0; b < kBanks; ++b) {
       ia_addr_[b].set(t.ia_addr[b]);
       ib_addr_[b].set(t.ib_addr[b]);
@@ -75,8 +78,8 @@ class UnifiedBench {
     for (int b = 0; b < kBanks; ++b)
       for (int e = 0; e < kElems; ++e)
         if ((t.wr_en >> b & 1) && (t.wr_mask >> (b * kElems + e) & 1))
-          mem_[b][half][t.wr_addr[b]][e] = t.wr_data[b * kElems + e];
-    if (h.we)
+          mem_[b][t.wr_other ? other : half][t.wr_addr[b]][e] = t.wr_data[b * kElems + e];
+    if (h.we && !t.wr_other)
       for (int l = 0; l < kHostLanes; ++l)
         if (h.wmask >> l & 1) mem_[host_bank(h, l)][other][h.row][l % kElems] = h.wdata[l];
     mem_test::edge(dut_);
@@ -150,6 +153,7 @@ void random_ops(long n, uint64_t seed) {
     t.ib_en = static_cast<unsigned>(rng() % 16);
     t.wr_en = static_cast<unsigned>(rng() % 16);
     t.wr_mask = static_cast<unsigned>(rng() % 256);
+    t.wr_other = rng() % 4 == 0;
     for (int b = 0; b < kBanks; ++b) {
       t.ia_addr[b] = row();
       t.ib_addr[b] = row();

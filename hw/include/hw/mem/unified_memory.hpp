@@ -9,6 +9,8 @@
 //   ia_en UInt<B>, ia_addr Vec<B, UInt<hw>>     -> ia_data Vec<N, UInt<W>> one cycle later
 //   ib_en UInt<B>, ib_addr Vec<B, UInt<hw>>     -> ib_data Vec<N, UInt<W>> one cycle later
 //   wr_en UInt<B>, wr_addr Vec<B, UInt<hw>>, wr_mask UInt<N>, wr_data Vec<N, UInt<W>>   (results)
+//   wr_other UInt<1>   the TCU write port writes the host's half instead (STORE into the next
+//                      job's operands); the host port's writes are ignored meanwhile
 //   host port, P = host_banks bank rows per cycle (banks g*P .. g*P+P-1 of group g, H = P*T lanes):
 //   host_group UInt<max(1, log2(B/P))>, host_row UInt<hw>   the rows of the other half addressed
 //   host_we, host_wmask UInt<H>, host_wdata Vec<H, UInt<W>>   (lane k*T + e = bank g*P+k, element e)

@@ -44,6 +44,11 @@ class SystemBench : public sc_core::sc_module {
   // Reads accumulator rows; for each row the lanes asked for (lane indices), in order.
   // Returns rows x lanes values (sign-extended for integer accumulators).
   std::vector<uint64_t> read_acc(const std::vector<int64_t>& rows, const std::vector<int>& lanes);
+  // Reads `lanes` elements (from lane 0) of consecutive rows of the half the TCU is not using.
+  std::vector<uint16_t> read_rows(int64_t first_row, int64_t rows, int lanes);
+  // While false, bus operations take their cycles but are not counted as host cycles: the
+  // scoreboard's probes of data that stays on chip.
+  void count_host(bool on) { counting_ = on; }
 
   uint64_t cycle_count();  // the controller's busy-cycle counter
   bool error();
@@ -67,6 +72,7 @@ class SystemBench : public sc_core::sc_module {
   int64_t cycle_ = 0, host_cycles_ = 0;
   std::string failure_;
   bool int_acc_ = false;
+  bool counting_ = true;
   int acc_bits_ = 32;
 };
 

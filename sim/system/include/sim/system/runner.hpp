@@ -26,6 +26,7 @@ struct RunOptions {
   std::string trace;     // FST waveform file (models built with tracing only); empty: none
   bool check_model = false;     // a contraction whose RTL cycles differ from the model's is an error
   bool terms_separately = false; // a sum of terms (BT): read and check each term, no sum in the accumulator
+  bool through_host = false;    // no intermediate kept on chip: every one through the host and DRAM
   bool inject_mismatch = false; // self-check of the scoreboard: flip one result bit of the first contraction
   bool inject_illegal = false;  // self-check of the controller: push an instruction with opcode 0 first
   int64_t timeout_cycles = 200'000'000;
@@ -47,6 +48,11 @@ struct StepReport {
   int64_t elements = 0, mismatches = 0;
   double rel_error = -1;  // final steps of bf16 runs: vs fp64; -1: not applicable
   bool summed = false;    // a term of a sum formed in the accumulator (checked on the last term's row)
+  bool on_chip = false;   // the result went by STORE into the next contraction's operand image
+  int64_t stored_mismatches = 0;  // elements of that image (read back by the scoreboard) not as the golden model's
+  int64_t store_cycles = 0, store_predicted = 0;  // the controller's busy cycles for those STOREs, and the model's
+  std::string through_host_because;  // an intermediate not kept on chip: why
+  std::string store;                 // one kept on chip: its STORE program in words
 };
 
 // Parses the command line of a system-simulation executable (--config, --layer (repeatable),

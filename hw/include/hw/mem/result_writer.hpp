@@ -1,0 +1,40 @@
+// ResultWriter: the write-back path of the STORE instruction (docs/isa.md §store), between the
+// accumulation unit's read data and the unified memory's TCU write port. One move per cycle:
+// lanes src_lane .. src_lane + count_m1 of an accumulator row are converted to the operand type
+// and written to lanes dst_lane .. dst_lane + count_m1 (modulo N) of unified-memory row `row`.
+// A move with dst_lane 0 also writes the pad value into every other lane of the row.
+//
+// Conversion (the golden model's, bit for bit): bf16 accumulators (binary32) round to nearest
+// even through Fp32ToBf16; integer accumulators shift right arithmetically by `shift` and
+// saturate to the operand width (the runner's requantization, docs/architecture.md).
+//
+// Ports (N lanes, L = log2 N, hw row bits, A = accumulator lane type, W = operand width):
+//   valid UInt<1>, row UInt<hw>, src_lane UInt<L>, dst_lane UInt<L>, count_m1 UInt<L>,
+//   pad_neg UInt<1> (bf16) or shift UInt<6> (integers), data Vec<N, A>
+//   -> wr_en UInt<1>, wr_row UInt<hw>, wr_mask UInt<N>, wr_data Vec<N, UInt<W>>, registered:
+//      the move presented in one cycle is on the outputs in the next.
+#pragma once
+
+#include <string>
+
+#include "arch/config.hpp"
+#include "rtl_gen/rtl.hpp"
+
+namespace fetta::hw {
+
+struct ResultWriterParams {
+  int lanes = 64;     // a power of two, 2 .. 1024
+  int row_bits = 11;  // unified-memory row address bits (one half): 1 .. 24
+  arch::DataType dtype = arch::DataType::bf16;
+};
+
+class ResultWriter : public rtl::Generator<ResultWriterParams> {
+ public:
+  explicit ResultWriter(ResultWriterParams params);  // throws std::invalid_argument for bad params
+  std::string generator_name() const override { return "hw::ResultWriter"; }
+  std::string module_name() const override;  // "result_writer_n64_a11_bf16"
+  rtl::ParamList params() const override;
+  void build(rtl::Module& m) const override;
+};
+
+}  // namespace fetta::hw

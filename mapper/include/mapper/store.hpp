@@ -1,0 +1,48 @@
+// Intermediates on chip: the STORE program (arch::StoreInstr, docs/isa.md §store) that moves a
+// contraction's result from the accumulator into the operand image its consumer reads, so the
+// result never leaves the chip (docs/architecture.md §6).
+//
+// The producer's result Z sits in the accumulator as rows (N tile, m) with column j of the tile
+// on lane col_lane[j]; the consumer reads it K-on-lanes (mapper::layout_a / layout_b). Every
+// element is one (accumulator row, lane) -> (unified row, lane) pair; runs of lanes that stay
+// together on both sides become moves of `count` lanes, and the moves in the consumer's row order
+// are fitted exactly into 4-level affine nests (several instructions when more levels are
+// needed). When the layouts cannot be joined this way the plan says why.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arch/config.hpp"
+#include "arch/isa.hpp"
+#include "mapper/compile.hpp"
+
+namespace fetta::mapper {
+
+struct StorePlan {
+  std::vector<arch::StoreInstr> program;  // empty when not possible
+  std::string why_not;                    // the reason, when not possible
+  int64_t moves = 0;                      // segments moved (one per cycle)
+  int64_t predicted_cycles = 0;           // the controller's busy cycles for the program
+  bool ok() const { return !program.empty(); }
+};
+
+// The STORE program writing producer `p`'s whole result into consumer `c`'s operand image of job
+// `job` (as IA when `as_a`, else as IB), bf16 padding as that role pads (-0 for IA, +0 for IB),
+// integer results shifted by `shift`. The producer must hold its whole result in the
+// accumulator at once (one output chunk); the consumer's role must be served by one image (no
+// operand replication). Instructions write the compute half; the caller sets other_half.
+StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
+                     uint32_t shift = 0);
+
+// Fits a sequence of 4-vectors exactly as an affine nest base + sum_l i_l * stride_l (level 0
+// innermost, bounds >= 2); returns false when the sequence is not one. Exposed for tests.
+struct AffineLevel {
+  int64_t bound = 1;
+  std::array<int64_t, 4> stride{};
+};
+bool fit_affine_nest(const std::vector<std::array<int64_t, 4>>& seq, std::array<int64_t, 4>& base,
+                     std::vector<AffineLevel>& levels);
+
+}  // namespace fetta::mapper

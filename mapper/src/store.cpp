@@ -1,0 +1,192 @@
+#include "mapper/store.hpp"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace fetta::mapper {
+
+namespace {
+
+using Vec4 = std::array<int64_t, 4>;  // accumulator row, its lane, unified row, its lane
+
+Vec4 sub(const Vec4& a, const Vec4& b) { return {a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3]}; }
+
+// Row-major strides of `labels` (the last fastest) for a label -> stride map.
+std::map<std::string, int64_t> strides_of(const LabelGroup& g) {
+  std::map<std::string, int64_t> s;
+  int64_t st = 1;
+  for (size_t i = g.labels.size(); i-- > 0;) {
+    s[g.labels[i]] = st;
+    st *= g.dims[i];
+  }
+  return s;
+}
+
+int64_t wrap(int64_t v, int bits) { return v & ((int64_t{1} << bits) - 1); }
+
+}  // namespace
+
+bool fit_affine_nest(const std::vector<Vec4>& seq, Vec4& base, std::vector<AffineLevel>& levels) {
+  levels.clear();
+  if (seq.empty()) return false;
+  std::vector<Vec4> cur = seq;
+  while (cur.size() > 1) {
+    const Vec4 d = sub(cur[1], cur[0]);
+    size_t run = 1;
+    while (run < cur.size() && sub(cur[run], cur[run - 1]) == d) ++run;
+    size_t b = run;
+    for (; b >= 2; --b) {
+      if (cur.size() % b != 0) continue;
+      bool all = true;
+      for (size_t blk = 0; all && blk < cur.size() / b; ++blk)
+        for (size_t t = 1; all && t < b; ++t) all = sub(cur[blk * b + t], cur[blk * b + t - 1]) == d;
+      if (all) break;
+    }
+    if (b < 2) return false;
+    levels.push_back({static_cast<int64_t>(b), d});
+    std::vector<Vec4> next;
+    for (size_t i = 0; i < cur.size(); i += b) next.push_back(cur[i]);
+    cur = std::move(next);
+  }
+  base = cur[0];
+  // The greedy split is exact by construction; regenerate to be certain.
+  size_t i = 0;
+  std::vector<int64_t> idx(levels.size(), 0);
+  for (;; ++i) {
+    Vec4 v = base;
+    for (size_t l = 0; l < levels.size(); ++l)
+      for (int s = 0; s < 4; ++s) v[static_cast<size_t>(s)] += idx[l] * levels[l].stride[static_cast<size_t>(s)];
+    if (i >= seq.size() || v != seq[i]) return false;
+    size_t l = 0;
+    while (l < levels.size() && ++idx[l] == levels[l].bound) idx[l++] = 0;
+    if (l == levels.size()) break;
+  }
+  return i + 1 == seq.size();
+}
+
+StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
+                     uint32_t shift) {
+  StorePlan plan;
+  auto fail = [&](std::string why) {
+    plan.program.clear();
+    plan.why_not = std::move(why);
+    return plan;
+  };
+  const arch::IsaLayout isa(cfg);
+  const int64_t M = p.shape.m.size(), NT = p.map.n_tiles;
+  for (const GemmJob& j : p.jobs)
+    if (j.m0 != 0 || j.m_count != M || j.nt0 != 0 || j.nt_count != NT)
+      return fail(fmt::format("the producer's result is computed in {} output chunks (the accumulator holds {} rows)",
+                              p.jobs.size(), cfg.memory.accum_depth));
+  if (c.replicate != 1) return fail("the consumer's operands are replicated per CE (fixed network)");
+  const GemmJob& cj = c.jobs.at(job);
+
+  // Where every element of Z lives on each side.
+  const LabelGroup& rows_g = as_a ? c.shape.m : c.shape.n;
+  const auto p_m = strides_of(p.shape.m), p_n = strides_of(p.shape.n);
+  const auto c_r = strides_of(rows_g), c_k = strides_of(c.shape.k);
+  std::vector<std::string> labels = p.shape.m.labels;
+  labels.insert(labels.end(), p.shape.n.labels.begin(), p.shape.n.labels.end());
+  std::vector<int64_t> dims = p.shape.m.dims;
+  dims.insert(dims.end(), p.shape.n.dims.begin(), p.shape.n.dims.end());
+  for (const std::string& l : labels)
+    if (!c_r.count(l) && !c_k.count(l)) return fail(fmt::format("label {} of the result is not in the consumer's operand", l));
+  const int64_t R0 = as_a ? cj.m0 : cj.nt0 * c.map.n_tile;
+  const int64_t RC = as_a ? cj.m_count : cj.nt_count * c.map.n_tile;
+  const int64_t row_base = as_a ? c.a_base : c.b_base;
+  if (!as_a && (cj.nt0 + cj.nt_count) * c.map.n_tile > c.shape.n.size())
+    return fail("the consumer's B image has padding rows past N (its last N tile is partial)");
+  const int64_t Nn = p.shape.n.size(), Kt = c.map.k_tile;
+
+  std::vector<Vec4> el;  // (dst row, dst lane, src row, src lane): sorted, the consumer's row order
+  std::vector<int64_t> idx(labels.size(), 0);
+  const int64_t total = M * Nn;
+  el.reserve(static_cast<size_t>(total));
+  for (int64_t e = 0; e < total; ++e) {
+    int64_t pm = 0, pn = 0, cr = 0, ck = 0;
+    for (size_t i = 0; i < labels.size(); ++i) {
+      const std::string& l = labels[i];
+      (p_m.count(l) ? pm : pn) += idx[i] * (p_m.count(l) ? p_m.at(l) : p_n.at(l));
+      (c_r.count(l) ? cr : ck) += idx[i] * (c_r.count(l) ? c_r.at(l) : c_k.at(l));
+    }
+    for (size_t i = labels.size(); i-- > 0;)
+      if (++idx[i] < dims[i]) break;
+      else idx[i] = 0;
+    const int64_t kt = ck / Kt;
+    if (cr < R0 || cr >= R0 + RC || kt < cj.kt0 || kt >= cj.kt0 + cj.kt_count) continue;  // not this job's
+    const int64_t dst_row = row_base + (kt - cj.kt0) * RC + (cr - R0), dst_lane = ck - kt * Kt;
+    const int64_t nt = pn / p.map.n_tile;
+    const int64_t src_row = nt * M + pm, src_lane = p.col_lane[static_cast<size_t>(pn - nt * p.map.n_tile)];
+    el.push_back({dst_row, dst_lane, src_row, src_lane});
+  }
+  std::sort(el.begin(), el.end());
+  // Runs: consecutive lanes on both sides in one row pair.
+  std::vector<std::pair<Vec4, int64_t>> runs;  // (src row, src lane, dst row, dst lane), length
+  for (const Vec4& v : el) {
+    const Vec4 mv{v[2], v[3], v[0], v[1]};
+    if (!runs.empty()) {
+      auto& [r, len] = runs.back();
+      if (r[0] == mv[0] && r[2] == mv[2] && r[1] + len == mv[1] && r[3] + len == mv[3]) {
+        ++len;
+        continue;
+      }
+    }
+    runs.push_back({mv, 1});
+  }
+  int64_t count = 0;
+  for (const auto& r : runs) count = std::gcd(count, r.second);
+  std::vector<Vec4> moves;
+  for (const auto& [r, len] : runs)
+    for (int64_t o = 0; o < len; o += count) moves.push_back({r[0], r[1] + o, r[2], r[3] + o});
+  // A row's lane-0 move pads the rest of it, so every row needs one (and it sorts first).
+  for (size_t i = 0; i < moves.size(); ++i)
+    if ((i == 0 || moves[i][2] != moves[i - 1][2]) && moves[i][3] != 0)
+      return fail(fmt::format("unified row {} has no element on lane 0 to pad it from", moves[i][2]));
+
+  Vec4 base{};
+  std::vector<AffineLevel> levels;
+  if (!fit_affine_nest(moves, base, levels))
+    return fail("the moves are not an affine nest (the layouts are not a permutation of label digits)");
+  const int kL = arch::StoreInstr::kLevels;
+  const int64_t max_bound = int64_t{1} << isa.field("st_bound_m1_l0").width;
+  for (const AffineLevel& l : levels)
+    if (l.bound > max_bound) return fail(fmt::format("a loop of {} moves exceeds the STORE bound ({})", l.bound, max_bound));
+  // Levels beyond the instruction's four: one instruction per index of the outer ones.
+  int64_t outer = 1;
+  for (size_t l = kL; l < levels.size(); ++l) outer *= levels[l].bound;
+  if (outer > 4096) return fail(fmt::format("{} nest levels would take {} STORE instructions", levels.size(), outer));
+  const bool fp = cfg.dtype == arch::DataType::bf16;
+  for (int64_t o = 0; o < outer; ++o) {
+    Vec4 b = base;
+    for (int64_t rest = o, l = kL; l < static_cast<int64_t>(levels.size()); ++l) {
+      const AffineLevel& lv = levels[static_cast<size_t>(l)];
+      for (int s = 0; s < 4; ++s) b[static_cast<size_t>(s)] += (rest % lv.bound) * lv.stride[static_cast<size_t>(s)];
+      rest /= lv.bound;
+    }
+    arch::StoreInstr st;
+    for (int l = 0; l < kL && l < static_cast<int>(levels.size()); ++l) {
+      const AffineLevel& lv = levels[static_cast<size_t>(l)];
+      st.bound[static_cast<size_t>(l)] = static_cast<uint32_t>(lv.bound);
+      st.src_row_stride[static_cast<size_t>(l)] = lv.stride[0];
+      st.src_lane_stride[static_cast<size_t>(l)] = lv.stride[1];
+      st.dst_row_stride[static_cast<size_t>(l)] = lv.stride[2];
+      st.dst_lane_stride[static_cast<size_t>(l)] = lv.stride[3];
+    }
+    st.src_row_base = static_cast<uint32_t>(wrap(b[0], isa.acc_addr_bits()));
+    st.src_lane_base = static_cast<uint32_t>(wrap(b[1], isa.levels()));
+    st.dst_row_base = static_cast<uint32_t>(wrap(b[2], isa.half_addr_bits()));
+    st.dst_lane_base = static_cast<uint32_t>(wrap(b[3], isa.levels()));
+    st.count = static_cast<uint32_t>(count);
+    st.pad_neg = fp && as_a;
+    st.shift = fp ? 0 : shift;
+    plan.program.push_back(st);
+    plan.moves += st.moves();
+    plan.predicted_cycles += arch::store_instr_cycles(st);
+  }
+  return plan;
+}
+
+}  // namespace fetta::mapper
