@@ -236,7 +236,7 @@ struct Sweep {
   static std::string csv_header() {
     return "point,status,baseline,dtype,ce_rows,ce_cols,ce_count,pes,lanes,layer,phase,macs,cycles,utilization,"
            "cycles_source,area_um2,logic_area_um2,sram_area_um2,delay_ps,luts,ffs,dsps,brams,fmax_mhz,part_areas,reason,"
-           "host_cycles,dram_cycles\n";
+           "host_cycles,dram_cycles,store_cycles\n";
   }
 
   // Runs one point; returns its JSON record (status ok / failed with the reason).
@@ -337,16 +337,18 @@ struct Sweep {
     const nlohmann::json r = nlohmann::json::parse(in);
     for (auto& l : layers) {
       if (l["layer"] != name) continue;
-      int64_t cyc = 0, host = 0, dram = 0;
+      int64_t cyc = 0, host = 0, dram = 0, store = 0;
       for (const auto& s : r.at("steps"))
         if (s.at("phase") == l["phase"]) {
           cyc += s.at("cycles").get<int64_t>();
           host += s.at("host_cycles").get<int64_t>();
           dram += s.at("dram_cycles").get<int64_t>();
+          store += s.at("store_cycles").get<int64_t>();
         }
       l["cycles"] = cyc;
       l["host_cycles"] = host;
       l["dram_cycles"] = dram;
+      l["store_cycles"] = store;
       l["source"] = "rtl";
     }
   }
@@ -447,16 +449,17 @@ struct Sweep {
                                          fmax, csv_field(parts), csv_field(rec.value("reason", "")));
     std::vector<std::string> rows;
     if (!rec.contains("layers") || rec["layers"].empty()) {
-      rows.push_back(head + ",,,,,,," + tail + ",,\n");
+      rows.push_back(head + ",,,,,,," + tail + ",,,\n");
       return rows;
     }
     for (const auto& l : rec["layers"]) {
       const double pes = cfgj.value("pes", 1);
       const double util = l["macs"].get<double>() / (l["cycles"].get<double>() * pes);
       auto count = [&](const char* key) { return l.contains(key) ? std::to_string(l[key].get<int64_t>()) : std::string(); };
-      rows.push_back(fmt::format("{},{},{},{},{},{:.4f},{},{},{},{}\n", head, l["layer"].get<std::string>(),
+      rows.push_back(fmt::format("{},{},{},{},{},{:.4f},{},{},{},{},{}\n", head, l["layer"].get<std::string>(),
                                  l["phase"].get<std::string>(), l["macs"].get<int64_t>(), l["cycles"].get<int64_t>(), util,
-                                 l["source"].get<std::string>(), tail, count("host_cycles"), count("dram_cycles")));
+                                 l["source"].get<std::string>(), tail, count("host_cycles"), count("dram_cycles"),
+                                 count("store_cycles")));
     }
     return rows;
   }

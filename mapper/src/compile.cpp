@@ -347,7 +347,9 @@ int64_t plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>&
   const uint64_t capacity = static_cast<uint64_t>(cfg.dram.capacity_mb) << 20;
   for (const std::string& file : layer_files) {
     const verif::LayerSpec spec = verif::load_layer(file);
-    uint64_t dram = 0;  // allocated as the simulator does
+    // Allocated as the simulator does, every intermediate as if it went through DRAM: an upper
+    // bound, since the ones STORE keeps on chip take none.
+    uint64_t dram = 0;
     std::set<std::string> inputs;
     for (verif::Phase ph : phases)
       for (const auto& prob : verif::phase_problems(spec, ph))

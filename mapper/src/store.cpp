@@ -84,7 +84,8 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
   if (c.replicate != 1) return fail("the consumer's operands are replicated per CE (fixed network)");
   const GemmJob& cj = c.jobs.at(job);
 
-  // Where every element of Z lives on each side.
+  // Where every element of Z lives on each side: per label of Z (producer m labels, then n), its
+  // stride in the producer's m or n index and in the consumer's row or k index.
   const LabelGroup& rows_g = as_a ? c.shape.m : c.shape.n;
   const auto p_m = strides_of(p.shape.m), p_n = strides_of(p.shape.n);
   const auto c_r = strides_of(rows_g), c_k = strides_of(c.shape.k);
@@ -92,8 +93,14 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
   labels.insert(labels.end(), p.shape.n.labels.begin(), p.shape.n.labels.end());
   std::vector<int64_t> dims = p.shape.m.dims;
   dims.insert(dims.end(), p.shape.n.dims.begin(), p.shape.n.dims.end());
-  for (const std::string& l : labels)
+  const size_t nl = labels.size();
+  std::vector<int64_t> s_pm(nl, 0), s_pn(nl, 0), s_cr(nl, 0), s_ck(nl, 0);
+  for (size_t i = 0; i < nl; ++i) {
+    const std::string& l = labels[i];
     if (!c_r.count(l) && !c_k.count(l)) return fail(fmt::format("label {} of the result is not in the consumer's operand", l));
+    (p_m.count(l) ? s_pm[i] : s_pn[i]) = p_m.count(l) ? p_m.at(l) : p_n.at(l);
+    (c_r.count(l) ? s_cr[i] : s_ck[i]) = c_r.count(l) ? c_r.at(l) : c_k.at(l);
+  }
   const int64_t R0 = as_a ? cj.m0 : cj.nt0 * c.map.n_tile;
   const int64_t RC = as_a ? cj.m_count : cj.nt_count * c.map.n_tile;
   const int64_t row_base = as_a ? c.a_base : c.b_base;
@@ -102,25 +109,25 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
   const int64_t Nn = p.shape.n.size(), Kt = c.map.k_tile;
 
   std::vector<Vec4> el;  // (dst row, dst lane, src row, src lane): sorted, the consumer's row order
-  std::vector<int64_t> idx(labels.size(), 0);
-  const int64_t total = M * Nn;
-  el.reserve(static_cast<size_t>(total));
-  for (int64_t e = 0; e < total; ++e) {
-    int64_t pm = 0, pn = 0, cr = 0, ck = 0;
-    for (size_t i = 0; i < labels.size(); ++i) {
-      const std::string& l = labels[i];
-      (p_m.count(l) ? pm : pn) += idx[i] * (p_m.count(l) ? p_m.at(l) : p_n.at(l));
-      (c_r.count(l) ? cr : ck) += idx[i] * (c_r.count(l) ? c_r.at(l) : c_k.at(l));
-    }
-    for (size_t i = labels.size(); i-- > 0;)
-      if (++idx[i] < dims[i]) break;
-      else idx[i] = 0;
+  std::vector<int64_t> idx(nl, 0);
+  int64_t pm = 0, pn = 0, cr = 0, ck = 0;  // the four indices of the element at idx
+  el.reserve(static_cast<size_t>(M * Nn));
+  for (int64_t e = 0; e < M * Nn; ++e) {
     const int64_t kt = ck / Kt;
-    if (cr < R0 || cr >= R0 + RC || kt < cj.kt0 || kt >= cj.kt0 + cj.kt_count) continue;  // not this job's
-    const int64_t dst_row = row_base + (kt - cj.kt0) * RC + (cr - R0), dst_lane = ck - kt * Kt;
-    const int64_t nt = pn / p.map.n_tile;
-    const int64_t src_row = nt * M + pm, src_lane = p.col_lane[static_cast<size_t>(pn - nt * p.map.n_tile)];
-    el.push_back({dst_row, dst_lane, src_row, src_lane});
+    if (cr >= R0 && cr < R0 + RC && kt >= cj.kt0 && kt < cj.kt0 + cj.kt_count) {  // this job's
+      const int64_t nt = pn / p.map.n_tile;
+      el.push_back({row_base + (kt - cj.kt0) * RC + (cr - R0), ck - kt * Kt, nt * M + pm,
+                    p.col_lane[static_cast<size_t>(pn - nt * p.map.n_tile)]});
+    }
+    for (size_t i = nl; i-- > 0;) {  // the next element, row-major over Z's labels
+      const int64_t back = ++idx[i] < dims[i] ? 1 : 1 - dims[i];
+      if (back != 1) idx[i] = 0;
+      pm += back * s_pm[i];
+      pn += back * s_pn[i];
+      cr += back * s_cr[i];
+      ck += back * s_ck[i];
+      if (back == 1) break;
+    }
   }
   std::sort(el.begin(), el.end());
   // Runs: consecutive lanes on both sides in one row pair.
@@ -149,7 +156,9 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
   Vec4 base{};
   std::vector<AffineLevel> levels;
   if (!fit_affine_nest(moves, base, levels))
-    return fail("the moves are not an affine nest (the layouts are not a permutation of label digits)");
+    return fail(fmt::format("its {} moves of {} lane(s) are not one affine nest (the consumer's tiles cut across the "
+                            "result's label digits)",
+                            moves.size(), count));
   const int kL = arch::StoreInstr::kLevels;
   const int64_t max_bound = int64_t{1} << isa.field("st_bound_m1_l0").width;
   for (const AffineLevel& l : levels)

@@ -36,7 +36,7 @@ grep -q '1 point(s) to run (2 already recorded)' "$work/retry.log" || { cat "$wo
 [ "$(wc -l < "$work/fail/results.jsonl")" -eq 3 ] || { echo "retry left duplicate records"; exit 1; }
 [ "$(grep -c '^ce.rows=3,failed' "$work/fail/results.csv")" -eq 1 ] || { echo "retry left duplicate CSV rows"; exit 1; }
 # RTL cycles (Verilates the 4-CE top once, into a cache of its own): every row says rtl and has
-# host-transfer and DRAM cycles; the run's report is kept per layer.
+# host-transfer, DRAM and STORE cycles; the run's report is kept per layer.
 FETTA_CACHE_DIR="$work/cache" "$fetta" sweep --grid tests/sweep/rtl_cycles.yaml --out "$work/rtl"
 /usr/bin/python3 - "$work/rtl/results.csv" <<'PY'
 import csv, sys
@@ -45,6 +45,7 @@ assert len(rows) == 2, rows
 for r in rows:
     assert r["status"] == "ok" and r["cycles_source"] == "rtl", r
     assert int(r["cycles"]) > 0 and int(r["host_cycles"]) > 0 and int(r["dram_cycles"]) > 0, r
+    assert int(r["store_cycles"]) > 0, r  # tt_small keeps intermediates on chip on this top
 PY
 [ -s "$work/rtl/points/baseline_fetta/run_tt_small.json" ] || { ls -R "$work/rtl/points"; exit 1; }
 echo "sweep test: ok"

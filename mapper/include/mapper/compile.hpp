@@ -133,7 +133,8 @@ NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem&
 // How a run keeps a layer's tensors in DRAM (the simulator's TLM-2.0 target): operands (inputs,
 // rounded or requantized intermediates) in their width, 1 or 2 bytes; final results as
 // accumulator words, 4 bytes (fp32, int32) or 8 (int48, sign-extended); little-endian, row-major,
-// each tensor at a 64-byte boundary; every input once, then every result, none freed.
+// each tensor at a 64-byte boundary; every input once, then every result (except intermediates
+// kept on chip by STORE), none freed.
 int dram_operand_bytes(arch::DataType t);
 int dram_result_bytes(arch::DataType t);
 uint64_t dram_extent(int64_t elements, int bytes);

@@ -398,8 +398,10 @@ class Runner {
       why = oc.store.why_not;
       return std::nullopt;
     }
-    // Worth it only when the STOREs take fewer cycles than the way through the host they replace.
-    const int64_t store = oc.store.predicted_cycles, host = host_path_cycles(p, c, oc.as_a);
+    // Worth it only when the STOREs (their busy cycles and the host's pushes of them) take fewer
+    // cycles than the way through the host they replace.
+    const int64_t store = oc.store.predicted_cycles + static_cast<int64_t>(oc.store.program.size()) * isa_.words();
+    const int64_t host = host_path_cycles(p, c, oc.as_a);
     if (store >= host) {
       why = fmt::format("STORE would take {} cycles ({} moves of {} lane(s)), the host and DRAM {}", store, oc.store.moves,
                         oc.store.program[0].count, host);
