@@ -1,27 +1,51 @@
 #!/bin/sh
 # The shipped tensorized layers (the paper's TT example and configs/layers/*_transformer_768.yaml)
 # end to end on one configuration: RTL cycles, model error, PE utilization per contraction and
-# phase, every result checked against the golden model. Writes <out>/<layer>.json (the report of
-# `fetta run --json`) and prints each phase's totals.
-#   bench/system/run_shipped.sh [config] [out-dir]      (default: configs/default.yaml, out/bench_system)
+# phase, every result checked against the golden model; which intermediates stay on chip (STORE)
+# and why the others go through the host. Writes <out>/<layer>.json (the report of
+# `fetta run --json`) and prints each phase's totals, then the reasons over all layers.
+#   bench/system/run_shipped.sh [config] [out-dir] [extra fetta run options, e.g. --through-host]
+#   (defaults: configs/default.yaml, out/bench_system)
 set -eu
 cfg=${1:-configs/default.yaml}
 out=${2:-out/bench_system}
+extra=${3:-}
 mkdir -p "$out"
 for layer in configs/layers/tt_fetta_example.yaml configs/layers/*_transformer_768.yaml; do
   name=$(basename "$layer" .yaml)
-  ./build/fetta run --config "$cfg" --layer "$layer" --seed 1 --json > "$out/$name.json"
+  # shellcheck disable=SC2086  # $extra is a list of options
+  ./build/fetta run --config "$cfg" --layer "$layer" --seed 1 --json $extra > "$out/$name.json"
   /usr/bin/python3 - "$out/$name.json" <<'PY'
 import json, sys
 from collections import defaultdict
 r = json.load(open(sys.argv[1]))
-tot = defaultdict(lambda: [0, 0, 0, 0, 0])
+tot = defaultdict(lambda: defaultdict(int))
 for s in r["steps"]:
     t = tot[(s["layer"], s["phase"])]
-    t[0] += s["macs"]; t[1] += s["cycles"]; t[2] += s["predicted_cycles"]; t[3] += s["host_cycles"]; t[4] += s["mismatches"]
-for (layer, phase), (macs, cyc, pred, host, bad) in tot.items():
-    print(f"{layer:22} {phase}  MACs {macs:>12,}  cycles {cyc:>9,}  model {pred:>9,}  "
-          f"util {100 * macs / (cyc * r['pes']):5.1f}%  host {host:>9,}  {'match' if bad == 0 else f'{bad} MISMATCHES'}")
+    for k in ("macs", "cycles", "predicted_cycles", "store_cycles", "host_cycles", "dram_cycles"):
+        t[k] += s[k]
+    t["bad"] += s["mismatches"] + s["stored_mismatches"]
+    if s["step"] + 1 < s["steps"]:
+        t["intermediates"] += 1
+        t["on_chip"] += s["kept_on_chip"]
+for (layer, phase), t in tot.items():
+    print(f"{layer:22} {phase}  MACs {t['macs']:>12,}  cycles {t['cycles']:>9,}  model {t['predicted_cycles']:>9,}  "
+          f"util {100 * t['macs'] / (t['cycles'] * r['pes']):5.1f}%  on chip {t['on_chip']:>2}/{t['intermediates']:<2}  "
+          f"store {t['store_cycles']:>6,}  host {t['host_cycles']:>9,}  DRAM {t['dram_cycles']:>9,}  "
+          f"{'match' if t['bad'] == 0 else str(t['bad']) + ' MISMATCHES'}")
 print(f"  simulated {r['sim_cycles']:,} cycles in {r['sim_seconds']:.1f} s")
 PY
 done
+/usr/bin/python3 - "$out" <<'PY'
+import glob, json, re, sys
+from collections import Counter
+why = Counter()
+for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
+    for s in json.load(open(f))["steps"]:
+        if s["step"] + 1 < s["steps"]:
+            w = "kept on chip" if s["kept_on_chip"] else re.sub(r"\d[\d,]*", "N", s["through_host_because"])
+            why[w] += 1
+print(f"intermediates of every layer ({sum(why.values())}):")
+for w, n in why.most_common():
+    print(f"  {n:>4}  {w}")
+PY
