@@ -20,6 +20,14 @@ void put(Words& w, int lsb, int width, uint64_t v) {
     if ((v >> i) & 1U) w[static_cast<size_t>((lsb + i) / 32)] |= uint32_t{1} << ((lsb + i) % 32);
 }
 
+// Writes a field's value, rejecting one that does not fit: "<instr>: <name> = v does not fit ...".
+void put_checked(Words& w, const IsaField& f, const std::string& instr, const std::string& name, uint64_t v) {
+  if (f.width < 64 && v >> f.width)
+    throw IsaError(fmt::format("{}: {} = {} does not fit its {} bits; allowed: 0 .. {}", instr, name, v, f.width,
+                               (uint64_t{1} << f.width) - 1));
+  put(w, f.lsb, f.width, v);
+}
+
 }  // namespace
 
 SystemTiming system_timing(const ArchConfig& cfg) {
@@ -123,13 +131,7 @@ const IsaField& IsaLayout::field(const std::string& name) const {
 Words encode_gemm(const IsaLayout& isa, const GemmInstr& g) {
   Words w(static_cast<size_t>(isa.words()), 0);
   put(w, 0, 4, static_cast<uint32_t>(Opcode::gemm));
-  auto set = [&](const std::string& name, uint64_t v) {
-    const IsaField& f = isa.field(name);
-    if (f.width < 64 && v >> f.width)
-      throw IsaError(fmt::format("gemm: {} = {} does not fit its {} bits; allowed: 0 .. {}", name, v, f.width,
-                                 (uint64_t{1} << f.width) - 1));
-    put(w, f.lsb, f.width, v);
-  };
+  auto set = [&](const std::string& name, uint64_t v) { put_checked(w, isa.field(name), "gemm", name, v); };
   auto count = [&](const std::string& name, uint32_t v) {
     if (v == 0) throw IsaError(fmt::format("gemm: {} = 0; allowed: 1 .. 2^{}", name, isa.field(name + "_m1").width));
     set(name + "_m1", v - 1);
@@ -183,13 +185,7 @@ Words encode_flip(const IsaLayout& isa) {
 Words encode_store(const IsaLayout& isa, const StoreInstr& s) {
   Words w(static_cast<size_t>(isa.words()), 0);
   put(w, 0, 4, static_cast<uint32_t>(Opcode::store));
-  auto set = [&](const std::string& name, uint64_t v) {
-    const IsaField& f = isa.field("st_" + name);
-    if (v >> f.width)
-      throw IsaError(fmt::format("store: {} = {} does not fit its {} bits; allowed: 0 .. {}", name, v, f.width,
-                                 (uint64_t{1} << f.width) - 1));
-    put(w, f.lsb, f.width, v);
-  };
+  auto set = [&](const std::string& name, uint64_t v) { put_checked(w, isa.field("st_" + name), "store", name, v); };
   auto wrapped = [&](const std::string& name, int64_t v) {  // a stride: modulo its field's range
     const IsaField& f = isa.field("st_" + name);
     put(w, f.lsb, f.width, static_cast<uint64_t>(v) & ((uint64_t{1} << f.width) - 1));
