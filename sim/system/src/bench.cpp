@@ -86,6 +86,11 @@ void SystemBench::host_thread() {
   sc_core::sc_stop();
 }
 
+void SystemBench::bus_cycle() {
+  tick();
+  if (counting_) ++host_cycles_;
+}
+
 void SystemBench::idle(int64_t cycles) {
   for (int64_t i = 0; i < cycles; ++i) tick();
 }
@@ -106,8 +111,7 @@ void SystemBench::write_rows(int64_t first_row, int64_t rows, int lanes, const s
         }
       }
       port("host_wmask").write(mask);
-      tick();
-      if (counting_) ++host_cycles_;
+      bus_cycle();
     }
   port("host_we").write(0);
 }
@@ -118,8 +122,7 @@ void SystemBench::push(const arch::Words& instr) {
       while (port("instr_ready").read() == 0) tick();
     port("instr_we").write(1);
     port("instr_word").write(instr[w]);
-    tick();
-    if (counting_) ++host_cycles_;
+    bus_cycle();
   }
   port("instr_we").write(0);
 }
@@ -147,8 +150,7 @@ std::vector<uint64_t> SystemBench::read_acc(const std::vector<int64_t>& rows, co
       port("acc_re").write(1);
       port("acc_group").write(static_cast<uint64_t>(g));
       port("acc_row").write(static_cast<uint64_t>(rows[ri]));
-      tick();
-      if (counting_) ++host_cycles_;
+      bus_cycle();
       if (port("acc_rvalid").read() == 0) throw std::runtime_error("SystemBench: accumulator read without acc_rvalid");
       for (size_t li = 0; li < lanes.size(); ++li) {
         if (lanes[li] / H != g) continue;
@@ -169,8 +171,7 @@ std::vector<uint16_t> SystemBench::read_rows(int64_t first_row, int64_t rows, in
       port("host_re").write(1);
       port("host_group").write(static_cast<uint64_t>(g));
       port("host_row").write(static_cast<uint64_t>(first_row + r));
-      tick();
-      if (counting_) ++host_cycles_;
+      bus_cycle();
       if (port("host_rvalid").read() == 0) throw std::runtime_error("SystemBench: memory read without host_rvalid");
       for (int j = 0; j < H && g * H + j < lanes; ++j)
         out[static_cast<size_t>(r * lanes + g * H + j)] = static_cast<uint16_t>(port(fmt::format("host_rdata_{}", j)).read());

@@ -12,14 +12,17 @@ DramTarget::DramTarget(sc_core::sc_module_name name, const arch::DramConfig& cfg
     : sc_core::sc_module(name),
       socket("socket"),
       capacity_(static_cast<uint64_t>(cfg.capacity_mb) << 20),
-      bytes_per_ns_(cfg.bandwidth_gbps),  // 1 GB/s = 1 byte/ns
-      latency_ns_(cfg.latency_ns) {
+      cfg_(cfg) {
   socket.register_b_transport(this, &DramTarget::b_transport);
   socket.register_transport_dbg(this, &DramTarget::transport_dbg);
 }
 
+double dram_transfer_ns(const arch::DramConfig& cfg, uint64_t bytes) {
+  return cfg.latency_ns + static_cast<double>(bytes) / cfg.bandwidth_gbps;
+}
+
 sc_core::sc_time DramTarget::transfer_time(uint64_t bytes) const {
-  return sc_core::sc_time(latency_ns_ + static_cast<double>(bytes) / bytes_per_ns_, sc_core::SC_NS);
+  return sc_core::sc_time(dram_transfer_ns(cfg_, bytes), sc_core::SC_NS);
 }
 
 bool DramTarget::access(tlm::tlm_generic_payload& trans) {

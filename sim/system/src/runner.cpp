@@ -17,7 +17,6 @@
 
 #include "arch/isa.hpp"
 #include "hw/mem/accumulation_unit.hpp"
-#include "hw/mem/mem.hpp"
 #include "hw/sys/system.hpp"
 #include "mapper/compile.hpp"
 #include "mapper/layer_search.hpp"
@@ -414,7 +413,7 @@ class Runner {
   // round trip (a write and a read), writing the consumer's operand image (one job).
   int64_t host_path_cycles(const mapper::CompiledGemm& p, const mapper::CompiledGemm& c, bool as_a) const {
     const arch::ArchConfig& cfg = opt_.cfg;
-    const int H = hw::host_banks_for(cfg) * cfg.memory.elems_per_bank;
+    const int H = bench_->host_lanes();
     std::set<int> groups;
     for (int l : p.col_lane) groups.insert(l / H);
     int64_t cyc = 0;
@@ -423,8 +422,8 @@ class Runner {
     const mapper::GemmJob& j0 = c.jobs[0];
     const int64_t rows = j0.kt_count * (as_a ? j0.m_count : j0.nt_count * c.map.n_tile);
     cyc += rows * ((c.map.k_tile * c.replicate + H - 1) / H);
-    const double bytes = static_cast<double>(p.shape.m.size() * p.shape.n.size() * operand_bytes(cfg.dtype));
-    const double ns = 2 * (cfg.dram.latency_ns + bytes / cfg.dram.bandwidth_gbps);
+    const auto bytes = static_cast<uint64_t>(p.shape.m.size() * p.shape.n.size() * operand_bytes(cfg.dtype));
+    const double ns = 2 * dram_transfer_ns(cfg.dram, bytes);
     return cyc + static_cast<int64_t>(std::ceil(ns * cfg.clock_mhz / 1000.0));
   }
 

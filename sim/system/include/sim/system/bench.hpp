@@ -62,6 +62,7 @@ class SystemBench : public sc_core::sc_module {
   void host_thread();
   void check_id();  // hw_id against the configuration's
   void tick();  // one clock cycle: at its end the inputs written before it have been sampled
+  void bus_cycle();  // a tick of a host bus operation: a host cycle unless count_host(false)
   PortSignal& port(const std::string& name);
 
   arch::ArchConfig cfg_;

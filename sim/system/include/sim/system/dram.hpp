@@ -18,6 +18,9 @@
 
 namespace fetta::sim::system {
 
+// Nanoseconds one transaction of `bytes` takes: latency + bytes / bandwidth (1 GB/s = 1 byte/ns).
+double dram_transfer_ns(const arch::DramConfig& cfg, uint64_t bytes);
+
 class DramTarget : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<DramTarget> socket;
@@ -39,7 +42,7 @@ class DramTarget : public sc_core::sc_module {
   bool access(tlm::tlm_generic_payload& trans);
 
   uint64_t capacity_;
-  double bytes_per_ns_, latency_ns_;
+  arch::DramConfig cfg_;
   std::vector<uint8_t> mem_;  // grows up to the highest byte written; unwritten bytes read as 0
   uint64_t bytes_read_ = 0, bytes_written_ = 0, transactions_ = 0;
 };
