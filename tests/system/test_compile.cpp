@@ -6,16 +6,14 @@
 
 #include "mapper/compile.hpp"
 #include "verif/numerics.hpp"
+#include "shipped_config.hpp"
 
 using namespace fetta;
 using namespace fetta::mapper;
+using fetta::test::cfg_named;
 using Catch::Matchers::Contains;
 
 namespace {
-
-arch::ArchConfig cfg_named(const std::string& name) {
-  return arch::load_arch_config(std::string(FETTA_SOURCE_DIR) + "configs/" + name + ".yaml");
-}
 
 GemmShape plain(int64_t M, int64_t K, int64_t N) {
   return gemm_shape("A", {"m", "k"}, {M, K}, "B", {"k", "n"}, {K, N}, {"m", "n"});

@@ -4,13 +4,11 @@
 #include <random>
 
 #include "arch/isa.hpp"
+#include "shipped_config.hpp"
 
 using namespace fetta::arch;
+using fetta::test::cfg_named;
 using Catch::Matchers::Contains;
-
-namespace {
-ArchConfig cfg_named(const std::string& name) { return load_arch_config(std::string(FETTA_SOURCE_DIR) + "configs/" + name + ".yaml"); }
-}  // namespace
 
 TEST_CASE("ISA layout of the default configuration", "[isa]") {
   const IsaLayout isa(cfg_named("default"));

@@ -12,16 +12,14 @@
 #include "mapper/compile.hpp"
 #include "mapper/store.hpp"
 #include "verif/layer.hpp"
+#include "shipped_config.hpp"
 
 using namespace fetta;
 using namespace fetta::mapper;
+using fetta::test::cfg_named;
 using Catch::Matchers::Contains;
 
 namespace {
-
-arch::ArchConfig cfg_named(const std::string& name) {
-  return arch::load_arch_config(std::string(FETTA_SOURCE_DIR) + "configs/" + name + ".yaml");
-}
 
 using Vec4 = std::array<int64_t, 4>;
 

@@ -6,15 +6,11 @@
 #include "hw/sys/system.hpp"
 #include "hw/top.hpp"
 #include "rtl_gen/emit.hpp"
+#include "shipped_config.hpp"
 
 using namespace fetta;
+using fetta::test::cfg_named;
 using Catch::Matchers::Contains;
-
-namespace {
-arch::ArchConfig cfg_named(const std::string& name) {
-  return arch::load_arch_config(std::string(FETTA_SOURCE_DIR) + "configs/" + name + ".yaml");
-}
-}  // namespace
 
 TEST_CASE("Configurations the whole accelerator rejects", "[system_gen]") {
   arch::ArchConfig c = cfg_named("default");
