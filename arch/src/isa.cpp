@@ -40,6 +40,7 @@ SystemTiming system_timing(const ArchConfig& cfg) {
   t.ctrl_delay = 1 + t.dist_latency;
   t.acc_delay = t.ctrl_delay + cfg.ce.rows * (cfg.ce.mac_pipeline_stages + 1) + t.red_latency;
   t.drain = t.acc_delay + 3;
+  t.ib_top_load = 1 + (cfg.ce.rows - 1) * (cfg.ce.mac_pipeline_stages + 1);
   return t;
 }
 
@@ -83,6 +84,7 @@ IsaLayout::IsaLayout(const ArchConfig& cfg) {
   add("ib_sel", L);
   add("ib_mask", L);
   add("ib_tr", 1);
+  add("ib_top", 1);
   const int gemm_end = at;
   // STORE: a 4-level nest of 4 streams (accumulator row and lane, unified row and lane).
   at = 4;
@@ -157,6 +159,7 @@ Words encode_gemm(const IsaLayout& isa, const GemmInstr& g) {
   set("ib_sel", g.ib_sel);
   set("ib_mask", g.ib_mask);
   set("ib_tr", g.ib_tr);
+  set("ib_top", g.ib_top);
   return w;
 }
 

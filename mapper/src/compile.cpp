@@ -78,7 +78,8 @@ GemmShape gemm_shape(const std::string& a_name, const std::vector<std::string>& 
 
 int64_t gemm_instr_cycles(const arch::ArchConfig& cfg, int64_t m, const GemmMapping& map) {
   const arch::SystemTiming t = arch::system_timing(cfg);
-  const int64_t load = static_cast<int64_t>(map.gn) * cfg.ce.cols;  // IB load of one fold: C cycles per group
+  // IB load of one fold: from the left C cycles per CE group, from the top Lt for all CEs.
+  const int64_t load = map.ib_top ? t.ib_top_load : static_cast<int64_t>(map.gn) * cfg.ce.cols;
   const int64_t folds = map.k_tiles * map.n_tiles;
   // L: first load cycle of fold f, S: first IA cycle of fold f (cycle 0 = first GEMM-state cycle).
   int64_t L = 0, S = 0;
@@ -90,7 +91,7 @@ int64_t gemm_instr_cycles(const arch::ArchConfig& cfg, int64_t m, const GemmMapp
   return 1 + 1 + (S + m + 1) + t.drain;
 }
 
-CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, int gk) {
+CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, int gk, bool ib_top) {
   const int G = cfg.ce.count, R = cfg.ce.rows, C = cfg.ce.cols, N = cfg.network.lanes, T = cfg.memory.elems_per_bank;
   if (gk < 1 || G % gk != 0)
     throw CompileError(fmt::format("grid: gk = {}; allowed: a divisor of ce.count = {}", gk, G));
@@ -105,6 +106,8 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
   mp.n_tile = static_cast<int64_t>(mp.gn) * C;
   mp.k_tiles = ceil_div(K, mp.k_tile);
   mp.n_tiles = ceil_div(Nn, mp.n_tile);
+  mp.ib_top = ib_top;
+  const int64_t fold_rows = ib_top ? R : mp.n_tile;  // B rows of one fold
   const int64_t half = cfg.memory.unified_depth / 2;
   if (mp.k_tiles > (int64_t{1} << isa.count_bits()) || mp.n_tiles > (int64_t{1} << isa.count_bits()))
     throw CompileError(fmt::format("{} x {}: {} x {} folds exceed the ISA's 16-bit loop counts", shape.a_name,
@@ -114,17 +117,17 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
   // M per job (what the accumulator holds and what fits next to B). The host writes each job's
   // operands into the free half before its FLIP: large operands are tiled through the host port.
   mp.k_chunk = mp.k_tiles;
-  if (mp.k_tiles * mp.n_tile > half / 2) mp.k_chunk = std::max<int64_t>(1, (half / 2) / mp.n_tile);
-  const int64_t b_tile_rows = mp.k_chunk * mp.n_tile;  // B rows of one N tile in one job
+  if (mp.k_tiles * fold_rows > half / 2) mp.k_chunk = std::max<int64_t>(1, (half / 2) / fold_rows);
+  const int64_t b_tile_rows = mp.k_chunk * fold_rows;  // B rows of one N tile in one job
   mp.n_chunk = mp.n_tiles;
   if (mp.n_tiles * b_tile_rows + mp.k_chunk * std::min<int64_t>(M, 64) > half)
     mp.n_chunk = std::min<int64_t>(mp.n_tiles, (half / 2) / b_tile_rows);
   mp.n_chunk = std::min<int64_t>(mp.n_chunk, cfg.memory.accum_depth);
   if (mp.n_chunk < 1 || mp.n_chunk * b_tile_rows + mp.k_chunk > half)
     throw CompileError(fmt::format("{} x {} does not fit one half of unified memory: one N tile of B needs {} rows "
-                                   "({} K tiles x {} columns) and A at least {}, a half has {} (memory.unified_depth / 2)",
-                                   shape.a_name, shape.b_name, b_tile_rows, mp.k_chunk, mp.n_tile, mp.k_chunk, half));
-  c.b_kt_stride = mp.n_chunk * mp.n_tile;
+                                   "({} K tiles x {} rows) and A at least {}, a half has {} (memory.unified_depth / 2)",
+                                   shape.a_name, shape.b_name, b_tile_rows, mp.k_chunk, fold_rows, mp.k_chunk, half));
+  c.b_kt_stride = mp.n_chunk * fold_rows;
   c.b_rows = mp.k_chunk * c.b_kt_stride;
   mp.m_chunk = std::min<int64_t>({M, cfg.memory.accum_depth / mp.n_chunk, int64_t{1} << isa.count_bits(),
                                   (half - c.b_rows) / mp.k_chunk});
@@ -166,6 +169,17 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
     c.ia_sel = cheap->sel_vec;
     c.ia_mask = cheap->idx_mask;
     if (cheap->transpose) throw CompileError("internal: the multicast pattern should not need the transpose level");
+    c.ib_sel = c.ia_sel;
+    c.ib_mask = c.ia_mask;
+    if (ib_top) {
+      // From the top CE g column c reads lane g*C + c, where the per-CE image already has it.
+      route::LaneMap ident(static_cast<size_t>(N), -1);
+      for (int i = 0; i < G * C; ++i) ident[static_cast<size_t>(i)] = i;
+      const auto id = route::route_dist_cheap(geom, ident);
+      if (!id || id->transpose) throw CompileError("internal: the identity should route with cheap control");
+      c.ib_sel = id->sel_vec;
+      c.ib_mask = id->idx_mask;
+    }
 
     // Reduction: column j = gn*C + col sums the CE lanes (gn*gk + q)*C + col over q; dense output
     // lanes if the network can, else the lane of the group's first CE.
@@ -221,13 +235,16 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
         g.a_base = static_cast<uint32_t>(c.a_base);
         g.a_kt_stride = job.kt_count > 1 ? static_cast<uint32_t>(job.m_count) : 0;
         g.b_base = static_cast<uint32_t>(c.b_base);
-        g.b_kt_stride = job.kt_count > 1 ? static_cast<uint32_t>(job.nt_count * mp.n_tile) : 0;
-        g.b_nt_stride = job.nt_count > 1 ? static_cast<uint32_t>(mp.n_tile) : 0;
+        g.b_kt_stride = job.kt_count > 1 ? static_cast<uint32_t>(job.nt_count * fold_rows) : 0;
+        g.b_nt_stride = job.nt_count > 1 ? static_cast<uint32_t>(fold_rows) : 0;
         g.acc_base = 0;
         g.acc_nt_stride = job.nt_count > 1 ? static_cast<uint32_t>(job.m_count) : 0;
         g.acc_accumulate = k0 > 0;  // later K chunks add onto the rows the first one wrote
-        g.ia_sel = g.ib_sel = c.ia_sel;
-        g.ia_mask = g.ib_mask = c.ia_mask;
+        g.ia_sel = c.ia_sel;
+        g.ia_mask = c.ia_mask;
+        g.ib_sel = c.ib_sel;
+        g.ib_mask = c.ib_mask;
+        g.ib_top = ib_top;
         GemmMapping jm = mp;
         jm.n_tiles = job.nt_count;
         jm.k_tiles = job.kt_count;
@@ -246,14 +263,15 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
 CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape) {
   std::optional<CompiledGemm> best;
   std::string why;
-  for (int gk = cfg.ce.count; gk >= 1; gk /= 2) {
-    try {
-      CompiledGemm c = compile_gemm(cfg, shape, gk);
-      if (!best || c.predicted_cycles < best->predicted_cycles) best = std::move(c);
-    } catch (const CompileError& e) {
-      why = e.what();
+  for (int gk = cfg.ce.count; gk >= 1; gk /= 2)
+    for (bool ib_top : {false, true}) {
+      try {
+        CompiledGemm c = compile_gemm(cfg, shape, gk, ib_top);
+        if (!best || c.predicted_cycles < best->predicted_cycles) best = std::move(c);
+      } catch (const CompileError& e) {
+        why = e.what();
+      }
     }
-  }
   if (!best) throw CompileError(why);
   return *best;
 }
@@ -382,11 +400,11 @@ int64_t plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>&
 }
 
 std::string CompiledGemm::describe() const {
-  return fmt::format("A={}[{}|{}] streams M={}, B={}[{}|{}] held N={}, K={}; grid gk={} x gn={}, K tile {}, N tile {}, "
-                     "folds {}x{}, {} job(s)",
+  return fmt::format("A={}[{}|{}] streams M={}, B={}[{}|{}] held N={} (loaded from the {}), K={}; grid gk={} x gn={}, "
+                     "K tile {}, N tile {}, folds {}x{}, {} job(s)",
                      shape.a_name, join(shape.m.labels), join(shape.k.labels), shape.m.size(), shape.b_name,
-                     join(shape.k.labels), join(shape.n.labels), shape.n.size(), shape.k.size(), map.gk, map.gn,
-                     map.k_tile, map.n_tile, map.k_tiles, map.n_tiles, jobs.size());
+                     join(shape.k.labels), join(shape.n.labels), shape.n.size(), map.ib_top ? "top" : "left",
+                     shape.k.size(), map.gk, map.gn, map.k_tile, map.n_tile, map.k_tiles, map.n_tiles, jobs.size());
 }
 
 verif::AccumulationOrder hardware_order(const CompiledGemm& c, int64_t R, std::vector<uint32_t> init) {
@@ -473,10 +491,39 @@ RowImage layout_a(const CompiledGemm& c, const verif::Tensor<uint16_t>& a, uint1
                      c.shape.m.size(), pad, jb);
 }
 
+ImageSlot b_slot(const CompiledGemm& c, const GemmJob& jb, int64_t k, int64_t n) {
+  const GemmMapping& mp = c.map;
+  const int64_t kt = k / mp.k_tile, nt = n / mp.n_tile;
+  if (!mp.ib_top) return {(kt - jb.kt0) * jb.nt_count * mp.n_tile + (n - jb.nt0 * mp.n_tile), k - kt * mp.k_tile};
+  const int64_t R = mp.k_tile / mp.gk, C = mp.n_tile / mp.gn;
+  const int64_t q = (k - kt * mp.k_tile) / R, r = k % R, gn = (n - nt * mp.n_tile) / C;
+  return {((kt - jb.kt0) * jb.nt_count + (nt - jb.nt0)) * R + r, (gn * mp.gk + q) * C + n % C};
+}
+
+ImageShape image_shape(const CompiledGemm& c, bool a_operand, size_t job) {
+  const GemmJob& jb = c.jobs.at(job);
+  if (a_operand) return {jb.kt_count * jb.m_count, static_cast<int>(c.map.k_tile * c.replicate)};
+  if (!c.map.ib_top) return {jb.kt_count * jb.nt_count * c.map.n_tile, static_cast<int>(c.map.k_tile * c.replicate)};
+  return {jb.kt_count * jb.nt_count * (c.map.k_tile / c.map.gk), static_cast<int>(c.map.gk * c.map.gn * (c.map.n_tile / c.map.gn))};
+}
+
 RowImage layout_b(const CompiledGemm& c, const verif::Tensor<uint16_t>& b, size_t job) {
   const GemmJob& jb = c.jobs.at(job);
-  return k_tile_rows(c, flatten(b, c.shape.n.labels, c.shape.k.labels), c.b_base, jb.nt0 * c.map.n_tile,
-                     jb.nt_count * c.map.n_tile, c.shape.n.size(), 0, jb);
+  const std::vector<uint16_t> v = flatten(b, c.shape.n.labels, c.shape.k.labels);
+  if (!c.map.ib_top)
+    return k_tile_rows(c, v, c.b_base, jb.nt0 * c.map.n_tile, jb.nt_count * c.map.n_tile, c.shape.n.size(), 0, jb);
+  // From the top: one row per (K tile, N tile, CE row), each CE's C columns side by side.
+  const ImageShape sh = image_shape(c, false, job);
+  RowImage img{c.b_base, sh.rows, sh.lanes, std::vector<uint16_t>(static_cast<size_t>(sh.rows * sh.lanes), 0)};
+  const int64_t K = c.shape.k.size(), Nn = c.shape.n.size();
+  const int64_t k_end = std::min(K, (jb.kt0 + jb.kt_count) * c.map.k_tile);
+  const int64_t n_end = std::min(Nn, (jb.nt0 + jb.nt_count) * c.map.n_tile);
+  for (int64_t n = jb.nt0 * c.map.n_tile; n < n_end; ++n)
+    for (int64_t k = jb.kt0 * c.map.k_tile; k < k_end; ++k) {
+      const ImageSlot at = b_slot(c, jb, k, n);
+      img.data[static_cast<size_t>(at.row * sh.lanes + at.lane)] = v[static_cast<size_t>(n * K + k)];
+    }
+  return img;
 }
 
 }  // namespace fetta::mapper

@@ -104,8 +104,6 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
   const int64_t R0 = as_a ? cj.m0 : cj.nt0 * c.map.n_tile;
   const int64_t RC = as_a ? cj.m_count : cj.nt_count * c.map.n_tile;
   const int64_t row_base = as_a ? c.a_base : c.b_base;
-  if (!as_a && (cj.nt0 + cj.nt_count) * c.map.n_tile > c.shape.n.size())
-    return fail("the consumer's B image has padding rows past N (its last N tile is partial)");
   const int64_t Nn = p.shape.n.size(), Kt = c.map.k_tile;
 
   std::vector<Vec4> el;  // (dst row, dst lane, src row, src lane): sorted, the consumer's row order
@@ -116,8 +114,8 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
     const int64_t kt = ck / Kt;
     if (cr >= R0 && cr < R0 + RC && kt >= cj.kt0 && kt < cj.kt0 + cj.kt_count) {  // this job's
       const int64_t nt = pn / p.map.n_tile;
-      el.push_back({row_base + (kt - cj.kt0) * RC + (cr - R0), ck - kt * Kt, nt * M + pm,
-                    p.col_lane[static_cast<size_t>(pn - nt * p.map.n_tile)]});
+      const ImageSlot at = as_a ? ImageSlot{(kt - cj.kt0) * RC + (cr - R0), ck - kt * Kt} : b_slot(c, cj, ck, cr);
+      el.push_back({row_base + at.row, at.lane, nt * M + pm, p.col_lane[static_cast<size_t>(pn - nt * p.map.n_tile)]});
     }
     for (size_t i = nl; i-- > 0;) {  // the next element, row-major over Z's labels
       const int64_t back = ++idx[i] < dims[i] ? 1 : 1 - dims[i];
@@ -130,6 +128,14 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
     }
   }
   std::sort(el.begin(), el.end());
+  // A STORE writes only rows that receive an element (padding rides on a row's lane-0 move).
+  int64_t rows_hit = 0;
+  for (size_t i = 0; i < el.size(); ++i) rows_hit += i == 0 || el[i][0] != el[i - 1][0];
+  const int64_t image_rows = image_shape(c, as_a, job).rows;
+  if (rows_hit != image_rows)
+    return fail(fmt::format("{} of the consumer's {} image rows hold only padding (a partial {} tile), which a STORE "
+                            "does not write",
+                            image_rows - rows_hit, image_rows, c.map.ib_top ? "K" : "N"));
   // Runs: consecutive lanes on both sides in one row pair.
   std::vector<std::pair<Vec4, int64_t>> runs;  // (src row, src lane, dst row, dst lane), length
   for (const Vec4& v : el) {

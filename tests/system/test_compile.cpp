@@ -54,6 +54,98 @@ TEST_CASE("Cycle model on hand-computed schedules", "[compile]") {
   GemmMapping sb{8, 1, 16, 4, 2, 1, 10};
   // load 4; S0 = 4; L1 = max(4, 4 + 10) = 14; S1 = max(18, 14) = 18; GEMM state 18 + 10 + 1.
   CHECK(gemm_instr_cycles(s, 10, sb) == 2 + 29 + 15);
+  // IB from the top: Lt = 1 + (R-1)*s cycles per fold for every CE, whatever gn.
+  GemmMapping top = two;
+  top.ib_top = true;
+  // load 4; S0 = 4; L1 = max(4, 5) = 5; S1 = max(9, 14) = 14; GEMM state 14 + 10 + 1.
+  CHECK(gemm_instr_cycles(d, 10, top) == 2 + 25 + 15);
+  arch::ArchConfig piped = d;
+  piped.ce.dataflows = {arch::Dataflow::ws};
+  piped.ce.mac_pipeline_stages = 2;  // s = 3: Lt = 1 + 3*3 = 10
+  CHECK(arch::system_timing(piped).ib_top_load == 10);
+  // load 10; S0 = 10; L1 = max(10, 11) = 11; S1 = max(21, 20) = 21; GEMM state 21 + 10 + 1.
+  CHECK(gemm_instr_cycles(piped, 10, top) == 2 + 32 + arch::system_timing(piped).drain);
+}
+
+TEST_CASE("IB load path: the top where a fold's load from the left would stall the stream", "[compile]") {
+  const arch::ArchConfig d = cfg_named("default");
+  // 12 x 8 x 64 (tt_fetta_example's first contraction): from the left a fold loads for gn*C cycles
+  // while M = 12 rows stream; from the top every CE loads in R = 4.
+  const CompiledGemm small = compile_gemm(d, plain(12, 8, 64));
+  CHECK(small.map.ib_top);
+  CHECK(small.jobs[0].instr.ib_top);
+  CHECK(small.predicted_cycles < compile_gemm(d, plain(12, 8, 64), small.map.gk, false).predicted_cycles);
+  CHECK_THAT(small.describe(), Contains("loaded from the top"));
+  // The identity on the IB network (CE g column c reads lane g*C + c: every switch straight), the
+  // multicast over the gn groups on IA.
+  REQUIRE(small.map.gn > 1);
+  CHECK(small.jobs[0].instr.ib_mask == 0);
+  CHECK(small.jobs[0].instr.ib_sel == 0);
+  CHECK(small.jobs[0].instr.ia_mask != 0);
+  // A tie (one CE group: gn*C = R) keeps the load from the left.
+  const CompiledGemm tie = compile_gemm(d, plain(4096, 64, 4));
+  CHECK(tie.map.gn == 1);
+  CHECK_FALSE(tie.map.ib_top);
+  // B from the top takes R rows per fold: strides in the instruction.
+  const CompiledGemm t = compile_gemm(d, plain(20, 40, 100), 2, true);  // K tile 8, N tile 32: 5 x 4 folds
+  REQUIRE(t.jobs.size() == 1);
+  CHECK(t.jobs[0].instr.b_nt_stride == 4);
+  CHECK(t.jobs[0].instr.b_kt_stride == 4 * 4);
+  CHECK(t.b_rows == 5 * 4 * 4);
+  CHECK(image_shape(t, false, 0).rows == 5 * 4 * 4);
+  CHECK(image_shape(t, false, 0).lanes == 64);
+}
+
+TEST_CASE("Layout of B for the top load: one row per (K tile, N tile, CE row), each CE's columns side by side", "[compile]") {
+  const arch::ArchConfig d = cfg_named("ce4x4_x4");  // R = C = 4, 4 CEs, 16 lanes
+  // gk = 2 (K tile 8), gn = 2 (N tile 8); K = 11 (2 K tiles, the second partial), N = 10 (2 N tiles).
+  const CompiledGemm c = compile_gemm(d, plain(3, 11, 10), 2, true);
+  REQUIRE(c.map.k_tiles == 2);
+  REQUIRE(c.map.n_tiles == 2);
+  verif::Tensor<uint16_t> b({"k", "n"}, {11, 10});
+  b.for_each([&](const std::vector<int64_t>& i, uint16_t& x) { x = static_cast<uint16_t>(1 + i[0] * 10 + i[1]); });
+  const RowImage ib = layout_b(c, b, 0);
+  CHECK(ib.first_row == c.a_rows);
+  CHECK(ib.rows == 2 * 2 * 4);
+  CHECK(ib.lanes == 16);
+  // Every element where the CE that holds it reads it: CE g = gn*gk + q row r column cc holds
+  // B[kt*8 + q*4 + r][nt*8 + gn*4 + cc]; written out independently of b_slot.
+  int64_t nonzero = 0;
+  for (int64_t kt = 0; kt < 2; ++kt)
+    for (int64_t nt = 0; nt < 2; ++nt)
+      for (int64_t r = 0; r < 4; ++r)
+        for (int64_t g = 0; g < 4; ++g)
+          for (int64_t cc = 0; cc < 4; ++cc) {
+            const int64_t q = g % 2, gn = g / 2, k = kt * 8 + q * 4 + r, n = nt * 8 + gn * 4 + cc;
+            const uint16_t want = k < 11 && n < 10 ? b(k, n) : 0;  // padding +0
+            const size_t at = static_cast<size_t>(((kt * 2 + nt) * 4 + r) * 16 + g * 4 + cc);
+            INFO("kt " << kt << " nt " << nt << " r " << r << " CE " << g << " column " << cc);
+            CHECK(ib.data[at] == want);
+            nonzero += want != 0;
+          }
+  CHECK(nonzero == 11 * 10);
+  // The same rows for the left load are (K tile, column): N tile x K tiles of them.
+  const CompiledGemm left = compile_gemm(d, plain(3, 11, 10), 2, false);
+  CHECK(layout_b(left, b, 0).rows == 2 * 2 * 8);
+}
+
+TEST_CASE("Every shipped small layer uses both IB load paths on the default and on ce4x4_x4", "[compile]") {
+  // The system tests run these layers on the RTL with --check-model: this guards that both load
+  // paths stay in what they exercise.
+  for (const char* name : {"default", "ce4x4_x4"}) {
+    const arch::ArchConfig cfg = cfg_named(name);
+    int top = 0, left = 0;
+    for (const char* f : {"tt", "ttm", "tr", "ht", "bt"}) {
+      const verif::LayerSpec spec = verif::load_layer(std::string(FETTA_SOURCE_DIR) + "configs/layers/" + f + "_small.yaml");
+      for (verif::Phase ph : {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg})
+        for (const auto& prob : verif::phase_problems(spec, ph))
+          for (size_t t = 0; t < prob.terms.size(); ++t)
+            for (const PlannedStep& st : plan_network(cfg, prob, t).steps) (st.compiled.gemm.map.ib_top ? top : left)++;
+    }
+    INFO("config " << name << ": " << top << " from the top, " << left << " from the left");
+    CHECK(top > 0);
+    CHECK(left > 0);
+  }
 }
 
 TEST_CASE("Mapping choice, programs and memory limits", "[compile]") {

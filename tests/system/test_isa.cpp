@@ -57,6 +57,7 @@ TEST_CASE("GEMM encoding round trip", "[isa]") {
       g.ib_mask = any(isa.levels());
       g.ia_tr = rng() & 1;
       g.ib_tr = rng() & 1;
+      g.ib_top = rng() & 1;
       const Words w = encode_gemm(isa, g);
       REQUIRE(static_cast<int>(w.size()) == isa.words());
       CHECK(field_value(w, isa.field("op")) == static_cast<uint32_t>(Opcode::gemm));
@@ -71,6 +72,7 @@ TEST_CASE("GEMM encoding round trip", "[isa]") {
       CHECK(field_value(w, isa.field("acc_accumulate")) == (g.acc_accumulate ? 1U : 0U));
       CHECK(field_value(w, isa.field("ib_mask")) == g.ib_mask);
       CHECK(field_value(w, isa.field("ib_tr")) == (g.ib_tr ? 1U : 0U));
+      CHECK(field_value(w, isa.field("ib_top")) == (g.ib_top ? 1U : 0U));
       CHECK_THAT(disassemble(isa, w), Contains("gemm m_m1=" + std::to_string(g.m - 1)));
     }
   }

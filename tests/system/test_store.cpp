@@ -76,6 +76,7 @@ std::vector<Vec4> expand(const Vec4& base, const std::vector<AffineLevel>& level
 
 struct Tally {
   int planned = 0, refused = 0;
+  int into_top_b = 0;  // planned into a B image for the load from the top (the per-CE layout)
 };
 
 // Every adjacent (producer, consumer) pair of the layer's plans whose STORE program plan_store
@@ -103,6 +104,7 @@ void check_layer(const arch::ArchConfig& cfg, const std::string& layer, Tally& t
             continue;
           }
           ++tally.planned;
+          tally.into_top_b += !as_a && c.map.ib_top;
           // Result element e (row-major over the producer's m then n labels) holds id e + 1.
           std::vector<std::string> labels = p.shape.m.labels;
           labels.insert(labels.end(), p.shape.n.labels.begin(), p.shape.n.labels.end());
@@ -204,8 +206,10 @@ TEST_CASE("STORE programs put every element where the consumer reads it", "[stor
     Tally tally;
     for (const char* layer : {"tt_small", "ttm_small", "tr_small", "ht_small", "bt_small", "tt_fetta_example"})
       check_layer(cfg, layer, tally);
-    INFO(cfg_name << ": " << tally.planned << " planned, " << tally.refused << " refused");
+    INFO(cfg_name << ": " << tally.planned << " planned (" << tally.into_top_b << " into a top-load B image), "
+                  << tally.refused << " refused");
     CHECK(tally.planned > 0);
+    CHECK(tally.into_top_b > 0);
     CHECK(tally.refused > 0);  // both paths exercised
   }
 }

@@ -32,7 +32,7 @@ struct IsaField {
 };
 
 // One GEMM tile loop (docs/isa.md §GEMM): Z[m][n] (+)= sum_k A[m][k] B[k][n], weight-stationary
-// with IB loaded from the left. Counts are stored minus one; addresses are rows of the compute
+// with IB loaded from the left (a group of CEs at a time) or from the top (every CE at once). Counts are stored minus one; addresses are rows of the compute
 // half (unified memory) or of the accumulator.
 struct GemmInstr {
   uint32_t m = 1;             // M: IA rows streamed per fold
@@ -48,6 +48,7 @@ struct GemmInstr {
   bool ia_tr = false;
   uint32_t ib_sel = 0, ib_mask = 0;  // IB network
   bool ib_tr = false;
+  bool ib_top = false;  // IB loaded from the top: B stored per CE, R rows per fold (docs/isa.md §2)
 };
 
 // Moves accumulator results into unified memory (docs/isa.md §store): `moves` segments of
@@ -111,6 +112,7 @@ struct SystemTiming {
   int ctrl_delay = 0;    // read issue -> CE input: 1 (registered RAM read) + dist_latency
   int acc_delay = 0;     // read issue -> accumulator op: ctrl_delay + R*(mac stages + 1) + red_latency
   int drain = 0;         // DRAIN state cycles after the last IA read's GEMM-state exit: acc_delay + 3
+  int ib_top_load = 0;   // cycles of one IB load from the top: 1 + (R - 1) * (mac stages + 1)
 };
 SystemTiming system_timing(const ArchConfig& cfg);
 

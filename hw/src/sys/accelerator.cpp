@@ -103,7 +103,7 @@ void Accelerator::build(Module& m) const {
   const UnifiedMemoryParams ump = unified_memory_params(cfg);
   const AccumulationUnitParams acp = accumulator_params(cfg);
   const CeParams cep = ce_params_from(cfg);
-  const int W = ump.width, P = ump.host_banks, H = P * T, HG = B / P;
+  const int P = ump.host_banks, H = P * T, HG = B / P;
   const int gw = clog2(HG);
   const int hw = isa.half_addr_bits(), qw = isa.acc_addr_bits();
   const bool fp = cfg.dtype == arch::DataType::bf16;
@@ -168,7 +168,8 @@ void Accelerator::build(Module& m) const {
     ib_lane = [=](int i) { return Expr(um.io("ib_data")[i].sig()); };
   }
 
-  // ---- CE array: CE g row r reads lane g*R + r of both networks; output column c -> lane g*C + c
+  // ---- CE array: CE g row r reads lane g*R + r of both networks (IB from the left), column c
+  // lane g*C + c of the IB network (IB from the top); output column c -> lane g*C + c
   const Ce ce_gen(cep);
   Sig ib_load = ctl.io("ce_ib_load").sig();
   std::vector<Expr> acc_in(static_cast<size_t>(N), fp ? lit(0, 32) : slit(0, AB));
@@ -178,14 +179,14 @@ void Accelerator::build(Module& m) const {
       ce.io("ia")[r].sig() <<= ia_lane(g * R + r);
       ce.io("ib_left")[r].sig() <<= ib_lane(g * R + r);
     }
-    for (int c = 0; c < C; ++c) ce.io("ib_top")[c].sig() <<= lit(0, W);
+    for (int c = 0; c < C; ++c) ce.io("ib_top")[c].sig() <<= ib_lane(g * C + c);
     Data cc = ce.io("ctrl");
     if (cep.pe.both_modes()) cc["os"].sig() <<= lit(0, 1);
     cc["active"].sig() <<= ctl.io("ce_active").sig();
     if (cep.pe.has_first()) cc["first"].sig() <<= ctl.io("ce_first").sig();
     if (cep.pe.has_last()) cc["last"].sig() <<= lit(0, 1);
     cc["ib_load"].sig() <<= ib_load.bit(g);
-    cc["ib_from_left"].sig() <<= lit(1, 1);
+    cc["ib_from_left"].sig() <<= ctl.io("ce_ib_from_left").sig();
     for (int c = 0; c < C; ++c) {
       Sig ps = ce.io("out")["psum"][c].sig();
       acc_in[static_cast<size_t>(g * C + c)] = fp ? Expr(ps) : ps.as_signed();

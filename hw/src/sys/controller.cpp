@@ -55,7 +55,8 @@ void Controller::build(Module& m) const {
                                             p.ctrl_delay, p.acc_delay));
   m.add_comment(fmt::format("Instruction queue ({} x {} bits, written as {} 32-bit words), decoder and the GEMM loop FSM.",
                             QD, IW, NW));
-  m.add_comment("ISA and timing: docs/isa.md. IB loads of fold f+1 start once fold f streams (double-buffered IB).");
+  m.add_comment("ISA and timing: docs/isa.md. IB loads of fold f+1 start once fold f streams (double-buffered IB);");
+  m.add_comment("they come from the left (C cycles per CE group) or, with the gemm's ib_top bit, from the top (all CEs).");
 
   // ---- host side: word assembly into the queue
   Sig instr_we = m.input("instr_we", UInt(1));
@@ -80,6 +81,7 @@ void Controller::build(Module& m) const {
   Sig ce_active = m.output("ce_active", UInt(1));
   Sig ce_first = m.output("ce_first", UInt(1));
   Sig ce_ib_load = m.output("ce_ib_load", UInt(G));
+  Sig ce_ib_from_left = m.output("ce_ib_from_left", UInt(1));
   Sig acc_op = m.output("acc_op", UInt(2));
   Sig acc_row = m.output("acc_row", UInt(QW));
   Data red_sw_mode = m.output("red_sw_mode", Vec(UInt(N), L));
@@ -186,15 +188,20 @@ void Controller::build(Module& m) const {
     stride[1][1].sig() <<= zero;
     stride[1][2].sig() <<= za(fld("acc_nt_stride"));
   }
+  // A load from the left: C cycles per CE group, column C-1 first (docs/ce.md). From the top:
+  // Lt = 1 + (R-1)s cycles for every CE at once, tile row Lt-1-i in cycle i (rows past R-1 are
+  // read but ignored by the CE), so levels 0 and 1 become (Lt cycles, one "group").
+  const int Lt = arch::system_timing(p.cfg).ib_top_load;
+  Sig ib_top = m.node("ib_top", fld("ib_top"));
   {
     Data bound = ib_gen.io("bound_m1");
-    bound[0].sig() <<= lit(static_cast<uint64_t>(C - 1), 16);
-    bound[1].sig() <<= fld("gn_m1").zext(16);
+    bound[0].sig() <<= mux(ib_top, lit(static_cast<uint64_t>(Lt - 1), 16), lit(static_cast<uint64_t>(C - 1), 16));
+    bound[1].sig() <<= mux(ib_top, lit(0, 16), fld("gn_m1").zext(16));
     bound[2].sig() <<= fld("k_tiles_m1");
     bound[3].sig() <<= fld("n_tiles_m1");
     Data base = ib_gen.io("base");
-    // Column C-1 of a group is loaded first (the left-load order of docs/ce.md).
-    base[0].sig() <<= za(fld("b_base")) + lit(static_cast<uint64_t>(C - 1), GA);
+    base[0].sig() <<= za(fld("b_base")) + mux(ib_top, lit(static_cast<uint64_t>(Lt - 1), GA),
+                                               lit(static_cast<uint64_t>(C - 1), GA));
     base[1].sig() <<= zero;
     Data stride = ib_gen.io("stride");
     stride[0][0].sig() <<= lit((uint64_t{1} << GA) - 1, GA);  // -1
@@ -246,11 +253,13 @@ void Controller::build(Module& m) const {
   ib_mask <<= fld("ib_mask");
   ib_tr <<= fld("ib_tr");
 
-  // CE control at issue time, delayed to meet the data: IB loads go to the CEs of one group.
+  // CE control at issue time, delayed to meet the data: IB loads from the left go to the CEs of
+  // one group, from the top to all of them.
   Sig grp = m.node("grp", ib_addr[1].sig());
   Sig gk_mask = m.node("gk_mask", ~za(fld("gk_m1").zext(GA)));
   std::vector<Expr> load_bits;  // CE G-1 first
-  for (int g = G - 1; g >= 0; --g) load_bits.push_back(run_ib & ((lit(static_cast<uint64_t>(g), GA) & gk_mask) == grp));
+  for (int g = G - 1; g >= 0; --g)
+    load_bits.push_back(run_ib & (ib_top | ((lit(static_cast<uint64_t>(g), GA) & gk_mask) == grp)));
   Expr ctl_now = cat({run_ia, run_ia & ia_first.bit(0), G == 1 ? load_bits[0] : cat(load_bits)});
   InstanceRef ctl_dly = m.instance(DelayLine({G + 2, p.ctrl_delay, true}), "ctl_delay");
   ctl_dly.io("in").sig() <<= ctl_now;
@@ -258,6 +267,9 @@ void Controller::build(Module& m) const {
   ce_active <<= ctl_out.bit(G + 1);
   ce_first <<= ctl_out.bit(G);
   ce_ib_load <<= ctl_out.bits(G - 1, 0);
+  // Quasi-static for an instruction: it changes at a pop, long after the last load of the one
+  // before has passed the CEs (its drain), and before the first load of this one reaches them.
+  ce_ib_from_left <<= !ib_top;
 
   // Accumulator op travels with the IA vector: write on the first K tile, else accumulate.
   Expr op_now = mux(run_ia, mux(fld("acc_accumulate") | !ia_first.bit(1), lit(2, 2), lit(1, 2)), lit(0, 2));

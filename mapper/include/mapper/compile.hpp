@@ -62,6 +62,7 @@ struct GemmMapping {
   int64_t n_chunk = 0;       // N tiles per job (B rows of a job: k_chunk * n_chunk * n_tile)
   int64_t m_chunk = 0;       // rows of M per job: the accumulator holds n_chunk * m_chunk rows, a half
                              // holds k_tiles * m_chunk A rows next to the job's B
+  bool ib_top = false;       // IB loaded from the top (per-CE B image, Lt cycles per fold) or the left
 };
 
 // Cycles the controller is busy for one GEMM instruction of `m` rows (docs/isa.md §Timing),
@@ -83,7 +84,10 @@ struct CompiledGemm {
   // Unified-memory layout (rows of the compute half; lanes = bank*T + elem), per job (its m0,
   // m_count rows of M; the host writes them into the free half before the job's FLIP):
   //   A: row a_base + (kt - kt0)*m_count + (m - m0),                 lane k - kt*k_tile (padding: -0 / 0)
-  //   B: row b_base + (kt - kt0)*nt_count*n_tile + (n - nt0*n_tile), lane k - kt*k_tile (padding, n >= N: +0)
+  //   B from the left: row b_base + (kt - kt0)*nt_count*n_tile + (n - nt0*n_tile), lane k - kt*k_tile
+  //   B from the top: row b_base + ((kt - kt0)*nt_count + (nt - nt0))*R + r, lane g*C + c, for
+  //     k = kt*k_tile + q*R + r, n = nt*n_tile + gn*C + c, CE g = gn*gk + q (b_slot)
+  //   (B padding, k >= K or n >= N: +0)
   int64_t a_base = 0, a_rows = 0, b_base = 0, b_rows = 0, b_kt_stride = 0;  // rows: the largest job's
   // Accumulator: column j of N tile nt, row m of a job: row (nt - nt0)*m_count + (m - m0), lane col_lane[j].
   std::vector<int> col_lane;
@@ -91,6 +95,7 @@ struct CompiledGemm {
   std::vector<int> lane_gk;       // CE output lane -> gk of its CE (for the golden order)
   std::vector<uint8_t> red_cfg;   // the RED_CFG register image
   uint32_t ia_sel = 0, ia_mask = 0;
+  uint32_t ib_sel = 0, ib_mask = 0;  // the IA multicast (from the left) or the identity (from the top)
   int replicate = 1;  // copies of each K slice in a row (network.topology fixed: one per CE)
   std::vector<arch::Words> program;  // RED_CFG chunks, then one GEMM per job (each preceded by a FLIP)
   std::vector<GemmJob> jobs;
@@ -98,9 +103,10 @@ struct CompiledGemm {
   std::string describe() const;      // one line: roles, grid, tiles, folds
 };
 
-// Maps a GEMM with the given grid (gk must divide ce.count). Throws CompileError.
-CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, int gk);
-// Every legal grid, the one with the fewest predicted cycles (ties: more CEs on K).
+// Maps a GEMM with the given grid (gk must divide ce.count) and IB load path. Throws CompileError.
+CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, int gk, bool ib_top = false);
+// Every legal grid and load path, the one with the fewest predicted cycles (ties: more CEs on K,
+// then the load from the left).
 CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape);
 
 // A binary contraction with the roles chosen by the model: tries both operand orders.
@@ -162,5 +168,18 @@ struct RowImage {
 };
 RowImage layout_a(const CompiledGemm& c, const verif::Tensor<uint16_t>& a, uint16_t pad, size_t job);
 RowImage layout_b(const CompiledGemm& c, const verif::Tensor<uint16_t>& b, size_t job);
+
+// The rows and lanes of a job's operand image (what layout_a / layout_b return).
+struct ImageShape {
+  int64_t rows = 0;
+  int lanes = 0;
+};
+ImageShape image_shape(const CompiledGemm& c, bool a_operand, size_t job);
+// Where B[k][n] sits in job `jb`'s B image: row (from the image's first row) and lane, the first
+// copy with fixed wiring. k and n must be inside the job's K and N tiles.
+struct ImageSlot {
+  int64_t row = 0, lane = 0;
+};
+ImageSlot b_slot(const CompiledGemm& c, const GemmJob& jb, int64_t k, int64_t n);
 
 }  // namespace fetta::mapper

@@ -419,9 +419,8 @@ class Runner {
     int64_t cyc = 0;
     for (const mapper::GemmJob& j : p.jobs)
       if (j.last_k) cyc += j.nt_count * j.m_count * static_cast<int64_t>(groups.size());
-    const mapper::GemmJob& j0 = c.jobs[0];
-    const int64_t rows = j0.kt_count * (as_a ? j0.m_count : j0.nt_count * c.map.n_tile);
-    cyc += rows * ((c.map.k_tile * c.replicate + H - 1) / H);
+    const mapper::ImageShape img = mapper::image_shape(c, as_a, 0);
+    cyc += img.rows * ((img.lanes + H - 1) / H);
     const auto bytes = static_cast<uint64_t>(p.shape.m.size() * p.shape.n.size() * operand_bytes(cfg.dtype));
     const double ns = 2 * dram_transfer_ns(cfg.dram, bytes);
     return cyc + static_cast<int64_t>(std::ceil(ns * cfg.clock_mhz / 1000.0));
