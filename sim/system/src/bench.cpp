@@ -118,8 +118,11 @@ void SystemBench::write_rows(int64_t first_row, int64_t rows, int lanes, const s
 
 void SystemBench::push(const arch::Words& instr) {
   for (size_t w = 0; w < instr.size(); ++w) {
-    if (w + 1 == instr.size())
+    if (w + 1 == instr.size() && port("instr_ready").read() == 0) {
+      // Wait with instr_we low: the controller takes a word on every cycle instr_we is high.
+      port("instr_we").write(0);
       while (port("instr_ready").read() == 0) tick();
+    }
     port("instr_we").write(1);
     port("instr_word").write(instr[w]);
     bus_cycle();
