@@ -260,43 +260,78 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
   return c;
 }
 
-CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape) {
-  std::optional<CompiledGemm> best;
-  std::string why;
+namespace {
+
+// Every legal mapping of one GEMM shape, in the order of preference on equal cycles: more CEs on
+// K first, the load from the left before the top. `why` gets the last refusal.
+std::vector<CompiledGemm> gemm_candidates(const arch::ArchConfig& cfg, const GemmShape& shape, std::string& why) {
+  std::vector<CompiledGemm> out;
   for (int gk = cfg.ce.count; gk >= 1; gk /= 2)
     for (bool ib_top : {false, true}) {
       try {
-        CompiledGemm c = compile_gemm(cfg, shape, gk, ib_top);
-        if (!best || c.predicted_cycles < best->predicted_cycles) best = std::move(c);
+        out.push_back(compile_gemm(cfg, shape, gk, ib_top));
       } catch (const CompileError& e) {
         why = e.what();
       }
     }
-  if (!best) throw CompileError(why);
-  return *best;
+  return out;
+}
+
+// Both operand roles of a binary contraction (lhs streaming first), each with every mapping.
+std::vector<CompiledStep> step_candidates(const arch::ArchConfig& cfg, const std::string& lhs_name,
+                                          const std::vector<std::string>& lhs_labels,
+                                          const std::vector<int64_t>& lhs_dims, const std::string& rhs_name,
+                                          const std::vector<std::string>& rhs_labels,
+                                          const std::vector<int64_t>& rhs_dims, const std::vector<std::string>& keep) {
+  std::vector<CompiledStep> out;
+  std::string why;
+  for (bool lhs_a : {true, false}) {
+    std::string role_why;
+    try {
+      const GemmShape s = lhs_a ? gemm_shape(lhs_name, lhs_labels, lhs_dims, rhs_name, rhs_labels, rhs_dims, keep)
+                                : gemm_shape(rhs_name, rhs_labels, rhs_dims, lhs_name, lhs_labels, lhs_dims, keep);
+      for (CompiledGemm& c : gemm_candidates(cfg, s, role_why)) out.push_back(CompiledStep{lhs_a, std::move(c)});
+    } catch (const CompileError& e) {
+      role_why = e.what();
+    }
+    if (why.empty()) why = role_why;
+  }
+  if (out.empty()) throw CompileError(why);
+  return out;
+}
+
+// The candidates with the fewest predicted cycles, in preference order.
+template <typename T, typename Cycles>
+std::vector<const T*> fastest(const std::vector<T>& all, Cycles cycles) {
+  std::vector<const T*> best;
+  for (const T& c : all) {
+    if (!best.empty() && cycles(c) > cycles(*best[0])) continue;
+    if (!best.empty() && cycles(c) < cycles(*best[0])) best.clear();
+    best.push_back(&c);
+  }
+  return best;
+}
+
+}  // namespace
+
+CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape) {
+  std::string why;
+  const std::vector<CompiledGemm> all = gemm_candidates(cfg, shape, why);
+  if (all.empty()) throw CompileError(why);
+  return *fastest(all, [](const CompiledGemm& c) { return c.predicted_cycles; })[0];
 }
 
 CompiledStep compile_step(const arch::ArchConfig& cfg, const std::string& lhs_name,
                           const std::vector<std::string>& lhs_labels, const std::vector<int64_t>& lhs_dims,
                           const std::string& rhs_name, const std::vector<std::string>& rhs_labels,
                           const std::vector<int64_t>& rhs_dims, const std::vector<std::string>& keep) {
-  std::optional<CompiledStep> best;
-  std::string why;
-  for (bool lhs_a : {true, false}) {
-    try {
-      const GemmShape s = lhs_a ? gemm_shape(lhs_name, lhs_labels, lhs_dims, rhs_name, rhs_labels, rhs_dims, keep)
-                                : gemm_shape(rhs_name, rhs_labels, rhs_dims, lhs_name, lhs_labels, lhs_dims, keep);
-      CompiledGemm c = compile_gemm(cfg, s);
-      if (!best || c.predicted_cycles < best->gemm.predicted_cycles) best = CompiledStep{lhs_a, std::move(c)};
-    } catch (const CompileError& e) {
-      if (why.empty()) why = e.what();
-    }
-  }
-  if (!best) throw CompileError(why);
-  return *best;
+  const std::vector<CompiledStep> all =
+      step_candidates(cfg, lhs_name, lhs_labels, lhs_dims, rhs_name, rhs_labels, rhs_dims, keep);
+  return *fastest(all, [](const CompiledStep& c) { return c.gemm.predicted_cycles; })[0];
 }
 
-NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term) {
+NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term,
+                         const MovementCost& movement) {
   SearchOptions so;
   so.top = 1;
   const NetworkResult sr = search_network(prob.terms.at(term), so);
@@ -337,7 +372,25 @@ NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem&
       p.kept_labels(ps.left | ps.right).for_each([&](int lab) { ps.keep.push_back(p.labels[static_cast<size_t>(lab)]); });
     ps.out = ps.last ? prob.result : fmt::format("{}_t{}_s{}", prob.result, term, s);
     try {
-      ps.compiled = compile_step(cfg, ps.lhs, ps.lhs_labels, ps.lhs_dims, ps.rhs, ps.rhs_labels, ps.rhs_dims, ps.keep);
+      const std::vector<CompiledStep> all =
+          step_candidates(cfg, ps.lhs, ps.lhs_labels, ps.lhs_dims, ps.rhs, ps.rhs_labels, ps.rhs_dims, ps.keep);
+      const std::vector<const CompiledStep*> best =
+          fastest(all, [](const CompiledStep& c) { return c.gemm.predicted_cycles; });
+      ps.compiled = *best[0];
+      // Equally fast mappings of the previous step's consumer: the least data movement. (A term's
+      // last contraction in a sum runs later, apart from its producer: nothing to gain.)
+      const PlannedStep* prev = plan.steps.empty() ? nullptr : &plan.steps.back();
+      if (movement && prev && best.size() > 1 && (ps.lhs == prev->out || ps.rhs == prev->out) &&
+          !(ps.last && prob.terms.size() > 1)) {
+        int64_t least = std::numeric_limits<int64_t>::max();
+        for (const CompiledStep* c : best) {
+          const int64_t cost = movement(prev->compiled.gemm, c->gemm, (ps.lhs == prev->out) == c->lhs_is_a);
+          if (cost < least) {
+            least = cost;
+            ps.compiled = *c;
+          }
+        }
+      }
     } catch (const CompileError& e) {
       throw CompileError(fmt::format("{} term {} step {} ({} x {}): {}", prob.result, term, s, ps.lhs, ps.rhs, e.what()));
     }

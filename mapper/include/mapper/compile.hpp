@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -135,7 +136,16 @@ struct NetworkPlan {
   Problem problem;
   std::vector<PlannedStep> steps;
 };
-NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term);
+//
+// Among mappings of a step with equally few compute cycles, `movement` (when given) chooses: the
+// data movement the caller would spend on the consumer `c` of the previous step's result `p`
+// (taken as c's A when as_a, else its B): a STORE or the way through the host for that operand,
+// plus the host writes of the other. The lowest wins (the first in preference order on ties), so
+// a result can land in a layout the producer can store into (e.g. B loaded from the top, which
+// turns a transposition into moves of C lanes). Without it, the first fastest mapping is taken.
+using MovementCost = std::function<int64_t(const CompiledGemm& p, const CompiledGemm& c, bool as_a)>;
+NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term,
+                         const MovementCost& movement = {});
 // How a run keeps a layer's tensors in DRAM (the simulator's TLM-2.0 target): operands (inputs,
 // rounded or requantized intermediates) in their width, 1 or 2 bytes; final results as
 // accumulator words, 4 bytes (fp32, int32) or 8 (int48, sign-extended); little-endian, row-major,

@@ -314,7 +314,10 @@ class Runner {
   // last contraction is not run but returned (its operands are ready in DRAM).
   std::optional<Final> run_network(const verif::LayerSpec& spec, verif::Phase ph, const verif::PhaseProblem& prob,
                                    size_t term, const std::map<std::string, Tensor<uint16_t>>& bits, bool defer_final) {
-    mapper::NetworkPlan plan = mapper::plan_network(opt_.cfg, prob, term);
+    mapper::NetworkPlan plan = mapper::plan_network(
+        opt_.cfg, prob, term, [this](const mapper::CompiledGemm& p, const mapper::CompiledGemm& c, bool as_a) {
+          return opt_.through_host ? 0 : movement_cost(p, c, as_a);
+        });
     const mapper::Problem& p = plan.problem;
     std::map<mapper::NodeSet, Operand> live;
     for (int i = 0; i < p.size(); ++i) {
@@ -382,31 +385,57 @@ class Runner {
     OnChip oc;
     oc.consumer = &next;
     oc.as_a = (next.lhs == st.out) == next.compiled.lhs_is_a;
-    const mapper::CompiledGemm& c = next.compiled.gemm;
+    std::optional<mapper::StorePlan> sp = store_that_pays(st.compiled.gemm, next.compiled.gemm, oc.as_a, why);
+    if (!sp) return std::nullopt;
+    oc.store = std::move(*sp);
+    return oc;
+  }
+
+  // The STORE of p's result into consumer c's operand image, when the hardware can place it
+  // there and it takes fewer cycles than the way through the host it replaces; else why not.
+  std::optional<mapper::StorePlan> store_that_pays(const mapper::CompiledGemm& p, const mapper::CompiledGemm& c,
+                                                   bool as_a, std::string& why) const {
     // A STORE fills one half, the one the consumer's first job computes on; later jobs alternate.
     if (c.jobs.size() != 1) {
       why = fmt::format("its consumer runs in {} jobs (operands or results exceed a memory half or the accumulator)",
                         c.jobs.size());
       return std::nullopt;
     }
-    const mapper::CompiledGemm& p = st.compiled.gemm;
     const uint32_t shift =
         opt_.cfg.dtype == arch::DataType::bf16 ? 0 : static_cast<uint32_t>(requant_shift(opt_.cfg.dtype, p.shape.k.size()));
-    oc.store = mapper::plan_store(opt_.cfg, p, c, oc.as_a, 0, shift);
-    if (!oc.store.ok()) {
-      why = oc.store.why_not;
+    mapper::StorePlan sp = mapper::plan_store(opt_.cfg, p, c, as_a, 0, shift);
+    if (!sp.ok()) {
+      why = sp.why_not;
       return std::nullopt;
     }
-    // Worth it only when the STOREs (their busy cycles and the host's pushes of them) take fewer
-    // cycles than the way through the host they replace.
-    const int64_t store = oc.store.predicted_cycles + static_cast<int64_t>(oc.store.program.size()) * isa_.words();
-    const int64_t host = host_path_cycles(p, c, oc.as_a);
+    const int64_t store = store_cost(sp);
+    const int64_t host = host_path_cycles(p, c, as_a);
     if (store >= host) {
-      why = fmt::format("STORE would take {} cycles ({} moves of {} lane(s)), the host and DRAM {}", store, oc.store.moves,
-                        oc.store.program[0].count, host);
+      why = fmt::format("STORE would take {} cycles ({} moves of {} lane(s)), the host and DRAM {}", store, sp.moves,
+                        sp.program[0].count, host);
       return std::nullopt;
     }
-    return oc;
+    return sp;
+  }
+
+  // A STORE program's cost: its busy cycles and the host's pushes of its instructions.
+  int64_t store_cost(const mapper::StorePlan& sp) const {
+    return sp.predicted_cycles + static_cast<int64_t>(sp.program.size()) * isa_.words();
+  }
+
+  // The data movement around consumer c of p's result, for plan_network's choice among mappings
+  // with equal compute cycles: the STORE (when it pays) or the host path of that operand, plus
+  // the host writes of the other operand's images.
+  int64_t movement_cost(const mapper::CompiledGemm& p, const mapper::CompiledGemm& c, bool as_a) const {
+    std::string why;
+    const std::optional<mapper::StorePlan> sp = store_that_pays(p, c, as_a, why);
+    int64_t cost = sp ? store_cost(*sp) : host_path_cycles(p, c, as_a);
+    const int H = bench_->host_lanes();
+    for (size_t j = 0; j < c.jobs.size(); ++j) {
+      const mapper::ImageShape img = mapper::image_shape(c, !as_a, j);
+      cost += img.rows * ((img.lanes + H - 1) / H);
+    }
+    return cost;
   }
 
   // The cycles an intermediate takes through the host: reading its accumulator rows, the DRAM
