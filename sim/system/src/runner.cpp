@@ -358,7 +358,22 @@ class Runner {
   struct OnChip {
     const mapper::PlannedStep* consumer = nullptr;
     bool as_a = true;
-    mapper::StorePlan store;
+    std::vector<mapper::StorePlan> stores;  // one per job of the consumer (at most two: one per half)
+    int64_t moves() const {
+      int64_t n = 0;
+      for (const auto& sp : stores) n += sp.moves;
+      return n;
+    }
+    int64_t predicted_cycles() const {
+      int64_t n = 0;
+      for (const auto& sp : stores) n += sp.predicted_cycles;
+      return n;
+    }
+    size_t instructions() const {
+      size_t n = 0;
+      for (const auto& sp : stores) n += sp.program.size();
+      return n;
+    }
   };
 
   // Whether step s's result can go straight into the next step's operand (docs/architecture.md §5):
@@ -385,42 +400,52 @@ class Runner {
     OnChip oc;
     oc.consumer = &next;
     oc.as_a = (next.lhs == st.out) == next.compiled.lhs_is_a;
-    std::optional<mapper::StorePlan> sp = store_that_pays(st.compiled.gemm, next.compiled.gemm, oc.as_a, why);
+    std::optional<std::vector<mapper::StorePlan>> sp = store_that_pays(st.compiled.gemm, next.compiled.gemm, oc.as_a, why);
     if (!sp) return std::nullopt;
-    oc.store = std::move(*sp);
+    oc.stores = std::move(*sp);
     return oc;
   }
 
-  // The STORE of p's result into consumer c's operand image, when the hardware can place it
-  // there and it takes fewer cycles than the way through the host it replaces; else why not.
-  std::optional<mapper::StorePlan> store_that_pays(const mapper::CompiledGemm& p, const mapper::CompiledGemm& c,
-                                                   bool as_a, std::string& why) const {
-    // A STORE fills one half, the one the consumer's first job computes on; later jobs alternate.
-    if (c.jobs.size() != 1) {
+  // The STOREs of p's result into consumer c's operand images, one per job of c, when the
+  // hardware can place them there and they take fewer cycles than the way through the host they
+  // replace; else why not. Both run before c's first job overwrites the accumulator, so c may have
+  // at most two jobs: the first computes on the free half, the second on the current compute half
+  // (the producer's, whose operands are dead by then).
+  std::optional<std::vector<mapper::StorePlan>> store_that_pays(const mapper::CompiledGemm& p,
+                                                                const mapper::CompiledGemm& c, bool as_a,
+                                                                std::string& why) const {
+    if (c.jobs.size() > 2) {
       why = fmt::format("its consumer runs in {} jobs (operands or results exceed a memory half or the accumulator)",
                         c.jobs.size());
       return std::nullopt;
     }
     const uint32_t shift =
         opt_.cfg.dtype == arch::DataType::bf16 ? 0 : static_cast<uint32_t>(requant_shift(opt_.cfg.dtype, p.shape.k.size()));
-    mapper::StorePlan sp = mapper::plan_store(opt_.cfg, p, c, as_a, 0, shift);
-    if (!sp.ok()) {
-      why = sp.why_not;
-      return std::nullopt;
+    std::vector<mapper::StorePlan> plans;
+    for (size_t j = 0; j < c.jobs.size(); ++j) {
+      plans.push_back(mapper::plan_store(opt_.cfg, p, c, as_a, j, shift));
+      if (!plans.back().ok()) {
+        why = plans.back().why_not;
+        return std::nullopt;
+      }
     }
-    const int64_t store = store_cost(sp);
+    const int64_t store = store_cost(plans);
     const int64_t host = host_path_cycles(p, c, as_a);
     if (store >= host) {
-      why = fmt::format("STORE would take {} cycles ({} moves of {} lane(s)), the host and DRAM {}", store, sp.moves,
-                        sp.program[0].count, host);
+      int64_t moves = 0;
+      for (const auto& sp : plans) moves += sp.moves;
+      why = fmt::format("STORE would take {} cycles ({} moves of {} lane(s)), the host and DRAM {}", store, moves,
+                        plans[0].program[0].count, host);
       return std::nullopt;
     }
-    return sp;
+    return plans;
   }
 
-  // A STORE program's cost: its busy cycles and the host's pushes of its instructions.
-  int64_t store_cost(const mapper::StorePlan& sp) const {
-    return sp.predicted_cycles + static_cast<int64_t>(sp.program.size()) * isa_.words();
+  // STORE programs' cost: their busy cycles and the host's pushes of their instructions.
+  int64_t store_cost(const std::vector<mapper::StorePlan>& plans) const {
+    int64_t n = 0;
+    for (const auto& sp : plans) n += sp.predicted_cycles + static_cast<int64_t>(sp.program.size()) * isa_.words();
+    return n;
   }
 
   // The data movement around consumer c of p's result, for plan_network's choice among mappings
@@ -428,7 +453,7 @@ class Runner {
   // the host writes of the other operand's images.
   int64_t movement_cost(const mapper::CompiledGemm& p, const mapper::CompiledGemm& c, bool as_a) const {
     std::string why;
-    const std::optional<mapper::StorePlan> sp = store_that_pays(p, c, as_a, why);
+    const std::optional<std::vector<mapper::StorePlan>> sp = store_that_pays(p, c, as_a, why);
     int64_t cost = sp ? store_cost(*sp) : host_path_cycles(p, c, as_a);
     const int H = bench_->host_lanes();
     for (size_t j = 0; j < c.jobs.size(); ++j) {
@@ -448,35 +473,49 @@ class Runner {
     int64_t cyc = 0;
     for (const mapper::GemmJob& j : p.jobs)
       if (j.last_k) cyc += j.nt_count * j.m_count * static_cast<int64_t>(groups.size());
-    const mapper::ImageShape img = mapper::image_shape(c, as_a, 0);
-    cyc += img.rows * ((img.lanes + H - 1) / H);
+    for (size_t j = 0; j < c.jobs.size(); ++j) {
+      const mapper::ImageShape img = mapper::image_shape(c, as_a, j);
+      cyc += img.rows * ((img.lanes + H - 1) / H);
+    }
     const auto bytes = static_cast<uint64_t>(p.shape.m.size() * p.shape.n.size() * operand_bytes(cfg.dtype));
     const double ns = 2 * dram_transfer_ns(cfg.dram, bytes);
     return cyc + static_cast<int64_t>(std::ceil(ns * cfg.clock_mhz / 1000.0));
   }
 
-  // Pushes the STORE program of an on-chip result, into the half the next job computes on, and
-  // waits for it.
+  // Pushes the STORE programs of an on-chip result and waits for them: the consumer's first
+  // job's image into the half it computes on (the free one), its second job's into the other.
   void run_store(const OnChip& oc) {
-    for (arch::StoreInstr st : oc.store.program) {
-      st.other_half = true;
-      bench_->push(arch::encode_store(isa_, st));
-    }
-    b_in_half_[(flips_ + 1) % 2] = {-1, -1, -1};  // rows there are overwritten
+    for (size_t j = 0; j < oc.stores.size(); ++j)
+      for (arch::StoreInstr st : oc.stores[j].program) {
+        st.other_half = j == 0;
+        bench_->push(arch::encode_store(isa_, st));
+      }
+    b_in_half_[0] = b_in_half_[1] = {-1, -1, -1};  // rows there are overwritten
     bench_->wait_idle(opt_.timeout_cycles);
   }
 
-  // The image the STORE wrote into the next job's half, read back through the host port (not
-  // counted: the scoreboard's probe), against the golden operand laid out the same way.
+  // The images the STOREs wrote, read back through the host port (not counted: the scoreboard's
+  // probe), against the golden operand laid out the same way. The host port reaches only the
+  // free half: the second job's image is read between two FLIPs that put the halves back.
   int64_t check_stored(const OnChip& oc, const Tensor<uint16_t>& golden) {
     const mapper::CompiledGemm& c = oc.consumer->compiled.gemm;
     const uint16_t pad = opt_.cfg.dtype == arch::DataType::bf16 ? 0x8000 : 0;
-    const mapper::RowImage img = oc.as_a ? mapper::layout_a(c, golden, pad, 0) : mapper::layout_b(c, golden, 0);
-    bench_->count_host(false);
-    const std::vector<uint16_t> got = bench_->read_rows(img.first_row, img.rows, img.lanes);
-    bench_->count_host(true);
     int64_t bad = 0;
-    for (size_t i = 0; i < got.size(); ++i) bad += got[i] != img.data[i];
+    bench_->count_host(false);
+    for (size_t j = 0; j < oc.stores.size(); ++j) {
+      const mapper::RowImage img = oc.as_a ? mapper::layout_a(c, golden, pad, j) : mapper::layout_b(c, golden, j);
+      if (j > 0) {
+        bench_->push(arch::encode_flip(isa_));
+        bench_->wait_idle(opt_.timeout_cycles);
+      }
+      const std::vector<uint16_t> got = bench_->read_rows(img.first_row, img.rows, img.lanes);
+      if (j > 0) {
+        bench_->push(arch::encode_flip(isa_));
+        bench_->wait_idle(opt_.timeout_cycles);
+      }
+      for (size_t i = 0; i < got.size(); ++i) bad += got[i] != img.data[i];
+    }
+    bench_->count_host(true);
     return bad;
   }
 
@@ -522,10 +561,11 @@ class Runner {
       const uint64_t st0 = bench_->cycle_count();
       run_store(*oc);
       rep.store_cycles = static_cast<int64_t>(bench_->cycle_count() - st0);
-      rep.store_predicted = oc->store.predicted_cycles;
+      rep.store_predicted = oc->predicted_cycles();
       rep.on_chip = true;
-      rep.store = fmt::format("{} moves of {} lane(s) in {} instruction(s), as {} of the next contraction", oc->store.moves,
-                              oc->store.program[0].count, oc->store.program.size(), oc->as_a ? "A" : "B");
+      rep.store = fmt::format("{} moves of {} lane(s) in {} instruction(s), as {} of the next contraction{}", oc->moves(),
+                              oc->stores[0].program[0].count, oc->instructions(), oc->as_a ? "A" : "B",
+                              oc->stores.size() > 1 ? " (its 2 jobs: both halves)" : "");
     } else {
       rep.through_host_because = last ? "" : why_not;
     }
