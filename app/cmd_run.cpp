@@ -116,8 +116,12 @@ fs::path build_simulator(const arch::ArchConfig& cfg, const Opts& o, bool quiet)
       cmd += fmt::format(" {0}/verilated_fst_c.cpp {0}/verilated_fst_sc.cpp", flows::shell_quote(toolchain::kVerilatorInclude));
     cmd += " obj/Vsys__ALL.a";
     for (const std::string& l : toolchain::kLibs) cmd += " " + flows::shell_quote(l);
-    cmd += std::string(" ") + toolchain::kSysLibs + (o.trace.empty() ? "" : " -lz") + " -o fetta_sim";
+    // Linked under a name of its own, then renamed over fetta_sim: another `fetta run` of the same
+    // model (a sweep beside a bench) may be executing the old file or relinking it too.
+    const std::string tmp = fmt::format("fetta_sim.tmp-{}", ::getpid());
+    cmd += std::string(" ") + toolchain::kSysLibs + (o.trace.empty() ? "" : " -lz") + " -o " + tmp;
     run_or_throw("linking the simulator", cmd, dir.string());
+    fs::rename(dir / tmp, exe);
   }
   return exe;
 }
