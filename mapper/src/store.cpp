@@ -81,7 +81,9 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
     if (j.m0 != 0 || j.m_count != M || j.nt0 != 0 || j.nt_count != NT)
       return fail(fmt::format("the producer's result is computed in {} output chunks (the accumulator holds {} rows)",
                               p.jobs.size(), cfg.memory.accum_depth));
-  if (c.replicate != 1) return fail("the consumer's operands are replicated per CE (fixed network)");
+  // Fixed wiring replicates A, and B loaded from the left, once per CE; a top-load B image is not.
+  if (c.replicate != 1 && (as_a || !c.map.ib_top))
+    return fail("the consumer's operand is replicated per CE (fixed network)");
   const GemmJob& cj = c.jobs.at(job);
 
   // Where every element of Z lives on each side: per label of Z (producer m labels, then n), its

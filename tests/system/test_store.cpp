@@ -201,7 +201,7 @@ TEST_CASE("Affine nests are fitted exactly, and non-nests refused", "[store]") {
 }
 
 TEST_CASE("STORE programs put every element where the consumer reads it", "[store]") {
-  for (const char* cfg_name : {"default", "ce4x4_x4", "ce2x4_x8", "ce4x4_x4_int8"}) {
+  for (const char* cfg_name : {"default", "ce4x4_x4", "ce2x4_x8", "ce4x4_x4_int8", "baseline_hier"}) {
     const arch::ArchConfig cfg = cfg_named(cfg_name);
     Tally tally;
     for (const char* layer : {"tt_small", "ttm_small", "tr_small", "ht_small", "bt_small", "tt_fetta_example"})
@@ -226,6 +226,10 @@ TEST_CASE("STORE refuses what it cannot do, saying why", "[store]") {
   const CompiledGemm pf = compile_gemm(tpu, prod);
   const CompiledGemm cf = compile_gemm(tpu, gemm_shape("Z", {"m", "n"}, {8, 8}, "W", {"n", "o"}, {8, 4}, {"m", "o"}));
   CHECK_THAT(plan_store(tpu, pf, cf, true, 0).why_not, Contains("replicated per CE"));
+  // ... except a B loaded from the top (one image, each CE's columns in its own lanes).
+  const GemmShape as_b = gemm_shape("W", {"o", "m"}, {4, 8}, "Z", {"m", "n"}, {8, 8}, {"o", "n"});
+  CHECK_THAT(plan_store(tpu, pf, compile_gemm(tpu, as_b, 1, false), false, 0).why_not, Contains("replicated per CE"));
+  CHECK(plan_store(tpu, pf, compile_gemm(tpu, as_b, 1, true), false, 0).ok());
   // Z[m, n] -> consumer contracting over n with Z as A: one lane run per row; planned.
   const CompiledGemm ok = compile_gemm(cfg, gemm_shape("Z", {"m", "n"}, {8, 8}, "W", {"n", "o"}, {8, 4}, {"m", "o"}));
   const StorePlan sp = plan_store(cfg, p, ok, true, 0);

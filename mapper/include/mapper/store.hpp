@@ -32,7 +32,7 @@ struct StorePlan {
 // `job` (as IA when `as_a`, else as IB), bf16 padding as that role pads (-0 for IA, +0 for IB),
 // integer results shifted by `shift`. The producer must hold its whole result in the
 // accumulator at once (one output chunk); the consumer's role must be served by one image (no
-// operand replication). Instructions write the compute half; the caller sets other_half.
+// operand replication: with fixed wiring only a B loaded from the top qualifies). Instructions write the compute half; the caller sets other_half.
 StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
                      uint32_t shift = 0);
 
