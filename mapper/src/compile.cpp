@@ -28,6 +28,9 @@ std::string join(const std::vector<std::string>& v) { return fmt::format("{}", f
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// B rows of one fold: R (from the top: a row per CE row) or the N tile (from the left: a row per column).
+int64_t b_fold_rows(const GemmMapping& mp) { return mp.ib_top ? mp.k_tile / mp.gk : mp.n_tile; }
+
 }  // namespace
 
 GemmShape gemm_shape(const std::string& a_name, const std::vector<std::string>& a_labels,
@@ -107,7 +110,7 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
   mp.k_tiles = ceil_div(K, mp.k_tile);
   mp.n_tiles = ceil_div(Nn, mp.n_tile);
   mp.ib_top = ib_top;
-  const int64_t fold_rows = ib_top ? R : mp.n_tile;  // B rows of one fold
+  const int64_t fold_rows = b_fold_rows(mp);
   const int64_t half = cfg.memory.unified_depth / 2;
   if (mp.k_tiles > (int64_t{1} << isa.count_bits()) || mp.n_tiles > (int64_t{1} << isa.count_bits()))
     throw CompileError(fmt::format("{} x {}: {} x {} folds exceed the ISA's 16-bit loop counts", shape.a_name,
@@ -324,10 +327,24 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape) {
 CompiledStep compile_step(const arch::ArchConfig& cfg, const std::string& lhs_name,
                           const std::vector<std::string>& lhs_labels, const std::vector<int64_t>& lhs_dims,
                           const std::string& rhs_name, const std::vector<std::string>& rhs_labels,
-                          const std::vector<int64_t>& rhs_dims, const std::vector<std::string>& keep) {
+                          const std::vector<int64_t>& rhs_dims, const std::vector<std::string>& keep,
+                          const std::function<int64_t(const CompiledStep&)>& tie_cost) {
   const std::vector<CompiledStep> all =
       step_candidates(cfg, lhs_name, lhs_labels, lhs_dims, rhs_name, rhs_labels, rhs_dims, keep);
-  return *fastest(all, [](const CompiledStep& c) { return c.gemm.predicted_cycles; })[0];
+  const std::vector<const CompiledStep*> best =
+      fastest(all, [](const CompiledStep& c) { return c.gemm.predicted_cycles; });
+  const CompiledStep* pick = best[0];
+  if (tie_cost && best.size() > 1) {
+    int64_t least = std::numeric_limits<int64_t>::max();
+    for (const CompiledStep* c : best) {
+      const int64_t cost = tie_cost(*c);
+      if (cost < least) {
+        least = cost;
+        pick = c;
+      }
+    }
+  }
+  return *pick;
 }
 
 NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term,
@@ -371,26 +388,17 @@ NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem&
     else
       p.kept_labels(ps.left | ps.right).for_each([&](int lab) { ps.keep.push_back(p.labels[static_cast<size_t>(lab)]); });
     ps.out = ps.last ? prob.result : fmt::format("{}_t{}_s{}", prob.result, term, s);
+    // Equally fast mappings of the previous step's consumer: the least data movement. (A term's
+    // last contraction in a sum runs later, apart from its producer: nothing to gain.)
+    const PlannedStep* prev = plan.steps.empty() ? nullptr : &plan.steps.back();
+    std::function<int64_t(const CompiledStep&)> tie_cost;
+    if (movement && prev && (ps.lhs == prev->out || ps.rhs == prev->out) && !(ps.last && prob.terms.size() > 1))
+      tie_cost = [&](const CompiledStep& c) {
+        return movement(prev->compiled.gemm, c.gemm, (ps.lhs == prev->out) == c.lhs_is_a);
+      };
     try {
-      const std::vector<CompiledStep> all =
-          step_candidates(cfg, ps.lhs, ps.lhs_labels, ps.lhs_dims, ps.rhs, ps.rhs_labels, ps.rhs_dims, ps.keep);
-      const std::vector<const CompiledStep*> best =
-          fastest(all, [](const CompiledStep& c) { return c.gemm.predicted_cycles; });
-      ps.compiled = *best[0];
-      // Equally fast mappings of the previous step's consumer: the least data movement. (A term's
-      // last contraction in a sum runs later, apart from its producer: nothing to gain.)
-      const PlannedStep* prev = plan.steps.empty() ? nullptr : &plan.steps.back();
-      if (movement && prev && best.size() > 1 && (ps.lhs == prev->out || ps.rhs == prev->out) &&
-          !(ps.last && prob.terms.size() > 1)) {
-        int64_t least = std::numeric_limits<int64_t>::max();
-        for (const CompiledStep* c : best) {
-          const int64_t cost = movement(prev->compiled.gemm, c->gemm, (ps.lhs == prev->out) == c->lhs_is_a);
-          if (cost < least) {
-            least = cost;
-            ps.compiled = *c;
-          }
-        }
-      }
+      ps.compiled = compile_step(cfg, ps.lhs, ps.lhs_labels, ps.lhs_dims, ps.rhs, ps.rhs_labels, ps.rhs_dims, ps.keep,
+                                 tie_cost);
     } catch (const CompileError& e) {
       throw CompileError(fmt::format("{} term {} step {} ({} x {}): {}", prob.result, term, s, ps.lhs, ps.rhs, e.what()));
     }
@@ -556,8 +564,9 @@ ImageSlot b_slot(const CompiledGemm& c, const GemmJob& jb, int64_t k, int64_t n)
 ImageShape image_shape(const CompiledGemm& c, bool a_operand, size_t job) {
   const GemmJob& jb = c.jobs.at(job);
   if (a_operand) return {jb.kt_count * jb.m_count, static_cast<int>(c.map.k_tile * c.replicate)};
-  if (!c.map.ib_top) return {jb.kt_count * jb.nt_count * c.map.n_tile, static_cast<int>(c.map.k_tile * c.replicate)};
-  return {jb.kt_count * jb.nt_count * (c.map.k_tile / c.map.gk), static_cast<int>(c.map.gk * c.map.gn * (c.map.n_tile / c.map.gn))};
+  // From the top every CE's C columns side by side (gk * n_tile = G * C lanes), else K on the lanes.
+  const int64_t lanes = c.map.ib_top ? c.map.gk * c.map.n_tile : c.map.k_tile * c.replicate;
+  return {jb.kt_count * jb.nt_count * b_fold_rows(c.map), static_cast<int>(lanes)};
 }
 
 RowImage layout_b(const CompiledGemm& c, const verif::Tensor<uint16_t>& b, size_t job) {

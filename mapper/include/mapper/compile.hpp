@@ -110,7 +110,9 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
 // then the load from the left).
 CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape);
 
-// A binary contraction with the roles chosen by the model: tries both operand orders.
+// A binary contraction with the roles chosen by the model: tries both operand orders, every grid
+// and both load paths. Among mappings with equally few cycles, the lowest `tie_cost` (when given)
+// wins, else the first in preference order (lhs streaming, more CEs on K, the load from the left).
 struct CompiledStep {
   bool lhs_is_a = true;
   CompiledGemm gemm;
@@ -118,7 +120,8 @@ struct CompiledStep {
 CompiledStep compile_step(const arch::ArchConfig& cfg, const std::string& lhs_name,
                           const std::vector<std::string>& lhs_labels, const std::vector<int64_t>& lhs_dims,
                           const std::string& rhs_name, const std::vector<std::string>& rhs_labels,
-                          const std::vector<int64_t>& rhs_dims, const std::vector<std::string>& keep);
+                          const std::vector<int64_t>& rhs_dims, const std::vector<std::string>& keep,
+                          const std::function<int64_t(const CompiledStep&)>& tie_cost = {});
 
 // Every contraction of one term of a phase problem, planned before any data exists: the search
 // picks the sequence (minimum MACs), the compiler maps each step. Intermediates are named
