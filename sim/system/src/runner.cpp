@@ -359,22 +359,15 @@ class Runner {
     const mapper::PlannedStep* consumer = nullptr;
     bool as_a = true;
     std::vector<mapper::StorePlan> stores;  // one per job of the consumer (at most two: one per half)
-    int64_t moves() const {
-      int64_t n = 0;
-      for (const auto& sp : stores) n += sp.moves;
-      return n;
-    }
-    int64_t predicted_cycles() const {
-      int64_t n = 0;
-      for (const auto& sp : stores) n += sp.predicted_cycles;
-      return n;
-    }
-    size_t instructions() const {
-      size_t n = 0;
-      for (const auto& sp : stores) n += sp.program.size();
-      return n;
-    }
   };
+
+  // A quantity summed over the STORE programs of one result (one per consumer job).
+  template <typename F>
+  static int64_t total(const std::vector<mapper::StorePlan>& plans, F of) {
+    int64_t n = 0;
+    for (const mapper::StorePlan& sp : plans) n += static_cast<int64_t>(of(sp));
+    return n;
+  }
 
   // Whether step s's result can go straight into the next step's operand (docs/architecture.md §5):
   // the next step consumes it and runs right after (not a deferred final of a sum) in one job,
@@ -432,10 +425,9 @@ class Runner {
     const int64_t store = store_cost(plans);
     const int64_t host = host_path_cycles(p, c, as_a);
     if (store >= host) {
-      int64_t moves = 0;
-      for (const auto& sp : plans) moves += sp.moves;
-      why = fmt::format("STORE would take {} cycles ({} moves of {} lane(s)), the host and DRAM {}", store, moves,
-                        plans[0].program[0].count, host);
+      why = fmt::format("STORE would take {} cycles ({} moves of {} lane(s)), the host and DRAM {}", store,
+                        total(plans, [](const mapper::StorePlan& sp) { return sp.moves; }), plans[0].program[0].count,
+                        host);
       return std::nullopt;
     }
     return plans;
@@ -443,9 +435,20 @@ class Runner {
 
   // STORE programs' cost: their busy cycles and the host's pushes of their instructions.
   int64_t store_cost(const std::vector<mapper::StorePlan>& plans) const {
-    int64_t n = 0;
-    for (const auto& sp : plans) n += sp.predicted_cycles + static_cast<int64_t>(sp.program.size()) * isa_.words();
-    return n;
+    return total(plans, [this](const mapper::StorePlan& sp) {
+      return sp.predicted_cycles + static_cast<int64_t>(sp.program.size()) * isa_.words();
+    });
+  }
+
+  // Host cycles writing every job's image of consumer c's A (a_operand) or B through the host port.
+  int64_t image_write_cycles(const mapper::CompiledGemm& c, bool a_operand) const {
+    const int H = bench_->host_lanes();
+    int64_t cyc = 0;
+    for (size_t j = 0; j < c.jobs.size(); ++j) {
+      const mapper::ImageShape img = mapper::image_shape(c, a_operand, j);
+      cyc += img.rows * ((img.lanes + H - 1) / H);
+    }
+    return cyc;
   }
 
   // The data movement around consumer c of p's result, for plan_network's choice among mappings
@@ -454,17 +457,11 @@ class Runner {
   int64_t movement_cost(const mapper::CompiledGemm& p, const mapper::CompiledGemm& c, bool as_a) const {
     std::string why;
     const std::optional<std::vector<mapper::StorePlan>> sp = store_that_pays(p, c, as_a, why);
-    int64_t cost = sp ? store_cost(*sp) : host_path_cycles(p, c, as_a);
-    const int H = bench_->host_lanes();
-    for (size_t j = 0; j < c.jobs.size(); ++j) {
-      const mapper::ImageShape img = mapper::image_shape(c, !as_a, j);
-      cost += img.rows * ((img.lanes + H - 1) / H);
-    }
-    return cost;
+    return (sp ? store_cost(*sp) : host_path_cycles(p, c, as_a)) + image_write_cycles(c, !as_a);
   }
 
   // The cycles an intermediate takes through the host: reading its accumulator rows, the DRAM
-  // round trip (a write and a read), writing the consumer's operand image (one job).
+  // round trip (a write and a read), writing the consumer's operand images (every job).
   int64_t host_path_cycles(const mapper::CompiledGemm& p, const mapper::CompiledGemm& c, bool as_a) const {
     const arch::ArchConfig& cfg = opt_.cfg;
     const int H = bench_->host_lanes();
@@ -473,10 +470,7 @@ class Runner {
     int64_t cyc = 0;
     for (const mapper::GemmJob& j : p.jobs)
       if (j.last_k) cyc += j.nt_count * j.m_count * static_cast<int64_t>(groups.size());
-    for (size_t j = 0; j < c.jobs.size(); ++j) {
-      const mapper::ImageShape img = mapper::image_shape(c, as_a, j);
-      cyc += img.rows * ((img.lanes + H - 1) / H);
-    }
+    cyc += image_write_cycles(c, as_a);
     const auto bytes = static_cast<uint64_t>(p.shape.m.size() * p.shape.n.size() * operand_bytes(cfg.dtype));
     const double ns = 2 * dram_transfer_ns(cfg.dram, bytes);
     return cyc + static_cast<int64_t>(std::ceil(ns * cfg.clock_mhz / 1000.0));
@@ -561,11 +555,13 @@ class Runner {
       const uint64_t st0 = bench_->cycle_count();
       run_store(*oc);
       rep.store_cycles = static_cast<int64_t>(bench_->cycle_count() - st0);
-      rep.store_predicted = oc->predicted_cycles();
+      rep.store_predicted = total(oc->stores, [](const mapper::StorePlan& sp) { return sp.predicted_cycles; });
       rep.on_chip = true;
-      rep.store = fmt::format("{} moves of {} lane(s) in {} instruction(s), as {} of the next contraction{}", oc->moves(),
-                              oc->stores[0].program[0].count, oc->instructions(), oc->as_a ? "A" : "B",
-                              oc->stores.size() > 1 ? " (its 2 jobs: both halves)" : "");
+      rep.store = fmt::format("{} moves of {} lane(s) in {} instruction(s), as {} of the next contraction{}",
+                              total(oc->stores, [](const mapper::StorePlan& sp) { return sp.moves; }),
+                              oc->stores[0].program[0].count,
+                              total(oc->stores, [](const mapper::StorePlan& sp) { return sp.program.size(); }),
+                              oc->as_a ? "A" : "B", oc->stores.size() > 1 ? " (its 2 jobs: both halves)" : "");
     } else {
       rep.through_host_because = last ? "" : why_not;
     }
