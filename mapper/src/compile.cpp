@@ -235,6 +235,8 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
         g.n_tiles = static_cast<uint32_t>(job.nt_count);
         g.gn = static_cast<uint32_t>(mp.gn);
         g.gk = static_cast<uint32_t>(gk);
+        job.a_base = c.a_base;
+        job.b_base = c.b_base;
         g.a_base = static_cast<uint32_t>(c.a_base);
         g.a_kt_stride = job.kt_count > 1 ? static_cast<uint32_t>(job.m_count) : 0;
         g.b_base = static_cast<uint32_t>(c.b_base);
@@ -261,6 +263,18 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
         c.jobs.push_back(job);
       }
   return c;
+}
+
+void relocate_image(const arch::ArchConfig& cfg, CompiledGemm& c, size_t job, bool a_operand, int64_t base) {
+  GemmJob& jb = c.jobs.at(job);
+  const int64_t rows = image_shape(c, a_operand, job).rows, half = cfg.memory.unified_depth / 2;
+  if (base < 0 || base + rows > half)
+    throw CompileError(fmt::format("{} x {}: job {}'s {} image ({} rows) at row {} leaves the half (rows 0 .. {})",
+                                   c.shape.a_name, c.shape.b_name, job, a_operand ? "A" : "B", rows, base, half - 1));
+  (a_operand ? jb.a_base : jb.b_base) = base;
+  (a_operand ? jb.instr.a_base : jb.instr.b_base) = static_cast<uint32_t>(base);
+  // The program is the RED_CFG chunks, then one GEMM per job.
+  c.program.at(c.program.size() - c.jobs.size() + job) = arch::encode_gemm(arch::IsaLayout(cfg), jb.instr);
 }
 
 namespace {
@@ -548,7 +562,7 @@ RowImage k_tile_rows(const CompiledGemm& c, const std::vector<uint16_t>& v, int6
 
 RowImage layout_a(const CompiledGemm& c, const verif::Tensor<uint16_t>& a, uint16_t pad, size_t job) {
   const GemmJob& jb = c.jobs.at(job);
-  return k_tile_rows(c, flatten(a, c.shape.m.labels, c.shape.k.labels), c.a_base, jb.m0, jb.m_count,
+  return k_tile_rows(c, flatten(a, c.shape.m.labels, c.shape.k.labels), jb.a_base, jb.m0, jb.m_count,
                      c.shape.m.size(), pad, jb);
 }
 
@@ -573,10 +587,10 @@ RowImage layout_b(const CompiledGemm& c, const verif::Tensor<uint16_t>& b, size_
   const GemmJob& jb = c.jobs.at(job);
   const std::vector<uint16_t> v = flatten(b, c.shape.n.labels, c.shape.k.labels);
   if (!c.map.ib_top)
-    return k_tile_rows(c, v, c.b_base, jb.nt0 * c.map.n_tile, jb.nt_count * c.map.n_tile, c.shape.n.size(), 0, jb);
+    return k_tile_rows(c, v, jb.b_base, jb.nt0 * c.map.n_tile, jb.nt_count * c.map.n_tile, c.shape.n.size(), 0, jb);
   // From the top: one row per (K tile, N tile, CE row), each CE's C columns side by side.
   const ImageShape sh = image_shape(c, false, job);
-  RowImage img{c.b_base, sh.rows, sh.lanes, std::vector<uint16_t>(static_cast<size_t>(sh.rows * sh.lanes), 0)};
+  RowImage img{jb.b_base, sh.rows, sh.lanes, std::vector<uint16_t>(static_cast<size_t>(sh.rows * sh.lanes), 0)};
   const int64_t K = c.shape.k.size(), Nn = c.shape.n.size();
   const int64_t k_end = std::min(K, (jb.kt0 + jb.kt_count) * c.map.k_tile);
   const int64_t n_end = std::min(Nn, (jb.nt0 + jb.nt_count) * c.map.n_tile);

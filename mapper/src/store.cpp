@@ -105,7 +105,7 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
   }
   const int64_t R0 = as_a ? cj.m0 : cj.nt0 * c.map.n_tile;
   const int64_t RC = as_a ? cj.m_count : cj.nt_count * c.map.n_tile;
-  const int64_t row_base = as_a ? c.a_base : c.b_base;
+  const int64_t row_base = as_a ? cj.a_base : cj.b_base;
   const int64_t Nn = p.shape.n.size(), Kt = c.map.k_tile;
 
   std::vector<Vec4> el;  // (dst row, dst lane, src row, src lane): sorted, the consumer's row order

@@ -75,6 +75,7 @@ struct GemmJob {
   int64_t nt0 = 0, nt_count = 0;  // its N tiles
   int64_t kt0 = 0, kt_count = 0;  // and K tiles (jobs after the first K chunk accumulate)
   bool last_k = true;             // the accumulator rows are complete after this job
+  int64_t a_base = 0, b_base = 0; // its images' first rows (the compiler's a_base / b_base unless relocated)
   arch::GemmInstr instr;
   int64_t predicted_cycles = 0;
 };
@@ -83,13 +84,14 @@ struct CompiledGemm {
   GemmShape shape;
   GemmMapping map;
   // Unified-memory layout (rows of the compute half; lanes = bank*T + elem), per job (its m0,
-  // m_count rows of M; the host writes them into the free half before the job's FLIP):
+  // m_count rows of M; the host writes them into the free half before the job's FLIP), a_base and
+  // b_base being the job's own (relocate_image may move one image of a job):
   //   A: row a_base + (kt - kt0)*m_count + (m - m0),                 lane k - kt*k_tile (padding: -0 / 0)
   //   B from the left: row b_base + (kt - kt0)*nt_count*n_tile + (n - nt0*n_tile), lane k - kt*k_tile
   //   B from the top: row b_base + ((kt - kt0)*nt_count + (nt - nt0))*R + r, lane g*C + c, for
   //     k = kt*k_tile + q*R + r, n = nt*n_tile + gn*C + c, CE g = gn*gk + q (b_slot)
   //   (B padding, k >= K or n >= N: +0)
-  int64_t a_base = 0, a_rows = 0, b_base = 0, b_rows = 0, b_kt_stride = 0;  // rows: the largest job's
+  int64_t a_base = 0, a_rows = 0, b_base = 0, b_rows = 0, b_kt_stride = 0;  // as compiled; rows: the largest job's
   // Accumulator: column j of N tile nt, row m of a job: row (nt - nt0)*m_count + (m - m0), lane col_lane[j].
   std::vector<int> col_lane;
   route::RedRoute red;            // one group per column j of an N tile, in j order
@@ -171,6 +173,12 @@ int64_t plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>&
 // an instruction with acc_accumulate = 1 on rows already holding `init`, i.e. the first K tile is
 // added onto init (fp32_add(init, t)) instead of written.
 verif::AccumulationOrder hardware_order(const CompiledGemm& c, int64_t R, std::vector<uint32_t> init = {});
+
+// Moves job `job`'s A (a_operand) or B image to start at unified row `base` of its half: the job's
+// base and its GEMM instruction (the program word too). Compute cycles do not change. Throws
+// CompileError when the image would leave the half. For images a STORE writes where the host
+// would not (mapper/placement.hpp).
+void relocate_image(const arch::ArchConfig& cfg, CompiledGemm& c, size_t job, bool a_operand, int64_t base);
 
 // Operand images in the layout above: `rows` x `lanes` bit patterns (16-bit elements; int8 in
 // the low byte), lanes = k_tile * replicate. Padding: IA -0 for bf16 (0x8000), else 0.

@@ -2,8 +2,10 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -20,6 +22,7 @@
 #include "hw/sys/system.hpp"
 #include "mapper/compile.hpp"
 #include "mapper/layer_search.hpp"
+#include "mapper/placement.hpp"
 #include "mapper/search.hpp"
 #include "mapper/store.hpp"
 #include "sim/system/bench.hpp"
@@ -332,6 +335,7 @@ class Runner {
       live[mapper::NodeSet{1} << i] = std::move(o);
     }
     const int nsteps = static_cast<int>(plan.steps.size());
+    parked_.clear();
     for (int s = 0; s < nsteps; ++s) {
       const mapper::PlannedStep& st = plan.steps[static_cast<size_t>(s)];
       Operand lhs = live.at(st.left), rhs = live.at(st.right);
@@ -354,12 +358,30 @@ class Runner {
   }
 
   // A result kept on chip: STORE programs write it, rounded or requantized, into the operand
-  // image of the contraction that runs next and consumes it.
+  // images of the contraction that consumes it (right after the producer: the accumulator is
+  // overwritten by the next contraction), each into the half its consumer job computes on.
   struct OnChip {
     const mapper::PlannedStep* consumer = nullptr;
+    int consumer_step = 0;
     bool as_a = true;
-    std::vector<mapper::StorePlan> stores;  // one per job of the consumer (at most two: one per half)
+    std::vector<mapper::StorePlan> stores;  // one per job of the consumer
+    std::vector<bool> into_free_half;       // per job: its half is the free one (else the producer's)
+    std::vector<mapper::RowRange> rows;     // per job: where its image is
   };
+
+  // An image a STORE wrote that waits in a half for its consumer (a step of the current network).
+  struct Parked {
+    size_t half = 0;
+    mapper::RowRange rows;
+    int consumer = 0;
+  };
+
+  // The rows job `j` of c writes into its half: its A and B images.
+  static std::array<mapper::RowRange, 2> footprint(const mapper::CompiledGemm& c, size_t j) {
+    const mapper::GemmJob& jb = c.jobs[j];
+    return {mapper::RowRange{jb.a_base, mapper::image_shape(c, true, j).rows},
+            mapper::RowRange{jb.b_base, mapper::image_shape(c, false, j).rows}};
+  }
 
   // A quantity summed over the STORE programs of one result (one per consumer job).
   template <typename F>
@@ -369,49 +391,98 @@ class Runner {
     return n;
   }
 
-  // Whether step s's result can go straight into the next step's operand (docs/architecture.md §5):
-  // the next step consumes it and runs right after (not a deferred final of a sum) in one job,
-  // and plan_store can join the two layouts.
-  // Otherwise `why` says why the result goes through the host.
-  std::optional<OnChip> on_chip_plan(const mapper::NetworkPlan& plan, int s, bool defer_final, std::string& why) const {
+  // Whether step s's result can stay on chip (docs/architecture.md §5): its consumer is not a
+  // deferred final of a sum, every job's image finds rows in the half that job computes on which
+  // nothing writes until the job runs (the images of the jobs in between, the consumer's other
+  // operand, images waiting for other consumers), plan_store can join the two layouts and the STORE
+  // is cheaper than the host path. On success the consumer's images may have moved (the plan's step
+  // is updated) and the images are registered as parked. Otherwise `why` says why not.
+  std::optional<OnChip> on_chip_plan(mapper::NetworkPlan& plan, int s, bool defer_final, std::string& why) {
     why.clear();
+    const int nsteps = static_cast<int>(plan.steps.size());
     const mapper::PlannedStep& st = plan.steps[static_cast<size_t>(s)];
+    std::erase_if(parked_, [s](const Parked& pk) { return pk.consumer <= s; });  // read by now (or by s)
     if (st.last) return std::nullopt;  // a final result: always read out
     if (opt_.through_host) {
       why = "--through-host";
       return std::nullopt;
     }
-    const mapper::PlannedStep& next = plan.steps[static_cast<size_t>(s) + 1];
-    if (next.lhs != st.out && next.rhs != st.out) {
-      why = "its consumer does not run next (another contraction would overwrite it)";
-      return std::nullopt;
-    }
+    int t = s + 1;
+    while (t < nsteps && plan.steps[static_cast<size_t>(t)].lhs != st.out && plan.steps[static_cast<size_t>(t)].rhs != st.out) ++t;
+    if (t == nsteps) throw std::logic_error(fmt::format("internal: no step consumes {}", st.out));
+    mapper::PlannedStep& next = plan.steps[static_cast<size_t>(t)];
     if (next.last && defer_final) {
       why = "its consumer is a term's last contraction, run later with the other terms";
       return std::nullopt;
     }
     OnChip oc;
     oc.consumer = &next;
+    oc.consumer_step = t;
     oc.as_a = (next.lhs == st.out) == next.compiled.lhs_is_a;
-    std::optional<std::vector<mapper::StorePlan>> sp = store_that_pays(st.compiled.gemm, next.compiled.gemm, oc.as_a, why);
+    // The halves the jobs from here on compute on: the i-th job pushed from now on (0-based) takes
+    // (flips_ + 1 + i) % 2; what the jobs between producer and consumer write is taken.
+    int64_t i = flips_ + static_cast<int64_t>(st.compiled.gemm.jobs.size());
+    const size_t producer_half = static_cast<size_t>(i % 2);
+    std::array<std::vector<mapper::RowRange>, 2> taken;
+    for (int u = s + 1; u < t; ++u) {
+      const mapper::CompiledGemm& cu = plan.steps[static_cast<size_t>(u)].compiled.gemm;
+      for (size_t j = 0; j < cu.jobs.size(); ++j)
+        for (const mapper::RowRange& r : footprint(cu, j)) taken[static_cast<size_t>((i + 1 + static_cast<int64_t>(j)) % 2)].push_back(r);
+      i += static_cast<int64_t>(cu.jobs.size());
+    }
+    for (const Parked& pk : parked_) taken[pk.half].push_back(pk.rows);
+    std::vector<size_t> half_of;
+    for (size_t j = 0; j < next.compiled.gemm.jobs.size(); ++j) half_of.push_back(static_cast<size_t>((i + 1 + static_cast<int64_t>(j)) % 2));
+    mapper::CompiledGemm c = next.compiled.gemm;
+    std::optional<std::vector<mapper::StorePlan>> sp =
+        place_and_plan(st.compiled.gemm, c, oc.as_a, half_of, std::move(taken), t - s - 1, why);
     if (!sp) return std::nullopt;
+    next.compiled.gemm = std::move(c);
     oc.stores = std::move(*sp);
+    for (size_t j = 0; j < half_of.size(); ++j) {
+      oc.into_free_half.push_back(half_of[j] != producer_half);
+      oc.rows.push_back(footprint(next.compiled.gemm, j)[oc.as_a ? 0 : 1]);
+      parked_.push_back({half_of[j], oc.rows.back(), t});
+    }
     return oc;
+  }
+
+  // Places consumer c's images of p's result (job j's in half half_of[j], clear of `taken` and of
+  // the consumer's own other images; c's bases move where needed) and plans the STOREs into them,
+  // when they take fewer cycles than the host path they replace; else nullopt and why not.
+  // `between`: contractions that run between producer and consumer (for the message).
+  std::optional<std::vector<mapper::StorePlan>> place_and_plan(const mapper::CompiledGemm& p, mapper::CompiledGemm& c,
+                                                               bool as_a, const std::vector<size_t>& half_of,
+                                                               std::array<std::vector<mapper::RowRange>, 2> taken,
+                                                               int between, std::string& why) const {
+    const int64_t half_rows = opt_.cfg.memory.unified_depth / 2;
+    const size_t own = as_a ? 0 : 1;
+    for (size_t j = 0; j < c.jobs.size(); ++j) {
+      std::array<mapper::RowRange, 2> fp = footprint(c, j);
+      std::vector<mapper::RowRange> clear_of = taken[half_of[j]];
+      clear_of.push_back(fp[1 - own]);
+      const std::optional<int64_t> at = mapper::place_rows(half_rows, fp[own].rows, fp[own].first, clear_of);
+      if (!at) {
+        why = fmt::format("no room for its consumer's job {} image ({} rows) in a half of {} rows beside what {} "
+                          "write there before it runs",
+                          j, fp[own].rows, half_rows,
+                          between > 0 ? fmt::format("the {} contraction(s) in between and the waiting images", between)
+                                      : std::string("the consumer's earlier jobs"));
+        return std::nullopt;
+      }
+      if (*at != fp[own].first) mapper::relocate_image(opt_.cfg, c, j, as_a, *at);
+      // The consumer's later jobs in this half must not overwrite this job's images.
+      for (const mapper::RowRange& r : footprint(c, j)) taken[half_of[j]].push_back(r);
+    }
+    return store_that_pays(p, c, as_a, why);
   }
 
   // The STOREs of p's result into consumer c's operand images, one per job of c, when the
   // hardware can place them there and they take fewer cycles than the way through the host they
-  // replace; else why not. Both run before c's first job overwrites the accumulator, so c may have
-  // at most two jobs: the first computes on the free half, the second on the current compute half
-  // (the producer's, whose operands are dead by then).
+  // replace; else why not.
   std::optional<std::vector<mapper::StorePlan>> store_that_pays(const mapper::CompiledGemm& p,
                                                                 const mapper::CompiledGemm& c, bool as_a,
                                                                 std::string& why) const {
-    if (c.jobs.size() > 2) {
-      why = fmt::format("its consumer runs in {} jobs (operands or results exceed a memory half or the accumulator)",
-                        c.jobs.size());
-      return std::nullopt;
-    }
     const uint32_t shift =
         opt_.cfg.dtype == arch::DataType::bf16 ? 0 : static_cast<uint32_t>(requant_shift(opt_.cfg.dtype, p.shape.k.size()));
     std::vector<mapper::StorePlan> plans;
@@ -453,10 +524,14 @@ class Runner {
 
   // The data movement around consumer c of p's result, for plan_network's choice among mappings
   // with equal compute cycles: the STORE (when it pays) or the host path of that operand, plus
-  // the host writes of the other operand's images.
+  // the host writes of the other operand's images. c runs next (plan_network asks about adjacent
+  // steps); images waiting for later consumers are not known yet.
   int64_t movement_cost(const mapper::CompiledGemm& p, const mapper::CompiledGemm& c, bool as_a) const {
     std::string why;
-    const std::optional<std::vector<mapper::StorePlan>> sp = store_that_pays(p, c, as_a, why);
+    std::vector<size_t> half_of;  // relative to the producer's half 0
+    for (size_t j = 0; j < c.jobs.size(); ++j) half_of.push_back((j + 1) % 2);
+    mapper::CompiledGemm placed = c;
+    const std::optional<std::vector<mapper::StorePlan>> sp = place_and_plan(p, placed, as_a, half_of, {}, 0, why);
     return (sp ? store_cost(*sp) : host_path_cycles(p, c, as_a)) + image_write_cycles(c, !as_a);
   }
 
@@ -476,12 +551,12 @@ class Runner {
     return cyc + static_cast<int64_t>(std::ceil(ns * cfg.clock_mhz / 1000.0));
   }
 
-  // Pushes the STORE programs of an on-chip result and waits for them: the consumer's first
-  // job's image into the half it computes on (the free one), its second job's into the other.
+  // Pushes the STORE programs of an on-chip result and waits for them: each consumer job's image
+  // into the half that job computes on (the free one or the producer's, whose operands are dead).
   void run_store(const OnChip& oc) {
     for (size_t j = 0; j < oc.stores.size(); ++j)
       for (arch::StoreInstr st : oc.stores[j].program) {
-        st.other_half = j == 0;
+        st.other_half = oc.into_free_half[j];
         bench_->push(arch::encode_store(isa_, st));
       }
     b_in_half_[0] = b_in_half_[1] = {-1, -1, -1};  // rows there are overwritten
@@ -490,7 +565,7 @@ class Runner {
 
   // The images the STOREs wrote, read back through the host port (not counted: the scoreboard's
   // probe), against the golden operand laid out the same way. The host port reaches only the
-  // free half: the second job's image is read between two FLIPs that put the halves back.
+  // free half: an image in the producer's half is read between two FLIPs that put the halves back.
   int64_t check_stored(const OnChip& oc, const Tensor<uint16_t>& golden) {
     const mapper::CompiledGemm& c = oc.consumer->compiled.gemm;
     const uint16_t pad = opt_.cfg.dtype == arch::DataType::bf16 ? 0x8000 : 0;
@@ -498,12 +573,13 @@ class Runner {
     bench_->count_host(false);
     for (size_t j = 0; j < oc.stores.size(); ++j) {
       const mapper::RowImage img = oc.as_a ? mapper::layout_a(c, golden, pad, j) : mapper::layout_b(c, golden, j);
-      if (j > 0) {
+      const bool flip = !oc.into_free_half[j];
+      if (flip) {
         bench_->push(arch::encode_flip(isa_));
         bench_->wait_idle(opt_.timeout_cycles);
       }
       const std::vector<uint16_t> got = bench_->read_rows(img.first_row, img.rows, img.lanes);
-      if (j > 0) {
+      if (flip) {
         bench_->push(arch::encode_flip(isa_));
         bench_->wait_idle(opt_.timeout_cycles);
       }
@@ -511,6 +587,25 @@ class Runner {
     }
     bench_->count_host(true);
     return bad;
+  }
+
+  // "<moves> moves of <lanes> lane(s) in <n> instruction(s), as A of s<t>" and where the images wait.
+  std::string describe_store(const OnChip& oc, int s) const {
+    const mapper::CompiledGemm& c = oc.consumer->compiled.gemm;
+    std::string where;
+    const size_t n = oc.stores.size();
+    const bool both = std::count(oc.into_free_half.begin(), oc.into_free_half.end(), true) != static_cast<int64_t>(n) &&
+                      std::count(oc.into_free_half.begin(), oc.into_free_half.end(), false) != static_cast<int64_t>(n);
+    if (n > 1) where += fmt::format(" (its {} jobs{})", n, both ? ": both halves" : "");
+    if (oc.consumer_step > s + 1) where += fmt::format(", {} contraction(s) later", oc.consumer_step - s - 1);
+    std::vector<int64_t> moved;  // first rows of the images away from the compiler's place
+    for (const mapper::RowRange& r : oc.rows)
+      if (r.first != (oc.as_a ? c.a_base : c.b_base)) moved.push_back(r.first);
+    if (!moved.empty()) where += fmt::format(", {} image(s) moved to row(s) {}", moved.size(), fmt::join(moved, "/"));
+    return fmt::format("{} moves of {} lane(s) in {} instruction(s), as {} of s{}{}",
+                       total(oc.stores, [](const mapper::StorePlan& sp) { return sp.moves; }), oc.stores[0].program[0].count,
+                       total(oc.stores, [](const mapper::StorePlan& sp) { return sp.program.size(); }), oc.as_a ? "A" : "B",
+                       oc.consumer_step, where);
   }
 
   // One contraction on its own: returns the intermediate (rounded or requantized; kept on chip
@@ -557,11 +652,7 @@ class Runner {
       rep.store_cycles = static_cast<int64_t>(bench_->cycle_count() - st0);
       rep.store_predicted = total(oc->stores, [](const mapper::StorePlan& sp) { return sp.predicted_cycles; });
       rep.on_chip = true;
-      rep.store = fmt::format("{} moves of {} lane(s) in {} instruction(s), as {} of the next contraction{}",
-                              total(oc->stores, [](const mapper::StorePlan& sp) { return sp.moves; }),
-                              oc->stores[0].program[0].count,
-                              total(oc->stores, [](const mapper::StorePlan& sp) { return sp.program.size(); }),
-                              oc->as_a ? "A" : "B", oc->stores.size() > 1 ? " (its 2 jobs: both halves)" : "");
+      rep.store = describe_store(*oc, s);
     } else {
       rep.through_host_because = last ? "" : why_not;
     }
@@ -820,6 +911,7 @@ class Runner {
   int64_t flips_ = 0;  // FLIPs pushed so far: the TCU computes on half flips_ % 2
   std::array<int64_t, 3> b_in_half_[2] = {{-1, -1, -1}, {-1, -1, -1}};  // (B tensor key, nt0, kt0) each half holds
   size_t b_keys_ = 0;  // B tensors handed to run_jobs so far
+  std::vector<Parked> parked_;  // STOREd images waiting for their consumers in the current network
 };
 
 std::string pct(double v) { return fmt::format("{:.1f}%", v); }
