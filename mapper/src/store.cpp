@@ -67,114 +67,35 @@ bool fit_affine_nest(const std::vector<Vec4>& seq, Vec4& base, std::vector<Affin
   return i + 1 == seq.size();
 }
 
-StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
-                     uint32_t shift) {
-  StorePlan plan;
-  auto fail = [&](std::string why) {
-    plan.program.clear();
-    plan.why_not = std::move(why);
-    return plan;
-  };
+namespace {
+
+// One part's moves (sorted: the consumer's row order) as STORE instructions appended to `plan`;
+// false and plan.why_not when they are not one affine nest or exceed the instruction's bounds.
+bool emit_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& moves, int64_t count, bool as_a, uint32_t shift,
+               StorePlan& plan) {
   const arch::IsaLayout isa(cfg);
-  const int64_t M = p.shape.m.size(), NT = p.map.n_tiles;
-  for (const GemmJob& j : p.jobs)
-    if (j.m0 != 0 || j.m_count != M || j.nt0 != 0 || j.nt_count != NT)
-      return fail(fmt::format("the producer's result is computed in {} output chunks (the accumulator holds {} rows)",
-                              p.jobs.size(), cfg.memory.accum_depth));
-  // Fixed wiring replicates A, and B loaded from the left, once per CE; a top-load B image is not.
-  if (c.replicate != 1 && (as_a || !c.map.ib_top))
-    return fail("the consumer's operand is replicated per CE (fixed network)");
-  const GemmJob& cj = c.jobs.at(job);
-
-  // Where every element of Z lives on each side: per label of Z (producer m labels, then n), its
-  // stride in the producer's m or n index and in the consumer's row or k index.
-  const LabelGroup& rows_g = as_a ? c.shape.m : c.shape.n;
-  const auto p_m = strides_of(p.shape.m), p_n = strides_of(p.shape.n);
-  const auto c_r = strides_of(rows_g), c_k = strides_of(c.shape.k);
-  std::vector<std::string> labels = p.shape.m.labels;
-  labels.insert(labels.end(), p.shape.n.labels.begin(), p.shape.n.labels.end());
-  std::vector<int64_t> dims = p.shape.m.dims;
-  dims.insert(dims.end(), p.shape.n.dims.begin(), p.shape.n.dims.end());
-  const size_t nl = labels.size();
-  std::vector<int64_t> s_pm(nl, 0), s_pn(nl, 0), s_cr(nl, 0), s_ck(nl, 0);
-  for (size_t i = 0; i < nl; ++i) {
-    const std::string& l = labels[i];
-    if (!c_r.count(l) && !c_k.count(l)) return fail(fmt::format("label {} of the result is not in the consumer's operand", l));
-    (p_m.count(l) ? s_pm[i] : s_pn[i]) = p_m.count(l) ? p_m.at(l) : p_n.at(l);
-    (c_r.count(l) ? s_cr[i] : s_ck[i]) = c_r.count(l) ? c_r.at(l) : c_k.at(l);
-  }
-  const int64_t R0 = as_a ? cj.m0 : cj.nt0 * c.map.n_tile;
-  const int64_t RC = as_a ? cj.m_count : cj.nt_count * c.map.n_tile;
-  const int64_t row_base = as_a ? cj.a_base : cj.b_base;
-  const int64_t Nn = p.shape.n.size(), Kt = c.map.k_tile;
-
-  std::vector<Vec4> el;  // (dst row, dst lane, src row, src lane): sorted, the consumer's row order
-  std::vector<int64_t> idx(nl, 0);
-  int64_t pm = 0, pn = 0, cr = 0, ck = 0;  // the four indices of the element at idx
-  el.reserve(static_cast<size_t>(M * Nn));
-  for (int64_t e = 0; e < M * Nn; ++e) {
-    const int64_t kt = ck / Kt;
-    if (cr >= R0 && cr < R0 + RC && kt >= cj.kt0 && kt < cj.kt0 + cj.kt_count) {  // this job's
-      const int64_t nt = pn / p.map.n_tile;
-      const ImageSlot at = as_a ? ImageSlot{(kt - cj.kt0) * RC + (cr - R0), ck - kt * Kt} : b_slot(c, cj, ck, cr);
-      el.push_back({row_base + at.row, at.lane, nt * M + pm, p.col_lane[static_cast<size_t>(pn - nt * p.map.n_tile)]});
-    }
-    for (size_t i = nl; i-- > 0;) {  // the next element, row-major over Z's labels
-      const int64_t back = ++idx[i] < dims[i] ? 1 : 1 - dims[i];
-      if (back != 1) idx[i] = 0;
-      pm += back * s_pm[i];
-      pn += back * s_pn[i];
-      cr += back * s_cr[i];
-      ck += back * s_ck[i];
-      if (back == 1) break;
-    }
-  }
-  std::sort(el.begin(), el.end());
-  // A STORE writes only rows that receive an element (padding rides on a row's lane-0 move).
-  int64_t rows_hit = 0;
-  for (size_t i = 0; i < el.size(); ++i) rows_hit += i == 0 || el[i][0] != el[i - 1][0];
-  const int64_t image_rows = image_shape(c, as_a, job).rows;
-  if (rows_hit != image_rows)
-    return fail(fmt::format("{} of the consumer's {} image rows hold only padding (a partial {} tile), which a STORE "
-                            "does not write",
-                            image_rows - rows_hit, image_rows, c.map.ib_top ? "K" : "N"));
-  // Runs: consecutive lanes on both sides in one row pair.
-  std::vector<std::pair<Vec4, int64_t>> runs;  // (src row, src lane, dst row, dst lane), length
-  for (const Vec4& v : el) {
-    const Vec4 mv{v[2], v[3], v[0], v[1]};
-    if (!runs.empty()) {
-      auto& [r, len] = runs.back();
-      if (r[0] == mv[0] && r[2] == mv[2] && r[1] + len == mv[1] && r[3] + len == mv[3]) {
-        ++len;
-        continue;
-      }
-    }
-    runs.push_back({mv, 1});
-  }
-  int64_t count = 0;
-  for (const auto& r : runs) count = std::gcd(count, r.second);
-  std::vector<Vec4> moves;
-  for (const auto& [r, len] : runs)
-    for (int64_t o = 0; o < len; o += count) moves.push_back({r[0], r[1] + o, r[2], r[3] + o});
-  // A row's lane-0 move pads the rest of it, so every row needs one (and it sorts first).
-  for (size_t i = 0; i < moves.size(); ++i)
-    if ((i == 0 || moves[i][2] != moves[i - 1][2]) && moves[i][3] != 0)
-      return fail(fmt::format("unified row {} has no element on lane 0 to pad it from", moves[i][2]));
-
   Vec4 base{};
   std::vector<AffineLevel> levels;
-  if (!fit_affine_nest(moves, base, levels))
-    return fail(fmt::format("its {} moves of {} lane(s) are not one affine nest (the consumer's tiles cut across the "
-                            "result's label digits)",
-                            moves.size(), count));
+  if (!fit_affine_nest(moves, base, levels)) {
+    plan.why_not = fmt::format("its {} moves of {} lane(s) are not one affine nest (the consumer's tiles cut across the "
+                               "result's label digits)",
+                               moves.size(), count);
+    return false;
+  }
   const int kL = arch::StoreInstr::kLevels;
   const int64_t max_bound = int64_t{1} << isa.field("st_bound_m1_l0").width;
   for (const AffineLevel& l : levels)
-    if (l.bound > max_bound) return fail(fmt::format("a loop of {} moves exceeds the STORE bound ({})", l.bound, max_bound));
+    if (l.bound > max_bound) {
+      plan.why_not = fmt::format("a loop of {} moves exceeds the STORE bound ({})", l.bound, max_bound);
+      return false;
+    }
   // Levels beyond the instruction's four: one instruction per index of the outer ones.
   int64_t outer = 1;
   for (size_t l = kL; l < levels.size(); ++l) outer *= levels[l].bound;
-  if (outer > 4096) return fail(fmt::format("{} nest levels would take {} STORE instructions", levels.size(), outer));
+  if (outer > 4096) {
+    plan.why_not = fmt::format("{} nest levels would take {} STORE instructions", levels.size(), outer);
+    return false;
+  }
   const bool fp = cfg.dtype == arch::DataType::bf16;
   for (int64_t o = 0; o < outer; ++o) {
     Vec4 b = base;
@@ -202,6 +123,132 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
     plan.program.push_back(st);
     plan.moves += st.moves();
     plan.predicted_cycles += arch::store_instr_cycles(st);
+  }
+  return true;
+}
+
+}  // namespace
+
+StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
+                     uint32_t shift, bool per_chunk) {
+  StorePlan plan;
+  auto fail = [&](std::string why) {
+    plan.program.clear();
+    plan.part_begin.clear();
+    plan.after_job.clear();
+    plan.why_not = std::move(why);
+    return plan;
+  };
+  const int64_t M = p.shape.m.size();
+  // The producer's output chunks: the jobs that complete accumulator rows (last_k), in order.
+  std::vector<size_t> chunk_job;
+  for (size_t j = 0; j < p.jobs.size(); ++j)
+    if (p.jobs[j].last_k) chunk_job.push_back(j);
+  if (chunk_job.size() > 1 && !per_chunk)
+    return fail(fmt::format("the producer's result is computed in {} output chunks (the accumulator holds {} rows)",
+                            chunk_job.size(), cfg.memory.accum_depth));
+  // Chunk of (m, N tile): the producer's jobs cover M x N tiles in blocks.
+  auto chunk_of = [&](int64_t m, int64_t nt) {
+    for (size_t ch = 0; ch < chunk_job.size(); ++ch) {
+      const GemmJob& jb = p.jobs[chunk_job[ch]];
+      if (m >= jb.m0 && m < jb.m0 + jb.m_count && nt >= jb.nt0 && nt < jb.nt0 + jb.nt_count) return ch;
+    }
+    throw std::logic_error("internal: an output element in no chunk of the producer");
+  };
+  // Fixed wiring replicates A, and B loaded from the left, once per CE; a top-load B image is not.
+  if (c.replicate != 1 && (as_a || !c.map.ib_top))
+    return fail("the consumer's operand is replicated per CE (fixed network)");
+  const GemmJob& cj = c.jobs.at(job);
+
+  // Where every element of Z lives on each side: per label of Z (producer m labels, then n), its
+  // stride in the producer's m or n index and in the consumer's row or k index.
+  const LabelGroup& rows_g = as_a ? c.shape.m : c.shape.n;
+  const auto p_m = strides_of(p.shape.m), p_n = strides_of(p.shape.n);
+  const auto c_r = strides_of(rows_g), c_k = strides_of(c.shape.k);
+  std::vector<std::string> labels = p.shape.m.labels;
+  labels.insert(labels.end(), p.shape.n.labels.begin(), p.shape.n.labels.end());
+  std::vector<int64_t> dims = p.shape.m.dims;
+  dims.insert(dims.end(), p.shape.n.dims.begin(), p.shape.n.dims.end());
+  const size_t nl = labels.size();
+  std::vector<int64_t> s_pm(nl, 0), s_pn(nl, 0), s_cr(nl, 0), s_ck(nl, 0);
+  for (size_t i = 0; i < nl; ++i) {
+    const std::string& l = labels[i];
+    if (!c_r.count(l) && !c_k.count(l)) return fail(fmt::format("label {} of the result is not in the consumer's operand", l));
+    (p_m.count(l) ? s_pm[i] : s_pn[i]) = p_m.count(l) ? p_m.at(l) : p_n.at(l);
+    (c_r.count(l) ? s_cr[i] : s_ck[i]) = c_r.count(l) ? c_r.at(l) : c_k.at(l);
+  }
+  const int64_t R0 = as_a ? cj.m0 : cj.nt0 * c.map.n_tile;
+  const int64_t RC = as_a ? cj.m_count : cj.nt_count * c.map.n_tile;
+  const int64_t row_base = as_a ? cj.a_base : cj.b_base;
+  const int64_t Nn = p.shape.n.size(), Kt = c.map.k_tile;
+
+  // (chunk, (dst row, dst lane, src row, src lane)): sorted, chunk by chunk in the consumer's row order.
+  std::vector<std::pair<size_t, Vec4>> el;
+  std::vector<int64_t> idx(nl, 0);
+  int64_t pm = 0, pn = 0, cr = 0, ck = 0;  // the four indices of the element at idx
+  el.reserve(static_cast<size_t>(M * Nn));
+  for (int64_t e = 0; e < M * Nn; ++e) {
+    const int64_t kt = ck / Kt;
+    if (cr >= R0 && cr < R0 + RC && kt >= cj.kt0 && kt < cj.kt0 + cj.kt_count) {  // this job's
+      const int64_t nt = pn / p.map.n_tile;
+      const size_t ch = chunk_of(pm, nt);
+      const GemmJob& pj = p.jobs[chunk_job[ch]];
+      const ImageSlot at = as_a ? ImageSlot{(kt - cj.kt0) * RC + (cr - R0), ck - kt * Kt} : b_slot(c, cj, ck, cr);
+      el.push_back({ch, {row_base + at.row, at.lane, (nt - pj.nt0) * pj.m_count + (pm - pj.m0),
+                         p.col_lane[static_cast<size_t>(pn - nt * p.map.n_tile)]}});
+    }
+    for (size_t i = nl; i-- > 0;) {  // the next element, row-major over Z's labels
+      const int64_t back = ++idx[i] < dims[i] ? 1 : 1 - dims[i];
+      if (back != 1) idx[i] = 0;
+      pm += back * s_pm[i];
+      pn += back * s_pn[i];
+      cr += back * s_cr[i];
+      ck += back * s_ck[i];
+      if (back == 1) break;
+    }
+  }
+  std::sort(el.begin(), el.end());
+  // A STORE writes only rows that receive an element (padding rides on a row's lane-0 move, which
+  // pads the whole row: so the chunk holding a row's lane 0 must be the first to write that row).
+  std::map<int64_t, std::pair<size_t, bool>> row_first;  // dst row -> (first chunk writing it, lane 0 in it)
+  for (const auto& [ch, v] : el) {
+    auto [it, fresh] = row_first.try_emplace(v[0], ch, false);
+    if (it->second.first == ch && v[1] == 0) it->second.second = true;
+  }
+  const int64_t image_rows = image_shape(c, as_a, job).rows;
+  if (static_cast<int64_t>(row_first.size()) != image_rows)
+    return fail(fmt::format("{} of the consumer's {} image rows hold only padding (a partial {} tile), which a STORE "
+                            "does not write",
+                            image_rows - static_cast<int64_t>(row_first.size()), image_rows, c.map.ib_top ? "K" : "N"));
+  for (const auto& [row, first] : row_first)
+    if (!first.second)
+      return fail(chunk_job.size() > 1
+                      ? fmt::format("unified row {} gets its lane 0 from a later output chunk than its other lanes", row)
+                      : fmt::format("unified row {} has no element on lane 0 to pad it from", row));
+  for (size_t ch = 0, at = 0; ch < chunk_job.size(); ++ch) {
+    // Runs: consecutive lanes on both sides in one row pair.
+    std::vector<std::pair<Vec4, int64_t>> runs;  // (src row, src lane, dst row, dst lane), length
+    for (; at < el.size() && el[at].first == ch; ++at) {
+      const Vec4& v = el[at].second;
+      const Vec4 mv{v[2], v[3], v[0], v[1]};
+      if (!runs.empty()) {
+        auto& [r, len] = runs.back();
+        if (r[0] == mv[0] && r[2] == mv[2] && r[1] + len == mv[1] && r[3] + len == mv[3]) {
+          ++len;
+          continue;
+        }
+      }
+      runs.push_back({mv, 1});
+    }
+    if (runs.empty()) continue;  // this chunk holds nothing of the job's image
+    int64_t count = 0;
+    for (const auto& r : runs) count = std::gcd(count, r.second);
+    std::vector<Vec4> moves;
+    for (const auto& [r, len] : runs)
+      for (int64_t o = 0; o < len; o += count) moves.push_back({r[0], r[1] + o, r[2], r[3] + o});
+    plan.part_begin.push_back(plan.program.size());
+    plan.after_job.push_back(chunk_job[ch]);
+    if (!emit_part(cfg, moves, count, as_a, shift, plan)) return fail(plan.why_not);
   }
   return plan;
 }

@@ -24,14 +24,15 @@ namespace {
 
 using Vec4 = std::array<int64_t, 4>;
 
-// The unified-memory rows a STORE program leaves, from accumulator contents: (row, lane) -> value.
-// Addresses wrap modulo the field ranges; a move onto lane 0 writes `pad` into the rest of its row.
-std::map<int64_t, std::vector<uint32_t>> run_program(const arch::ArchConfig& cfg, const std::vector<arch::StoreInstr>& prog,
-                                                     const std::map<int64_t, std::vector<uint32_t>>& acc, uint32_t pad) {
+// Runs STORE instructions on accumulator contents into unified-memory rows `um`: (row, lane) ->
+// value. Addresses wrap modulo the field ranges; a move onto lane 0 writes `pad` into the rest of
+// its row.
+void run_program(const arch::ArchConfig& cfg, const std::vector<arch::StoreInstr>& prog,
+                 const std::map<int64_t, std::vector<uint32_t>>& acc, uint32_t pad,
+                 std::map<int64_t, std::vector<uint32_t>>& um) {
   const arch::IsaLayout isa(cfg);
   const int64_t N = cfg.network.lanes, Q = int64_t{1} << isa.acc_addr_bits(), A = int64_t{1} << isa.half_addr_bits();
   auto mod = [](int64_t v, int64_t m) { return ((v % m) + m) % m; };
-  std::map<int64_t, std::vector<uint32_t>> um;
   for (const arch::StoreInstr& s : prog)
     for (uint32_t i3 = 0; i3 < s.bound[3]; ++i3)
       for (uint32_t i2 = 0; i2 < s.bound[2]; ++i2)
@@ -56,7 +57,6 @@ std::map<int64_t, std::vector<uint32_t>> run_program(const arch::ArchConfig& cfg
                 row[static_cast<size_t>(l)] = pad;
             }
           }
-  return um;
 }
 
 // The sequence a fitted nest stands for (level 0 fastest).
@@ -81,6 +81,7 @@ struct Tally {
   int later = 0;       // planned for a consumer that does not run right after the producer
   int later_jobs = 0;  // planned for a consumer job other than the first
   int moved = 0;       // planned into an image relocated to the top of its half
+  int chunked = 0;     // planned from a producer in several output chunks (one part per chunk)
 };
 
 // Interprets `sp` on an accumulator holding p's result as ids and checks the unified rows it
@@ -93,16 +94,30 @@ void check_program(const arch::ArchConfig& cfg, const CompiledGemm& p, const Com
   labels.insert(labels.end(), p.shape.n.labels.begin(), p.shape.n.labels.end());
   std::vector<int64_t> dims = p.shape.m.dims;
   dims.insert(dims.end(), p.shape.n.dims.begin(), p.shape.n.dims.end());
-  const int64_t M = p.shape.m.size(), Nn = p.shape.n.size();
-  std::map<int64_t, std::vector<uint32_t>> acc;
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t n = 0; n < Nn; ++n) {
-      const int64_t nt = n / p.map.n_tile;
-      auto& row = acc[nt * M + m];
-      if (row.empty()) row.assign(static_cast<size_t>(cfg.network.lanes), 0xDDDDDDDDU);
-      row[static_cast<size_t>(p.col_lane[static_cast<size_t>(n - nt * p.map.n_tile)])] = static_cast<uint32_t>(m * Nn + n + 1);
-    }
-  const std::map<int64_t, std::vector<uint32_t>> um = run_program(cfg, sp.program, acc, 0);
+  const int64_t Nn = p.shape.n.size();
+  // Part by part, the accumulator as the producer's job after_job[part] leaves it (its chunk's
+  // rows from 0, the other chunks' elements nowhere).
+  std::map<int64_t, std::vector<uint32_t>> um;
+  REQUIRE(sp.part_begin.size() == sp.after_job.size());
+  REQUIRE_FALSE(sp.part_begin.empty());
+  CHECK(sp.part_begin.front() == 0);
+  for (size_t part = 0; part < sp.part_begin.size(); ++part) {
+    const GemmJob& pj = p.jobs.at(sp.after_job[part]);
+    REQUIRE(pj.last_k);
+    if (part > 0) CHECK(sp.after_job[part] > sp.after_job[part - 1]);
+    std::map<int64_t, std::vector<uint32_t>> acc;
+    for (int64_t m = pj.m0; m < pj.m0 + pj.m_count; ++m)
+      for (int64_t n = pj.nt0 * p.map.n_tile; n < std::min(Nn, (pj.nt0 + pj.nt_count) * p.map.n_tile); ++n) {
+        const int64_t nt = n / p.map.n_tile;
+        auto& row = acc[(nt - pj.nt0) * pj.m_count + (m - pj.m0)];
+        if (row.empty()) row.assign(static_cast<size_t>(cfg.network.lanes), 0xDDDDDDDDU);
+        row[static_cast<size_t>(p.col_lane[static_cast<size_t>(n - nt * p.map.n_tile)])] = static_cast<uint32_t>(m * Nn + n + 1);
+      }
+    const size_t end = part + 1 < sp.part_begin.size() ? sp.part_begin[part + 1] : sp.program.size();
+    run_program(cfg, {sp.program.begin() + static_cast<std::ptrdiff_t>(sp.part_begin[part]),
+                      sp.program.begin() + static_cast<std::ptrdiff_t>(end)},
+                acc, 0, um);
+  }
   verif::Tensor<uint16_t> lo(labels, dims), hi(labels, dims);
   int64_t id = 1;
   lo.for_each([&](const std::vector<int64_t>&, uint16_t& v) { v = static_cast<uint16_t>(id++ & 0xFFFF); });
@@ -155,7 +170,7 @@ void check_layer(const arch::ArchConfig& cfg, const std::string& layer, Tally& t
             for (bool moved : {false, true}) {
               CompiledGemm c = next.compiled.gemm;
               if (moved) relocate_image(cfg, c, j, as_a, half - image_shape(c, as_a, j).rows);
-              const StorePlan sp = plan_store(cfg, p, c, as_a, j);
+              const StorePlan sp = plan_store(cfg, p, c, as_a, j, 0, true);
               INFO(layer << " " << verif::to_string(ph) << " " << prob.result << " step " << s << " -> " << t << " job " << j
                          << " as " << (as_a ? "A" : "B") << (moved ? " moved" : "") << ": " << sp.why_not);
               if (!sp.ok()) {
@@ -165,6 +180,7 @@ void check_layer(const arch::ArchConfig& cfg, const std::string& layer, Tally& t
                 continue;
               }
               check_program(cfg, p, c, as_a, j, sp);
+              tally.chunked += sp.after_job.size() > 1;
               if (moved) {
                 ++tally.moved;
                 continue;
@@ -228,7 +244,7 @@ TEST_CASE("Affine nests are fitted exactly, and non-nests refused", "[store]") {
 }
 
 TEST_CASE("STORE programs put every element where the consumer reads it", "[store]") {
-  int later_jobs = 0;  // the fixed-wiring baseline has no multi-job consumer in these layers
+  int later_jobs = 0, chunked = 0;  // not on every config: in all together
   for (const char* cfg_name : {"default", "ce4x4_x4", "ce2x4_x8", "ce4x4_x4_int8", "baseline_hier"}) {
     const arch::ArchConfig cfg = cfg_named(cfg_name);
     Tally tally;
@@ -236,15 +252,18 @@ TEST_CASE("STORE programs put every element where the consumer reads it", "[stor
       check_layer(cfg, layer, tally);
     INFO(cfg_name << ": " << tally.planned << " planned (" << tally.into_top_b << " into a top-load B image, "
                   << tally.later << " for a consumer that runs later), " << tally.refused << " refused; "
-                  << tally.later_jobs << " into later jobs, " << tally.moved << " into moved images");
+                  << tally.later_jobs << " into later jobs, " << tally.moved << " into moved images, " << tally.chunked
+                  << " in parts per output chunk");
     CHECK(tally.planned > 0);
     CHECK(tally.into_top_b > 0);
     CHECK(tally.later > 0);
     CHECK(tally.moved > 0);
     later_jobs += tally.later_jobs;
+    chunked += tally.chunked;
     CHECK(tally.refused > 0);  // both paths exercised
   }
   CHECK(later_jobs > 0);
+  CHECK(chunked > 0);
 }
 
 TEST_CASE("STORE refuses what it cannot do, saying why", "[store]") {

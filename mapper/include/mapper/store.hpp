@@ -25,16 +25,24 @@ struct StorePlan {
   std::string why_not;                    // the reason, when not possible
   int64_t moves = 0;                      // segments moved (one per cycle)
   int64_t predicted_cycles = 0;           // the controller's busy cycles for the program
+  // One part per output chunk of the producer that holds some of the image, in the producer's job
+  // order: part i is program[part_begin[i] ..] up to the next part and must run right after the
+  // producer's job after_job[i] (which completes that chunk), before its next job overwrites the
+  // accumulator rows.
+  std::vector<size_t> part_begin, after_job;
   bool ok() const { return !program.empty(); }
 };
 
 // The STORE program writing producer `p`'s whole result into consumer `c`'s operand image of job
 // `job` (as IA when `as_a`, else as IB), bf16 padding as that role pads (-0 for IA, +0 for IB),
-// integer results shifted by `shift`. The producer must hold its whole result in the
-// accumulator at once (one output chunk); the consumer's role must be served by one image (no
-// operand replication: with fixed wiring only a B loaded from the top qualifies). Instructions write the compute half; the caller sets other_half.
+// integer results shifted by `shift`. Without `per_chunk` the producer must hold its whole result
+// in the accumulator at once (one output chunk); with it, each output chunk gets its own part of
+// the program (a row of the image written by several chunks must get its lane 0, which pads the
+// row, from the first of them). The consumer's role must be served by one image (no operand
+// replication: with fixed wiring only a B loaded from the top qualifies). Instructions write the
+// compute half; the caller sets other_half.
 StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
-                     uint32_t shift = 0);
+                     uint32_t shift = 0, bool per_chunk = false);
 
 // Fits a sequence of 4-vectors exactly as an affine nest base + sum_l i_l * stride_l (level 0
 // innermost, bounds >= 2); returns false when the sequence is not one. Exposed for tests.

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <cstring>
 #include <array>
@@ -228,8 +229,8 @@ class Runner {
   }
 
   // Per job: operand images into the free half, FLIP, the GEMM, wait; the finished rows out of
-  // the accumulator when asked.
-  void run_jobs(std::vector<Work>& work) {
+  // the accumulator when asked; then `after(job)` when given (the STOREs of a finished chunk).
+  void run_jobs(std::vector<Work>& work, const std::function<void(size_t)>& after = {}) {
     const uint16_t pad = opt_.cfg.dtype == arch::DataType::bf16 ? 0x8000 : 0;
     for (Work& w : work) {
       const mapper::CompiledGemm& c = *w.c;
@@ -273,6 +274,7 @@ class Runner {
       }
       w.cycles = static_cast<int64_t>(bench_->cycle_count() - cyc0);
       w.host = bench_->host_cycles() - host0;
+      if (after) after(w.job);
     }
     if (bench_->error()) throw std::runtime_error("the controller raised its error flag (illegal instruction or queue overflow)");
   }
@@ -364,9 +366,10 @@ class Runner {
     const mapper::PlannedStep* consumer = nullptr;
     int consumer_step = 0;
     bool as_a = true;
-    std::vector<mapper::StorePlan> stores;  // one per job of the consumer
-    std::vector<bool> into_free_half;       // per job: its half is the free one (else the producer's)
-    std::vector<mapper::RowRange> rows;     // per job: where its image is
+    std::vector<mapper::StorePlan> stores;  // one per job of the consumer (in parts: one per producer chunk)
+    std::vector<size_t> half_of;            // per consumer job: the half it computes on
+    std::vector<size_t> producer_half;      // per producer job: the half it computes on
+    std::vector<mapper::RowRange> rows;     // per consumer job: where its image is
   };
 
   // An image a STORE wrote that waits in a half for its consumer (a step of the current network).
@@ -415,48 +418,48 @@ class Runner {
       why = "its consumer is a term's last contraction, run later with the other terms";
       return std::nullopt;
     }
-    OnChip oc;
-    oc.consumer = &next;
-    oc.consumer_step = t;
-    oc.as_a = (next.lhs == st.out) == next.compiled.lhs_is_a;
-    // The halves the jobs from here on compute on: the i-th job pushed from now on (0-based) takes
-    // (flips_ + 1 + i) % 2; what the jobs between producer and consumer write is taken.
-    int64_t i = flips_ + static_cast<int64_t>(st.compiled.gemm.jobs.size());
-    const size_t producer_half = static_cast<size_t>(i % 2);
-    std::array<std::vector<mapper::RowRange>, 2> taken;
-    for (int u = s + 1; u < t; ++u) {
-      const mapper::CompiledGemm& cu = plan.steps[static_cast<size_t>(u)].compiled.gemm;
-      for (size_t j = 0; j < cu.jobs.size(); ++j)
-        for (const mapper::RowRange& r : footprint(cu, j)) taken[static_cast<size_t>((i + 1 + static_cast<int64_t>(j)) % 2)].push_back(r);
-      i += static_cast<int64_t>(cu.jobs.size());
-    }
-    for (const Parked& pk : parked_) taken[pk.half].push_back(pk.rows);
-    std::vector<size_t> half_of;
-    for (size_t j = 0; j < next.compiled.gemm.jobs.size(); ++j) half_of.push_back(static_cast<size_t>((i + 1 + static_cast<int64_t>(j)) % 2));
+    const bool as_a = (next.lhs == st.out) == next.compiled.lhs_is_a;
+    std::vector<const mapper::CompiledGemm*> between;
+    for (int u = s + 1; u < t; ++u) between.push_back(&plan.steps[static_cast<size_t>(u)].compiled.gemm);
     mapper::CompiledGemm c = next.compiled.gemm;
-    std::optional<std::vector<mapper::StorePlan>> sp =
-        place_and_plan(st.compiled.gemm, c, oc.as_a, half_of, std::move(taken), t - s - 1, why);
-    if (!sp) return std::nullopt;
+    std::optional<OnChip> oc = place_and_plan(st.compiled.gemm, c, as_a, flips_, between, parked_, why);
+    if (!oc) return std::nullopt;
     next.compiled.gemm = std::move(c);
-    oc.stores = std::move(*sp);
-    for (size_t j = 0; j < half_of.size(); ++j) {
-      oc.into_free_half.push_back(half_of[j] != producer_half);
-      oc.rows.push_back(footprint(next.compiled.gemm, j)[oc.as_a ? 0 : 1]);
-      parked_.push_back({half_of[j], oc.rows.back(), t});
-    }
+    oc->consumer = &next;
+    oc->consumer_step = t;
+    for (size_t j = 0; j < oc->half_of.size(); ++j) parked_.push_back({oc->half_of[j], oc->rows[j], t});
     return oc;
   }
 
-  // Places consumer c's images of p's result (job j's in half half_of[j], clear of `taken` and of
-  // the consumer's own other images; c's bases move where needed) and plans the STOREs into them,
-  // when they take fewer cycles than the host path they replace; else nullopt and why not.
-  // `between`: contractions that run between producer and consumer (for the message).
-  std::optional<std::vector<mapper::StorePlan>> place_and_plan(const mapper::CompiledGemm& p, mapper::CompiledGemm& c,
-                                                               bool as_a, const std::vector<size_t>& half_of,
-                                                               std::array<std::vector<mapper::RowRange>, 2> taken,
-                                                               int between, std::string& why) const {
+  // Places consumer c's images of p's result, each job's in the half it will compute on, clear of
+  // what is written there before it runs (the producer's jobs after its first output chunk, the
+  // `between` contractions' jobs, the `waiting` images, the consumer's earlier jobs and its other
+  // operand; c's bases move where needed), and plans the STOREs into them, when they take fewer
+  // cycles than the host path they replace; else nullopt and why not. `flips`: FLIPs pushed before
+  // the producer's first job (the i-th job from there computes on half (flips + 1 + i) % 2).
+  std::optional<OnChip> place_and_plan(const mapper::CompiledGemm& p, mapper::CompiledGemm& c, bool as_a, int64_t flips,
+                                       const std::vector<const mapper::CompiledGemm*>& between,
+                                       const std::vector<Parked>& waiting, std::string& why) const {
+    OnChip oc;
+    oc.as_a = as_a;
+    std::array<std::vector<mapper::RowRange>, 2> taken;
+    int64_t i = flips;  // FLIPs before the next job
+    size_t first_chunk_end = 0;
+    while (!p.jobs[first_chunk_end].last_k) ++first_chunk_end;
+    for (size_t k = 0; k < p.jobs.size(); ++k, ++i) {
+      oc.producer_half.push_back(static_cast<size_t>((i + 1) % 2));
+      if (k > first_chunk_end)  // runs after the first STOREs
+        for (const mapper::RowRange& r : footprint(p, k)) taken[oc.producer_half.back()].push_back(r);
+    }
+    for (const mapper::CompiledGemm* cu : between)
+      for (size_t j = 0; j < cu->jobs.size(); ++j, ++i)
+        for (const mapper::RowRange& r : footprint(*cu, j)) taken[static_cast<size_t>((i + 1) % 2)].push_back(r);
+    for (const Parked& pk : waiting) taken[pk.half].push_back(pk.rows);
+    for (size_t j = 0; j < c.jobs.size(); ++j) oc.half_of.push_back(static_cast<size_t>((i + 1 + static_cast<int64_t>(j)) % 2));
+
     const int64_t half_rows = opt_.cfg.memory.unified_depth / 2;
     const size_t own = as_a ? 0 : 1;
+    const std::vector<size_t>& half_of = oc.half_of;
     for (size_t j = 0; j < c.jobs.size(); ++j) {
       std::array<mapper::RowRange, 2> fp = footprint(c, j);
       std::vector<mapper::RowRange> clear_of = taken[half_of[j]];
@@ -466,15 +469,25 @@ class Runner {
         why = fmt::format("no room for its consumer's job {} image ({} rows) in a half of {} rows beside what {} "
                           "write there before it runs",
                           j, fp[own].rows, half_rows,
-                          between > 0 ? fmt::format("the {} contraction(s) in between and the waiting images", between)
-                                      : std::string("the consumer's earlier jobs"));
+                          !between.empty() ? fmt::format("the {} contraction(s) in between and the waiting images", between.size())
+                          : k_later(p)     ? std::string("the producer's later jobs and the consumer's earlier ones")
+                                           : std::string("the consumer's earlier jobs"));
         return std::nullopt;
       }
       if (*at != fp[own].first) mapper::relocate_image(opt_.cfg, c, j, as_a, *at);
       // The consumer's later jobs in this half must not overwrite this job's images.
       for (const mapper::RowRange& r : footprint(c, j)) taken[half_of[j]].push_back(r);
+      oc.rows.push_back(footprint(c, j)[own]);
     }
-    return store_that_pays(p, c, as_a, why);
+    std::optional<std::vector<mapper::StorePlan>> sp = store_that_pays(p, c, as_a, why);
+    if (!sp) return std::nullopt;
+    oc.stores = std::move(*sp);
+    return oc;
+  }
+
+  // Whether p runs in several output chunks (jobs follow the first STOREs).
+  static bool k_later(const mapper::CompiledGemm& p) {
+    return std::count_if(p.jobs.begin(), p.jobs.end(), [](const mapper::GemmJob& j) { return j.last_k; }) > 1;
   }
 
   // The STOREs of p's result into consumer c's operand images, one per job of c, when the
@@ -487,7 +500,7 @@ class Runner {
         opt_.cfg.dtype == arch::DataType::bf16 ? 0 : static_cast<uint32_t>(requant_shift(opt_.cfg.dtype, p.shape.k.size()));
     std::vector<mapper::StorePlan> plans;
     for (size_t j = 0; j < c.jobs.size(); ++j) {
-      plans.push_back(mapper::plan_store(opt_.cfg, p, c, as_a, j, shift));
+      plans.push_back(mapper::plan_store(opt_.cfg, p, c, as_a, j, shift, true));
       if (!plans.back().ok()) {
         why = plans.back().why_not;
         return std::nullopt;
@@ -528,11 +541,9 @@ class Runner {
   // steps); images waiting for later consumers are not known yet.
   int64_t movement_cost(const mapper::CompiledGemm& p, const mapper::CompiledGemm& c, bool as_a) const {
     std::string why;
-    std::vector<size_t> half_of;  // relative to the producer's half 0
-    for (size_t j = 0; j < c.jobs.size(); ++j) half_of.push_back((j + 1) % 2);
     mapper::CompiledGemm placed = c;
-    const std::optional<std::vector<mapper::StorePlan>> sp = place_and_plan(p, placed, as_a, half_of, {}, 0, why);
-    return (sp ? store_cost(*sp) : host_path_cycles(p, c, as_a)) + image_write_cycles(c, !as_a);
+    const std::optional<OnChip> oc = place_and_plan(p, placed, as_a, 0, {}, {}, why);
+    return (oc ? store_cost(oc->stores) : host_path_cycles(p, c, as_a)) + image_write_cycles(c, !as_a);
   }
 
   // The cycles an intermediate takes through the host: reading its accumulator rows, the DRAM
@@ -551,16 +562,32 @@ class Runner {
     return cyc + static_cast<int64_t>(std::ceil(ns * cfg.clock_mhz / 1000.0));
   }
 
-  // Pushes the STORE programs of an on-chip result and waits for them: each consumer job's image
-  // into the half that job computes on (the free one or the producer's, whose operands are dead).
-  void run_store(const OnChip& oc) {
-    for (size_t j = 0; j < oc.stores.size(); ++j)
-      for (arch::StoreInstr st : oc.stores[j].program) {
-        st.other_half = oc.into_free_half[j];
-        bench_->push(arch::encode_store(isa_, st));
+  // After the producer's job k: pushes the parts of the STORE programs that store the output
+  // chunk k completed, each consumer job's image into the half that job computes on (the free one,
+  // or the compute half when the consumer job computes there: after the producer's last job, whose
+  // operands are dead by then), and waits for them. Returns the cycles they took.
+  int64_t run_store(const OnChip& oc, size_t k) {
+    const uint64_t cyc0 = bench_->cycle_count();
+    bool any = false;
+    for (size_t j = 0; j < oc.stores.size(); ++j) {
+      const mapper::StorePlan& sp = oc.stores[j];
+      for (size_t part = 0; part < sp.after_job.size(); ++part) {
+        if (sp.after_job[part] != k) continue;
+        const size_t end = part + 1 < sp.part_begin.size() ? sp.part_begin[part + 1] : sp.program.size();
+        for (size_t n = sp.part_begin[part]; n < end; ++n) {
+          arch::StoreInstr st = sp.program[n];
+          st.other_half = oc.half_of[j] != oc.producer_half[k];
+          bench_->push(arch::encode_store(isa_, st));
+          any = true;
+        }
       }
-    b_in_half_[0] = b_in_half_[1] = {-1, -1, -1};  // rows there are overwritten
+    }
+    if (!any) return 0;
+    // The images are placed clear of every job still to run; after the last job nothing of the
+    // producer's B is needed again.
+    if (k + 1 == oc.producer_half.size()) b_in_half_[0] = b_in_half_[1] = {-1, -1, -1};
     bench_->wait_idle(opt_.timeout_cycles);
+    return static_cast<int64_t>(bench_->cycle_count() - cyc0);
   }
 
   // The images the STOREs wrote, read back through the host port (not counted: the scoreboard's
@@ -573,7 +600,7 @@ class Runner {
     bench_->count_host(false);
     for (size_t j = 0; j < oc.stores.size(); ++j) {
       const mapper::RowImage img = oc.as_a ? mapper::layout_a(c, golden, pad, j) : mapper::layout_b(c, golden, j);
-      const bool flip = !oc.into_free_half[j];
+      const bool flip = oc.half_of[j] == oc.producer_half.back();  // the compute half
       if (flip) {
         bench_->push(arch::encode_flip(isa_));
         bench_->wait_idle(opt_.timeout_cycles);
@@ -594,9 +621,10 @@ class Runner {
     const mapper::CompiledGemm& c = oc.consumer->compiled.gemm;
     std::string where;
     const size_t n = oc.stores.size();
-    const bool both = std::count(oc.into_free_half.begin(), oc.into_free_half.end(), true) != static_cast<int64_t>(n) &&
-                      std::count(oc.into_free_half.begin(), oc.into_free_half.end(), false) != static_cast<int64_t>(n);
+    const bool both = std::count(oc.half_of.begin(), oc.half_of.end(), oc.half_of[0]) != static_cast<int64_t>(n);
     if (n > 1) where += fmt::format(" (its {} jobs{})", n, both ? ": both halves" : "");
+    const size_t parts = oc.stores[0].after_job.size();
+    if (parts > 1) where += fmt::format(", one part after each of the producer's {} output chunks", parts);
     if (oc.consumer_step > s + 1) where += fmt::format(", {} contraction(s) later", oc.consumer_step - s - 1);
     std::vector<int64_t> moved;  // first rows of the images away from the compiler's place
     for (const mapper::RowRange& r : oc.rows)
@@ -644,12 +672,11 @@ class Runner {
       w.z = &z;
       work.push_back(w);
     }
-    run_jobs(work);
-    rep.cycles = static_cast<int64_t>(bench_->cycle_count() - cyc0);
+    run_jobs(work, [&](size_t k) {
+      if (oc) rep.store_cycles += run_store(*oc, k);
+    });
+    rep.cycles = static_cast<int64_t>(bench_->cycle_count() - cyc0) - rep.store_cycles;
     if (oc) {
-      const uint64_t st0 = bench_->cycle_count();
-      run_store(*oc);
-      rep.store_cycles = static_cast<int64_t>(bench_->cycle_count() - st0);
       rep.store_predicted = total(oc->stores, [](const mapper::StorePlan& sp) { return sp.predicted_cycles; });
       rep.on_chip = true;
       rep.store = describe_store(*oc, s);
