@@ -5,10 +5,15 @@
 // (0 all match, 1 mismatch, 2 error).
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -54,6 +59,29 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
+// An exclusive flock(2) on `path` (created if missing) for the object's lifetime. The kernel drops
+// it when the process dies, so an interrupted build never leaves the cache locked.
+class FileLock {
+ public:
+  FileLock(const fs::path& path, const std::string& waiting_message) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw std::runtime_error(fmt::format("cannot open the lock file {}: {}", path.string(), std::strerror(errno)));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+    if (!waiting_message.empty()) fmt::print(stderr, "{}\n", waiting_message);
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) {
+        ::close(fd_);
+        throw std::runtime_error(fmt::format("cannot lock {}: {}", path.string(), std::strerror(errno)));
+      }
+  }
+  ~FileLock() { ::close(fd_); }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 void run_or_throw(const std::string& what, const std::string& cmd, const std::string& cwd) {
   const flows::CommandResult r = flows::run_command(cmd, cwd);
   if (r.exit_code != 0) {
@@ -79,6 +107,10 @@ fs::path build_simulator(const arch::ArchConfig& cfg, const Opts& o, bool quiet)
   const std::string key = rtl::sha256_hex(slurp(staging / "manifest.json") + (o.trace.empty() ? "" : "+fst")).substr(0, 16);
   const fs::path dir = cache / fmt::format("{}-{}", top, key);
   const fs::path lib = dir / "obj" / "Vsys__ALL.a";
+  // One process builds and links a model at a time: a second first run of the same RTL (two
+  // sweeps, a sweep beside a bench) waits here and then finds the model built.
+  const FileLock lock(cache / fmt::format("{}-{}.lock", top, key),
+                      quiet ? std::string() : fmt::format("fetta run: waiting for another fetta run building {}", dir.string()));
   if (!fs::exists(lib)) {
     fs::remove_all(dir);
     fs::create_directories(dir);
@@ -117,7 +149,7 @@ fs::path build_simulator(const arch::ArchConfig& cfg, const Opts& o, bool quiet)
     cmd += " obj/Vsys__ALL.a";
     for (const std::string& l : toolchain::kLibs) cmd += " " + flows::shell_quote(l);
     // Linked under a name of its own, then renamed over fetta_sim: another `fetta run` of the same
-    // model (a sweep beside a bench) may be executing the old file or relinking it too.
+    // model (a sweep beside a bench) may be executing the old file.
     const std::string tmp = fmt::format("fetta_sim.tmp-{}", ::getpid());
     cmd += std::string(" ") + toolchain::kSysLibs + (o.trace.empty() ? "" : " -lz") + " -o " + tmp;
     run_or_throw("linking the simulator", cmd, dir.string());
