@@ -273,8 +273,14 @@ void relocate_image(const arch::ArchConfig& cfg, CompiledGemm& c, size_t job, bo
                                    c.shape.a_name, c.shape.b_name, job, a_operand ? "A" : "B", rows, base, half - 1));
   (a_operand ? jb.a_base : jb.b_base) = base;
   (a_operand ? jb.instr.a_base : jb.instr.b_base) = static_cast<uint32_t>(base);
-  // The program is the RED_CFG chunks, then one GEMM per job.
-  c.program.at(c.program.size() - c.jobs.size() + job) = arch::encode_gemm(arch::IsaLayout(cfg), jb.instr);
+  c.program.at(c.red_cfg_words() + job) = arch::encode_gemm(arch::IsaLayout(cfg), jb.instr);
+}
+
+std::vector<size_t> output_chunks(const CompiledGemm& c) {
+  std::vector<size_t> chunks;
+  for (size_t j = 0; j < c.jobs.size(); ++j)
+    if (c.jobs[j].last_k) chunks.push_back(j);
+  return chunks;
 }
 
 namespace {

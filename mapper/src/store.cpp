@@ -140,10 +140,7 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
     return plan;
   };
   const int64_t M = p.shape.m.size();
-  // The producer's output chunks: the jobs that complete accumulator rows (last_k), in order.
-  std::vector<size_t> chunk_job;
-  for (size_t j = 0; j < p.jobs.size(); ++j)
-    if (p.jobs[j].last_k) chunk_job.push_back(j);
+  const std::vector<size_t> chunk_job = output_chunks(p);
   if (chunk_job.size() > 1 && !per_chunk)
     return fail(fmt::format("the producer's result is computed in {} output chunks (the accumulator holds {} rows)",
                             chunk_job.size(), cfg.memory.accum_depth));
@@ -212,7 +209,7 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
   // pads the whole row: so the chunk holding a row's lane 0 must be the first to write that row).
   std::map<int64_t, std::pair<size_t, bool>> row_first;  // dst row -> (first chunk writing it, lane 0 in it)
   for (const auto& [ch, v] : el) {
-    auto [it, fresh] = row_first.try_emplace(v[0], ch, false);
+    const auto it = row_first.try_emplace(v[0], ch, false).first;
     if (it->second.first == ch && v[1] == 0) it->second.second = true;
   }
   const int64_t image_rows = image_shape(c, as_a, job).rows;

@@ -113,9 +113,8 @@ void check_program(const arch::ArchConfig& cfg, const CompiledGemm& p, const Com
         if (row.empty()) row.assign(static_cast<size_t>(cfg.network.lanes), 0xDDDDDDDDU);
         row[static_cast<size_t>(p.col_lane[static_cast<size_t>(n - nt * p.map.n_tile)])] = static_cast<uint32_t>(m * Nn + n + 1);
       }
-    const size_t end = part + 1 < sp.part_begin.size() ? sp.part_begin[part + 1] : sp.program.size();
     run_program(cfg, {sp.program.begin() + static_cast<std::ptrdiff_t>(sp.part_begin[part]),
-                      sp.program.begin() + static_cast<std::ptrdiff_t>(end)},
+                      sp.program.begin() + static_cast<std::ptrdiff_t>(sp.part_end(part))},
                 acc, 0, um);
   }
   verif::Tensor<uint16_t> lo(labels, dims), hi(labels, dims);

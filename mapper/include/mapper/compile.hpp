@@ -103,6 +103,7 @@ struct CompiledGemm {
   std::vector<arch::Words> program;  // RED_CFG chunks, then one GEMM per job (each preceded by a FLIP)
   std::vector<GemmJob> jobs;
   int64_t predicted_cycles = 0;      // RED_CFG pops + per job FLIP + GEMM
+  size_t red_cfg_words() const { return program.size() - jobs.size(); }  // the RED_CFG chunks at its head
   std::string describe() const;      // one line: roles, grid, tiles, folds
 };
 
@@ -173,6 +174,9 @@ int64_t plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>&
 // an instruction with acc_accumulate = 1 on rows already holding `init`, i.e. the first K tile is
 // added onto init (fp32_add(init, t)) instead of written.
 verif::AccumulationOrder hardware_order(const CompiledGemm& c, int64_t R, std::vector<uint32_t> init = {});
+
+// The output chunks of c: the jobs that complete accumulator rows (last_k), in job order.
+std::vector<size_t> output_chunks(const CompiledGemm& c);
 
 // Moves job `job`'s A (a_operand) or B image to start at unified row `base` of its half: the job's
 // base and its GEMM instruction (the program word too). Compute cycles do not change. Throws

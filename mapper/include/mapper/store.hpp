@@ -30,6 +30,7 @@ struct StorePlan {
   // producer's job after_job[i] (which completes that chunk), before its next job overwrites the
   // accumulator rows.
   std::vector<size_t> part_begin, after_job;
+  size_t part_end(size_t i) const { return i + 1 < part_begin.size() ? part_begin[i + 1] : program.size(); }
   bool ok() const { return !program.empty(); }
 };
 

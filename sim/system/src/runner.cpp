@@ -279,10 +279,8 @@ class Runner {
     if (bench_->error()) throw std::runtime_error("the controller raised its error flag (illegal instruction or queue overflow)");
   }
 
-  // The RED_CFG chunks at the head of a program (one GEMM per job follows them).
-  static size_t red_cfg_count(const mapper::CompiledGemm& c) { return c.program.size() - c.jobs.size(); }
   void push_red_cfg(const mapper::CompiledGemm& c) {
-    for (size_t i = 0; i < red_cfg_count(c); ++i) bench_->push(c.program[i]);
+    for (size_t i = 0; i < c.red_cfg_words(); ++i) bench_->push(c.program[i]);
   }
 
   StepReport new_report(const verif::LayerSpec& spec, verif::Phase ph, const verif::PhaseProblem& prob, size_t term,
@@ -444,8 +442,8 @@ class Runner {
     oc.as_a = as_a;
     std::array<std::vector<mapper::RowRange>, 2> taken;
     int64_t i = flips;  // FLIPs before the next job
-    size_t first_chunk_end = 0;
-    while (!p.jobs[first_chunk_end].last_k) ++first_chunk_end;
+    const std::vector<size_t> chunks = mapper::output_chunks(p);
+    const size_t first_chunk_end = chunks.front();
     for (size_t k = 0; k < p.jobs.size(); ++k, ++i) {
       oc.producer_half.push_back(static_cast<size_t>((i + 1) % 2));
       if (k > first_chunk_end)  // runs after the first STOREs
@@ -470,8 +468,8 @@ class Runner {
                           "write there before it runs",
                           j, fp[own].rows, half_rows,
                           !between.empty() ? fmt::format("the {} contraction(s) in between and the waiting images", between.size())
-                          : k_later(p)     ? std::string("the producer's later jobs and the consumer's earlier ones")
-                                           : std::string("the consumer's earlier jobs"));
+                          : chunks.size() > 1 ? std::string("the producer's later jobs and the consumer's earlier ones")
+                                              : std::string("the consumer's earlier jobs"));
         return std::nullopt;
       }
       if (*at != fp[own].first) mapper::relocate_image(opt_.cfg, c, j, as_a, *at);
@@ -483,11 +481,6 @@ class Runner {
     if (!sp) return std::nullopt;
     oc.stores = std::move(*sp);
     return oc;
-  }
-
-  // Whether p runs in several output chunks (jobs follow the first STOREs).
-  static bool k_later(const mapper::CompiledGemm& p) {
-    return std::count_if(p.jobs.begin(), p.jobs.end(), [](const mapper::GemmJob& j) { return j.last_k; }) > 1;
   }
 
   // The STOREs of p's result into consumer c's operand images, one per job of c, when the
@@ -573,8 +566,7 @@ class Runner {
       const mapper::StorePlan& sp = oc.stores[j];
       for (size_t part = 0; part < sp.after_job.size(); ++part) {
         if (sp.after_job[part] != k) continue;
-        const size_t end = part + 1 < sp.part_begin.size() ? sp.part_begin[part + 1] : sp.program.size();
-        for (size_t n = sp.part_begin[part]; n < end; ++n) {
+        for (size_t n = sp.part_begin[part]; n < sp.part_end(part); ++n) {
           arch::StoreInstr st = sp.program[n];
           st.other_half = oc.half_of[j] != oc.producer_half[k];
           bench_->push(arch::encode_store(isa_, st));
@@ -825,7 +817,7 @@ class Runner {
         reps[0].cycles -= work[i].cycles;
         reps[0].host_cycles -= work[i].host;
       }
-    for (size_t t = 1; t < T; ++t) reps[t].predicted -= static_cast<int64_t>(red_cfg_count(c0));
+    for (size_t t = 1; t < T; ++t) reps[t].predicted -= static_cast<int64_t>(c0.red_cfg_words());
     if (opt_.inject_mismatch && reports.empty() && !z.empty()) z[0] ^= 1U;
 
     // ---- golden: term t from the sum of the terms before it, as the accumulator does
