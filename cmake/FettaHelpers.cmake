@@ -142,4 +142,18 @@ function(fetta_system_model target)
   target_include_directories(${target} SYSTEM PRIVATE ${mdir})
   target_link_libraries(${target} PRIVATE ${lib} fetta_sim_system fetta_verilated_rt systemc)
   set(${target}_RTL_DIR ${dir} PARENT_SCOPE)
+  set(${target}_MODEL_DIR ${mdir} PARENT_SCOPE)
+  set(${target}_MODEL_LIB ${lib} PARENT_SCOPE)
+endfunction()
+
+# Another executable on the Verilated model of fetta_system_model(MODEL): a test with its own
+# sc_main (FETTA_TOP_HEADER / FETTA_TOP_CLASS name the model), no second Verilator build.
+function(fetta_system_model_test target)
+  cmake_parse_arguments(ARG "" "MODEL" "SOURCES;DEPS" ${ARGN})
+  add_executable(${target} ${ARG_SOURCES})
+  add_dependencies(${target} ${ARG_MODEL}_model)
+  target_compile_definitions(${target} PRIVATE FETTA_TOP_HEADER="V${ARG_MODEL}.h" FETTA_TOP_CLASS=V${ARG_MODEL})
+  target_include_directories(${target} SYSTEM PRIVATE ${${ARG_MODEL}_MODEL_DIR})
+  target_link_libraries(${target} PRIVATE ${${ARG_MODEL}_MODEL_LIB} ${ARG_DEPS} fetta_sim_system fetta_verilated_rt systemc)
+  fetta_warnings(${target})
 endfunction()

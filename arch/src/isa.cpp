@@ -85,6 +85,8 @@ IsaLayout::IsaLayout(const ArchConfig& cfg) {
   add("ib_mask", L);
   add("ib_tr", 1);
   add("ib_top", 1);
+  // Only where the CEs can run it: an OS gemm elsewhere is an encoding error, not a silent WS one.
+  if (cfg.has_dataflow(Dataflow::os)) add("os", 1);
   const int gemm_end = at;
   // STORE: a 4-level nest of 4 streams (accumulator row and lane, unified row and lane).
   at = 4;
@@ -160,6 +162,11 @@ Words encode_gemm(const IsaLayout& isa, const GemmInstr& g) {
   set("ib_mask", g.ib_mask);
   set("ib_tr", g.ib_tr);
   set("ib_top", g.ib_top);
+  if (isa.has_field("os"))
+    set("os", g.os);
+  else if (g.os)
+    throw IsaError("gemm: os = 1, but this configuration's CEs have no output-stationary mode; allowed: 0 "
+                   "(add os to ce.dataflows)");
   return w;
 }
 

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "mapper/compile.hpp"
+#include "mapper/os_gemm.hpp"
 #include "verif/numerics.hpp"
 #include "shipped_config.hpp"
 
@@ -263,4 +264,40 @@ TEST_CASE("Equally fast mappings: the caller's data-movement cost chooses, compu
     if (s == 0) CHECK(a.map.ib_top == t.map.ib_top);  // the first step consumes nothing: never re-chosen
   }
   CHECK(differ > 0);
+}
+
+TEST_CASE("Output-stationary gemm: grid checks, slots, instruction and cycles by hand", "[compile]") {
+  using Catch::Matchers::Contains;
+  const arch::ArchConfig d = cfg_named("default");  // 16 CEs of 4x4, 64 lanes, drain = 15
+  CHECK_THROWS_WITH(mapper::os_gemm(cfg_named("ce2x4_x8"), 8, 8, 8, 1), Contains("ce.dataflows") && Contains("os"));
+  CHECK_THROWS_WITH(mapper::os_gemm(d, 8, 8, 8, 3), Contains("gm = 3") && Contains("dividing ce.count = 16"));
+  CHECK_THROWS_WITH(mapper::os_gemm(d, 8, 0, 8, 4), Contains("allowed: >= 1"));
+  // Gm = 2, Gn = 8: M tile 8 rows, N tile 32 columns.
+  mapper::OsGemm g = mapper::os_gemm(d, 9, 2, 40, 2);
+  g.a_base = 100;
+  g.b_base = 200;
+  g.acc_base = 7;
+  CHECK(g.m_tiles() == 2);
+  CHECK(g.n_tiles() == 2);
+  // A[5][1]: mt 0, gm 1, r 1 -> row 100 + 1, lane gm*Gn*R + r = 33.
+  CHECK(mapper::os_a_slot(g, 5, 1).row == 101);
+  CHECK(mapper::os_a_slot(g, 5, 1).lane == 33);
+  CHECK(mapper::os_a_slot(g, 8, 0).row == 102);  // the second M tile: K rows further
+  // B[1][37]: nt 1, lane 5 -> row 200 + 2 + 1.
+  CHECK(mapper::os_b_slot(g, 1, 37).row == 203);
+  CHECK(mapper::os_b_slot(g, 1, 37).lane == 5);
+  // Z[5][37]: nt 1, mt 0, gm 1, r 1, gn 1, c 1 -> row 7 + 1*2*4 + 0 + 1, lane (1*8 + 1)*4 + 1.
+  CHECK(mapper::os_z_slot(g, 5, 37).row == 16);
+  CHECK(mapper::os_z_slot(g, 5, 37).lane == 37);
+  const arch::GemmInstr in = mapper::os_gemm_instr(g);
+  CHECK(in.os);
+  CHECK(in.m == 2);
+  CHECK(in.k_tiles == 2);
+  CHECK(in.ia_mask == 0b11100);     // IA lane bits 2..4 = gn
+  CHECK(in.ib_mask == 0b100000);    // IB lane bit 5 = gm
+  CHECK(in.acc_nt_stride == 8);
+  // K = 2 < R: folds 4 cycles apart; 2 + (3*4 + 2 + 1) + 15 + 3.
+  CHECK(mapper::os_gemm_instr_cycles(d, g) == 35);
+  g.k = 37;  // K >= R: folds K apart
+  CHECK(mapper::os_gemm_instr_cycles(d, g) == 2 + (3 * 37 + 37 + 1) + 15 + 3);
 }

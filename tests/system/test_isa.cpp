@@ -58,6 +58,7 @@ TEST_CASE("GEMM encoding round trip", "[isa]") {
       g.ia_tr = rng() & 1;
       g.ib_tr = rng() & 1;
       g.ib_top = rng() & 1;
+      g.os = isa.has_field("os") && (rng() & 1);
       const Words w = encode_gemm(isa, g);
       REQUIRE(static_cast<int>(w.size()) == isa.words());
       CHECK(field_value(w, isa.field("op")) == static_cast<uint32_t>(Opcode::gemm));
@@ -73,6 +74,7 @@ TEST_CASE("GEMM encoding round trip", "[isa]") {
       CHECK(field_value(w, isa.field("ib_mask")) == g.ib_mask);
       CHECK(field_value(w, isa.field("ib_tr")) == (g.ib_tr ? 1U : 0U));
       CHECK(field_value(w, isa.field("ib_top")) == (g.ib_top ? 1U : 0U));
+      if (isa.has_field("os")) CHECK(field_value(w, isa.field("os")) == (g.os ? 1U : 0U));
       CHECK_THAT(disassemble(isa, w), Contains("gemm m_m1=" + std::to_string(g.m - 1)));
     }
   }
@@ -92,6 +94,21 @@ TEST_CASE("GEMM fields out of range name the field and the range", "[isa]") {
   g = GemmInstr{};
   g.m = 65537;
   CHECK_THROWS_WITH(encode_gemm(isa, g), Contains("m_m1 = 65536"));
+}
+
+TEST_CASE("The os bit exists only where the CEs have output-stationary", "[isa]") {
+  const IsaLayout with(cfg_named("default")), without(cfg_named("ce2x4_x8"));
+  REQUIRE(with.has_field("os"));
+  CHECK(with.field("os").lsb == with.field("ib_top").lsb + 1);
+  CHECK_FALSE(without.has_field("os"));
+  GemmInstr g;
+  g.os = true;
+  CHECK(field_value(encode_gemm(with, g), with.field("os")) == 1U);
+  CHECK_THROWS_WITH(encode_gemm(without, g), Contains("os = 1") && Contains("no output-stationary mode") &&
+                                                 Contains("allowed: 0"));
+  g.os = false;
+  CHECK_NOTHROW(encode_gemm(without, g));
+  CHECK(with.bits() == 224);  // the widest format is still the STORE
 }
 
 TEST_CASE("RED_CFG chunks carry the register image in order", "[isa]") {

@@ -49,6 +49,11 @@ struct GemmInstr {
   uint32_t ib_sel = 0, ib_mask = 0;  // IB network
   bool ib_tr = false;
   bool ib_top = false;  // IB loaded from the top: B stored per CE, R rows per fold (docs/isa.md §2)
+  // Output-stationary (docs/isa.md §2c; only on configurations whose CEs have it): the fields
+  // then mean m = K (IA and IB rows streamed per fold), k_tiles = M tiles of Gm*R rows, n_tiles =
+  // N tiles of Gn*C columns, a_kt_stride = IA rows between M tiles; IB row = b_base +
+  // nt*b_nt_stride + k; acc row = acc_base + nt*acc_nt_stride + mt*R + r.
+  bool os = false;
 };
 
 // Moves accumulator results into unified memory (docs/isa.md §store): `moves` segments of

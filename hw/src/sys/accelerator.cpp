@@ -32,7 +32,7 @@ void validate_system(const arch::ArchConfig& cfg) {
   const auto& ce = cfg.ce;
   const int N = cfg.network.lanes;
   if (!cfg.has_dataflow(arch::Dataflow::ws))
-    fail("ce.dataflows", "the compiler maps every contraction weight-stationary with IB from the left; allowed: a "
+    fail("ce.dataflows", "the controller's loads and the compiler's mappings are weight-stationary first; allowed: a "
                          "list that contains ws");
   if (!std::has_single_bit(static_cast<unsigned>(ce.count)))
     fail("ce.count", fmt::format("{} is not a power of two; allowed: 1, 2, 4, ... (CE groups split K and N by powers of two)",
@@ -181,10 +181,11 @@ void Accelerator::build(Module& m) const {
     }
     for (int c = 0; c < C; ++c) ce.io("ib_top")[c].sig() <<= ib_lane(g * C + c);
     Data cc = ce.io("ctrl");
-    if (cep.pe.both_modes()) cc["os"].sig() <<= lit(0, 1);
+    // validate_system requires ws, so a CE with os has both modes and the controller drives it.
+    if (cep.pe.both_modes()) cc["os"].sig() <<= ctl.io("ce_os").sig();
     cc["active"].sig() <<= ctl.io("ce_active").sig();
     if (cep.pe.has_first()) cc["first"].sig() <<= ctl.io("ce_first").sig();
-    if (cep.pe.has_last()) cc["last"].sig() <<= lit(0, 1);
+    if (cep.pe.has_last()) cc["last"].sig() <<= ctl.io("ce_last").sig();
     cc["ib_load"].sig() <<= ib_load.bit(g);
     cc["ib_from_left"].sig() <<= ctl.io("ce_ib_from_left").sig();
     for (int c = 0; c < C; ++c) {

@@ -22,9 +22,10 @@ int bits_for(int64_t v) {  // ceil(log2(v)), 0 for 1
 std::string Controller::module_name() const {
   const arch::CeConfig& ce = p.cfg.ce;
   const arch::IsaLayout isa(p.cfg);
+  std::string variant = ce.ib_double_buffer ? "" : "_ib1";
+  if (isa.has_field("os")) variant += ce.psum_double_buffer ? "_os" : "_os_ps1";
   return fmt::format("controller_g{}_{}x{}_n{}_a{}_q{}_c{}_d{}{}", ce.count, ce.rows, ce.cols, p.cfg.network.lanes,
-                     isa.half_addr_bits(), isa.acc_addr_bits(), p.ctrl_delay, p.acc_delay,
-                     ce.ib_double_buffer ? "" : "_ib1");
+                     isa.half_addr_bits(), isa.acc_addr_bits(), p.ctrl_delay, p.acc_delay, variant);
 }
 
 ParamList Controller::params() const {
@@ -39,12 +40,14 @@ ParamList Controller::params() const {
           {"ctrl_delay", std::to_string(p.ctrl_delay)},
           {"acc_delay", std::to_string(p.acc_delay)},
           {"queue_depth", std::to_string(p.queue_depth)},
-          {"ib_double_buffer", p.cfg.ce.ib_double_buffer ? "true" : "false"}};
+          {"ib_double_buffer", p.cfg.ce.ib_double_buffer ? "true" : "false"},
+          {"output_stationary", isa.has_field("os") ? "true" : "false"}};
 }
 
 void Controller::build(Module& m) const {
   const arch::IsaLayout isa(p.cfg);
-  const int G = p.cfg.ce.count, C = p.cfg.ce.cols, N = p.cfg.network.lanes, L = isa.levels();
+  const int G = p.cfg.ce.count, R = p.cfg.ce.rows, C = p.cfg.ce.cols, N = p.cfg.network.lanes, L = isa.levels();
+  const bool os_hw = isa.has_field("os");  // the CEs have the output-stationary mode: drive it
   const int IW = isa.bits(), NW = isa.words(), AW = isa.half_addr_bits(), QW = isa.acc_addr_bits();
   const int QD = p.queue_depth, qb = bits_for(QD);
   const int GA = std::max(AW, QW);  // address generator width: unified or accumulator rows
@@ -57,6 +60,8 @@ void Controller::build(Module& m) const {
                             QD, IW, NW));
   m.add_comment("ISA and timing: docs/isa.md. IB loads of fold f+1 start once fold f streams (double-buffered IB);");
   m.add_comment("they come from the left (C cycles per CE group) or, with the gemm's ib_top bit, from the top (all CEs).");
+  if (os_hw)
+    m.add_comment("A gemm with the os bit streams IA and IB together (output-stationary) and drains R rows per fold.");
 
   // ---- host side: word assembly into the queue
   Sig instr_we = m.input("instr_we", UInt(1));
@@ -82,6 +87,8 @@ void Controller::build(Module& m) const {
   Sig ce_first = m.output("ce_first", UInt(1));
   Sig ce_ib_load = m.output("ce_ib_load", UInt(G));
   Sig ce_ib_from_left = m.output("ce_ib_from_left", UInt(1));
+  Sig ce_os = os_hw ? m.output("ce_os", UInt(1)) : Sig();
+  Sig ce_last = os_hw ? m.output("ce_last", UInt(1)) : Sig();
   Sig acc_op = m.output("acc_op", UInt(2));
   Sig acc_row = m.output("acc_row", UInt(QW));
   Data red_sw_mode = m.output("red_sw_mode", Vec(UInt(N), L));
@@ -134,6 +141,15 @@ void Controller::build(Module& m) const {
   Sig cur = m.reg("cur", UInt(IW), RegOptions{}.enabled_by(pop & ((head_op == op_gemm) | (head_op == op_store))));
   cur <<= q_head;
   Sig cur_is_store = m.node("cur_is_store", cur.bits(3, 0) == op_store);
+  // The dataflow of the last gemm, held through STOREs: the CEs' mode changes only at a gemm's pop,
+  // when the one before has drained.
+  Expr os = lit(0, 1);
+  if (os_hw) {
+    const arch::IsaField& f = isa.field("os");
+    Sig os_mode = m.reg("os_mode", UInt(1), RegOptions{}.reset_to(0).enabled_by(pop & (head_op == op_gemm)));
+    os_mode <<= q_head.bits(f.lsb, f.lsb);
+    os = os_mode;
+  }
   auto fld = [&](const std::string& name) -> Expr {
     const arch::IsaField& f = isa.field(name);
     return cur.bits(f.lsb + f.width - 1, f.lsb);
@@ -164,9 +180,11 @@ void Controller::build(Module& m) const {
   for (int k = 0; k < L; ++k) red_sw_mode[k].sig() <<= red_cfg.bits(k * N + N - 1, k * N);
   red_tr_sel <<= red_cfg.bits(L * N + N - 1, L * N);
 
-  // ---- GEMM: two address generators (IA stream + accumulator rows; IB loads + CE group)
+  // ---- GEMM: two address generators (IA stream + accumulator rows; IB loads + CE group). In OS
+  // the first one runs alone: its levels are (k, M tile, N tile), stream 1 gives the accumulator
+  // row of a fold's first drained row and stream 2 the IB row streamed beside IA.
   Sig start = m.node("start", (state == kStart) & !cur_is_store);
-  const AddressGenerator ag_ia(AddressGeneratorParams{3, 2, GA, 16});
+  const AddressGenerator ag_ia(AddressGeneratorParams{3, os_hw ? 3 : 2, GA, 16});
   const AddressGenerator ag_ib(AddressGeneratorParams{4, 2, GA, 16});
   InstanceRef ia_gen = m.instance(ag_ia, "ia_gen");
   InstanceRef ib_gen = m.instance(ag_ib, "ib_gen");
@@ -184,9 +202,15 @@ void Controller::build(Module& m) const {
     stride[0][0].sig() <<= one;
     stride[0][1].sig() <<= za(fld("a_kt_stride"));
     stride[0][2].sig() <<= zero;
-    stride[1][0].sig() <<= one;
-    stride[1][1].sig() <<= zero;
+    stride[1][0].sig() <<= os_hw ? Expr(mux(os, zero, one)) : one;
+    stride[1][1].sig() <<= os_hw ? Expr(mux(os, lit(static_cast<uint64_t>(R), GA), zero)) : zero;
     stride[1][2].sig() <<= za(fld("acc_nt_stride"));
+    if (os_hw) {
+      base[2].sig() <<= za(fld("b_base"));
+      stride[2][0].sig() <<= one;
+      stride[2][1].sig() <<= zero;
+      stride[2][2].sig() <<= za(fld("b_nt_stride"));
+    }
   }
   // A load from the left: C cycles per CE group, column C-1 first (docs/ce.md). From the top:
   // Lt = 1 + (R-1)s cycles for every CE at once, tile row Lt-1-i in cycle i (rows past R-1 are
@@ -214,7 +238,7 @@ void Controller::build(Module& m) const {
     stride[1][3].sig() <<= zero;
   }
   ia_gen.io("start").sig() <<= start;
-  ib_gen.io("start").sig() <<= start;
+  ib_gen.io("start").sig() <<= os_hw ? start & !os : Expr(start);
 
   // Fold handshake: a fold streams once its IB load is complete; the next load starts once the
   // fold streams (double-buffered IB) or has streamed (single buffer).
@@ -226,8 +250,22 @@ void Controller::build(Module& m) const {
   Sig ib_last = ib_gen.io("last").sig();
   Sig gate = p.cfg.ce.ib_double_buffer ? streams_started : streams_ended;
   Sig run_ib = m.node("run_ib", (state == kGemm) & ib_gen.io("valid").sig() & (gate >= loads_done));
-  Sig run_ia = m.node("run_ia", (state == kGemm) & ia_gen.io("valid").sig() &
-                                    ((!ia_first.bit(0)) | (loads_done > streams_started)));
+  // OS: a fold may start once the one before has started R cycles ago (the drain must have passed
+  // the top rows; single-buffered Psums: once it has drained, K + R - 1 cycles).
+  Expr fold_may_start = loads_done > streams_started;
+  if (os_hw) {
+    Sig os_gap = m.reg("os_gap", UInt(17), reset_to(0));
+    const Expr gap_init = p.cfg.ce.psum_double_buffer
+                              ? Expr(lit(static_cast<uint64_t>(R - 1), 17))
+                              : fld("m_m1").zext(17) + lit(static_cast<uint64_t>(R - 1), 17);
+    m.when(start, [&] { os_gap <<= 0; })
+        .elsewhen((state == kGemm) & os & ia_gen.io("valid").sig() & ia_first.bit(0) & (os_gap == 0), [&] {
+          os_gap <<= gap_init;
+        })
+        .elsewhen(os_gap != 0, [&] { os_gap <<= os_gap - 1; });
+    fold_may_start = mux(os, os_gap == 0, fold_may_start);
+  }
+  Sig run_ia = m.node("run_ia", (state == kGemm) & ia_gen.io("valid").sig() & ((!ia_first.bit(0)) | fold_may_start));
   ib_gen.io("run").sig() <<= run_ib;
   ia_gen.io("run").sig() <<= run_ia;
   m.when(start, [&] { loads_done <<= 0; }).elsewhen(run_ib & ib_last.bit(0) & ib_last.bit(1), [&] {
@@ -244,8 +282,13 @@ void Controller::build(Module& m) const {
   Data ib_addr = ib_gen.io("addr");
   ia_en <<= run_ia;
   ia_row <<= ia_addr[0].sig().bits(AW - 1, 0);
-  ib_en <<= run_ib;
-  ib_row <<= ib_addr[0].sig().bits(AW - 1, 0);
+  if (os_hw) {
+    ib_en <<= mux(os, run_ia, run_ib);
+    ib_row <<= mux(os, ia_addr[2].sig(), ib_addr[0].sig()).bits(AW - 1, 0);
+  } else {
+    ib_en <<= run_ib;
+    ib_row <<= ib_addr[0].sig().bits(AW - 1, 0);
+  }
   ia_sel <<= fld("ia_sel");
   ia_mask <<= fld("ia_mask");
   ia_tr <<= fld("ia_tr");
@@ -260,12 +303,20 @@ void Controller::build(Module& m) const {
   std::vector<Expr> load_bits;  // CE G-1 first
   for (int g = G - 1; g >= 0; --g)
     load_bits.push_back(run_ib & (ib_top | ((lit(static_cast<uint64_t>(g), GA) & gk_mask) == grp)));
-  Expr ctl_now = cat({run_ia, run_ia & ia_first.bit(0), G == 1 ? load_bits[0] : cat(load_bits)});
-  InstanceRef ctl_dly = m.instance(DelayLine({G + 2, p.ctrl_delay, true}), "ctl_delay");
-  ctl_dly.io("in").sig() <<= ctl_now;
+  Sig os_last = os_hw ? m.node("os_last", run_ia & ia_last.bit(0) & os) : Sig();  // a fold's last vector (OS)
+  std::vector<Expr> ctl_parts{run_ia, run_ia & ia_first.bit(0)};
+  if (os_hw) ctl_parts.push_back(os_last);
+  ctl_parts.push_back(G == 1 ? load_bits[0] : cat(load_bits));
+  const int CW = G + (os_hw ? 3 : 2);
+  InstanceRef ctl_dly = m.instance(DelayLine({CW, p.ctrl_delay, true}), "ctl_delay");
+  ctl_dly.io("in").sig() <<= cat(ctl_parts);
   Sig ctl_out = ctl_dly.io("out").sig();
-  ce_active <<= ctl_out.bit(G + 1);
-  ce_first <<= ctl_out.bit(G);
+  ce_active <<= ctl_out.bit(CW - 1);
+  ce_first <<= ctl_out.bit(CW - 2);
+  if (os_hw) {
+    ce_last <<= ctl_out.bit(G);
+    ce_os <<= os;
+  }
   ce_ib_load <<= ctl_out.bits(G - 1, 0);
   // Quasi-static for an instruction: it changes at a pop, long after the last load of the one
   // before has passed the CEs (its drain), and before the first load of this one reaches them.
@@ -273,8 +324,28 @@ void Controller::build(Module& m) const {
 
   // Accumulator op travels with the IA vector: write on the first K tile, else accumulate.
   Expr op_now = mux(run_ia, mux(fld("acc_accumulate") | !ia_first.bit(1), lit(2, 2), lit(1, 2)), lit(0, 2));
+  Expr acc_row_now = ia_addr[1].sig().bits(QW - 1, 0);
+  if (os_hw) {
+    // OS: a fold's R rows leave the CEs bottom row first, one per cycle, the first as far behind
+    // its last vector as a stationary result row is behind its vector (s = 1), so the ops enter
+    // the same delay line in the cycles t_last .. t_last + R - 1.
+    const Expr os_op = mux(fld("acc_accumulate"), lit(2, 2), lit(1, 2));
+    const Expr bottom = lit(static_cast<uint64_t>(R - 1), QW);
+    Expr seq_op = lit(0, 2), seq_row = acc_row_now;
+    if (R > 1) {
+      const int rb = bits_for(R);
+      Sig dr_row = m.reg("os_drain_row", UInt(rb), reset_to(0));  // row j of the drain in progress; 0: none
+      Sig dr_base = m.reg("os_drain_base", UInt(QW), enabled_by(os_last));
+      dr_base <<= acc_row_now;
+      m.when(os_last, [&] { dr_row <<= 1; }).elsewhen(dr_row != 0, [&] { dr_row <<= dr_row + 1; });
+      seq_op = mux(dr_row != 0, os_op, lit(0, 2));
+      seq_row = dr_base + bottom - dr_row.zext(QW);
+    }
+    op_now = mux(os, mux(os_last, os_op, seq_op), op_now);
+    acc_row_now = mux(os, mux(os_last, acc_row_now + bottom, seq_row), acc_row_now);
+  }
   InstanceRef acc_dly = m.instance(DelayLine({2 + QW, p.acc_delay, true}), "acc_delay");
-  acc_dly.io("in").sig() <<= cat({op_now, ia_addr[1].sig().bits(QW - 1, 0)});
+  acc_dly.io("in").sig() <<= cat({op_now, acc_row_now});
   Sig acc_out = acc_dly.io("out").sig();
 
   // ---- STORE: a 4-level nest of four streams (accumulator row, its lane; unified row, its lane).
@@ -323,9 +394,10 @@ void Controller::build(Module& m) const {
   acc_row <<= mux(st_issue, st_addr[0].sig().bits(QW - 1, 0), acc_out.bits(QW - 1, 0));
 
   // ---- FSM
-  const int DB = bits_for(p.acc_delay + 3) + 1;
+  const int DB = bits_for(p.acc_delay + 3 + R) + 1;
   Sig drain = m.reg("drain", UInt(DB), reset_to(0));
-  Sig gens_done = m.node("gens_done", ia_gen.io("done").sig() & ib_gen.io("done").sig());
+  Sig gens_done = m.node("gens_done", ia_gen.io("done").sig() & (os_hw ? ib_gen.io("done").sig() | os
+                                                                          : Expr(ib_gen.io("done").sig())));
   Sig retired_r = m.reg("retired_r", UInt(32), reset_to(0));
   m.switch_on(state)
       .is(kIdle, [&] {
@@ -342,7 +414,9 @@ void Controller::build(Module& m) const {
       .is(kGemm, [&] {
         m.when(gens_done, [&] {
           state <<= kDrain;
-          drain <<= lit(static_cast<uint64_t>(p.acc_delay + 2), DB);
+          // OS: the last fold's drain issues R - 1 accumulator ops after its last vector.
+          const Expr ws_drain = lit(static_cast<uint64_t>(p.acc_delay + 2), DB);
+          drain <<= os_hw ? Expr(mux(os, lit(static_cast<uint64_t>(p.acc_delay + 2 + R - 1), DB), ws_drain)) : ws_drain;
         });
       })
       .is(kDrain, [&] {

@@ -1,0 +1,212 @@
+// The controller's output-stationary gemm on a whole Verilated top, against the golden model:
+// random GEMMs over every CE grid Gm x Gn, K below, at and above R (the fold gap), partial M and N
+// tiles, several folds each way, the four operand mixes of the CE tests, and accumulate pairs
+// (a second gemm with acc_accumulate onto the first's rows). Each case writes the IA and IB images
+// in the layout of mapper/os_gemm.hpp, runs one gemm and checks every result element bit for bit,
+// the accumulator rows around the result unchanged, the busy cycles equal to the model's
+// (os_gemm_instr_cycles) and the error flag low. Linked against the system tests' models.
+#include <fmt/core.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <random>
+
+#include FETTA_TOP_HEADER
+#include "arch/config.hpp"
+#include "arch/isa.hpp"
+#include "mapper/os_gemm.hpp"
+#include "sim/ce/operands.hpp"
+#include "sim/system/bench.hpp"
+
+namespace {
+
+using namespace fetta;
+
+struct Options {
+  arch::ArchConfig cfg;
+  uint64_t seed = 11;
+  int cases = 12;
+  int64_t timeout = 10'000'000;  // cycles to wait for the controller
+};
+
+struct Outcome {
+  int64_t checked = 0, mismatches = 0, stray = 0, cycle_errors = 0;
+  bool error_flag = false;
+};
+
+class OsGemmTest {
+ public:
+  explicit OsGemmTest(const Options& o) : opt_(o), isa_(o.cfg), rng_(o.seed) {}
+
+  void host(sim::system::SystemBench& bench) {
+    bench_ = &bench;
+    const arch::ArchConfig& cfg = opt_.cfg;
+    // The reduction network passes every lane straight (pass = 0 in every switch, no transpose).
+    const std::vector<uint8_t> pass(static_cast<size_t>(isa_.red_cfg_bits()), 0);
+    for (int c = 0; c < isa_.red_chunks(); ++c) bench.push(arch::encode_red_cfg(isa_, c, pass));
+    bench.wait_idle(opt_.timeout);
+    const int G = cfg.ce.count, grids = std::countr_zero(static_cast<unsigned>(G)) + 1;
+    const int64_t R = cfg.ce.rows;
+    const int64_t ks[] = {std::max<int64_t>(1, R / 2), R, 1, 37, R + 1, 64};
+    const sim::ce::OperandMix mixes[] = {sim::ce::OperandMix::uniform, sim::ce::OperandMix::wide,
+                                         sim::ce::OperandMix::special, sim::ce::OperandMix::tiny};
+    for (int i = 0; i < opt_.cases; ++i) {
+      const int gm = 1 << (i % grids);
+      const int gn = G / gm;
+      const int64_t k = ks[i % 6];
+      std::uniform_int_distribution<int64_t> dm(1, 3 * gm * R), dn(1, 3 * gn * cfg.ce.cols);
+      mapper::OsGemm g = mapper::os_gemm(cfg, dm(rng_), k, dn(rng_), gm);
+      const sim::ce::OperandMix mix = mixes[i % 4];
+      const bool pair = i % 3 == 2;
+      place(g);
+      const sim::ce::Matrix z = run(g, mix, fmt::format("case {}", i));
+      if (pair) {
+        g.acc_accumulate = true;
+        g.a_base = 0;  // the second gemm's images at other rows of the other half
+        g.b_base = mapper::os_a_rows(g);
+        run(g, mix, fmt::format("case {} (accumulate)", i), &z);
+      }
+    }
+    out.error_flag = bench.error();
+  }
+
+  Outcome out;
+
+ private:
+  void place(mapper::OsGemm& g) {
+    const int64_t half = opt_.cfg.memory.unified_depth / 2, acc = opt_.cfg.memory.accum_depth;
+    const int64_t a = mapper::os_a_rows(g), b = mapper::os_b_rows(g), z = mapper::os_z_rows(g);
+    if (a + b > half || z + 2 * g.rows > acc) throw std::logic_error("os_gemm test: a case does not fit the memories");
+    g.a_base = std::uniform_int_distribution<int64_t>(0, half - a - b)(rng_);
+    g.b_base = g.a_base + a;
+    g.acc_base = std::uniform_int_distribution<int64_t>(g.rows, acc - z - g.rows)(rng_);
+  }
+
+  // Runs one gemm on fresh operands; returns the golden accumulator contents (M x N).
+  sim::ce::Matrix run(const mapper::OsGemm& g, sim::ce::OperandMix mix, const std::string& what,
+                      const sim::ce::Matrix* init = nullptr) {
+    const arch::ArchConfig& cfg = opt_.cfg;
+    const int N = cfg.network.lanes;
+    const uint64_t case_seed = rng_();
+    const sim::ce::GemmOperands ops = sim::ce::random_gemm(cfg.dtype, {g.m, g.k, g.n}, case_seed, mix);
+    // Operand images (padding in every slot no element takes).
+    std::vector<uint16_t> ia(static_cast<size_t>(mapper::os_a_rows(g) * N), static_cast<uint16_t>(sim::ce::ia_padding(cfg.dtype)));
+    std::vector<uint16_t> ib(static_cast<size_t>(mapper::os_b_rows(g) * N), static_cast<uint16_t>(sim::ce::ib_padding(cfg.dtype)));
+    for (int64_t m = 0; m < g.m; ++m)
+      for (int64_t k = 0; k < g.k; ++k) {
+        const mapper::OsSlot s = mapper::os_a_slot(g, m, k);
+        ia[static_cast<size_t>((s.row - g.a_base) * N + s.lane)] = static_cast<uint16_t>(ops.a.at(m, k));
+      }
+    for (int64_t k = 0; k < g.k; ++k)
+      for (int64_t n = 0; n < g.n; ++n) {
+        const mapper::OsSlot s = mapper::os_b_slot(g, k, n);
+        ib[static_cast<size_t>((s.row - g.b_base) * N + s.lane)] = static_cast<uint16_t>(ops.b.at(k, n));
+      }
+    bench_->write_rows(g.a_base, mapper::os_a_rows(g), N, ia);
+    bench_->write_rows(g.b_base, mapper::os_b_rows(g), N, ib);
+    bench_->push(arch::encode_flip(isa_));
+    bench_->wait_idle(opt_.timeout);
+
+    const int64_t z_rows = mapper::os_z_rows(g);
+    std::vector<int64_t> guard;  // R rows on either side of the result
+    for (int64_t r = 1; r <= g.rows; ++r) {
+      guard.push_back(g.acc_base - r);
+      guard.push_back(g.acc_base + z_rows - 1 + r);
+    }
+    std::vector<int> lanes(static_cast<size_t>(N));
+    for (int l = 0; l < N; ++l) lanes[static_cast<size_t>(l)] = l;
+    const std::vector<uint64_t> guard_before = bench_->read_acc(guard, lanes);
+
+    const uint64_t c0 = bench_->cycle_count();
+    bench_->push(arch::encode_gemm(isa_, mapper::os_gemm_instr(g)));
+    bench_->wait_idle(opt_.timeout);
+    const int64_t cycles = static_cast<int64_t>(bench_->cycle_count() - c0);
+    const int64_t model = mapper::os_gemm_instr_cycles(cfg, g);
+
+    sim::ce::Matrix want = sim::ce::golden_gemm(ops, 0);  // one chain per output, over all of K
+    if (init)
+      for (size_t i = 0; i < want.v.size(); ++i) want.v[i] = sim::ce::accumulate(cfg.dtype, init->v[i], want.v[i]);
+    std::vector<int64_t> rows(static_cast<size_t>(z_rows));
+    for (int64_t r = 0; r < z_rows; ++r) rows[static_cast<size_t>(r)] = g.acc_base + r;
+    const std::vector<uint64_t> got = bench_->read_acc(rows, lanes);
+    const uint64_t mask = arch::accumulator_bits(cfg.dtype) >= 64 ? ~uint64_t{0}
+                                                                   : (uint64_t{1} << arch::accumulator_bits(cfg.dtype)) - 1;
+    int64_t bad = 0;
+    for (int64_t m = 0; m < g.m; ++m)
+      for (int64_t n = 0; n < g.n; ++n) {
+        const mapper::OsSlot s = mapper::os_z_slot(g, m, n);
+        const uint64_t v = got[static_cast<size_t>((s.row - g.acc_base) * N + s.lane)] & mask;
+        if (v != (want.at(m, n) & mask)) {
+          if (bad < 3)
+            std::fprintf(stderr, "  %s: Z[%lld][%lld] = %llx, golden %llx (acc row %lld lane %d)\n", what.c_str(),
+                         static_cast<long long>(m), static_cast<long long>(n), static_cast<unsigned long long>(v),
+                         static_cast<unsigned long long>(want.at(m, n) & mask), static_cast<long long>(s.row), s.lane);
+          ++bad;
+        }
+      }
+    const std::vector<uint64_t> guard_after = bench_->read_acc(guard, lanes);
+    int64_t stray = 0;
+    for (size_t i = 0; i < guard_after.size(); ++i) stray += guard_after[i] != guard_before[i];
+    out.checked += g.m * g.n;
+    out.mismatches += bad;
+    out.stray += stray;
+    out.cycle_errors += cycles != model;
+    fmt::print("{:<22} grid {:>2}x{:<2} M {:>3} K {:>2} N {:>3} folds {:>2} {:<7} cycles {:>4} model {:>4}  {}\n", what,
+               g.gm, g.gn, g.m, g.k, g.n, g.m_tiles() * g.n_tiles(), sim::ce::to_string(mix), cycles, model,
+               bad == 0 && stray == 0 && cycles == model
+                   ? "match"
+                   : fmt::format("MISMATCH ({} elements, {} stray accumulator words)", bad, stray));
+    return want;
+  }
+
+  Options opt_;
+  arch::IsaLayout isa_;
+  std::mt19937_64 rng_;
+  sim::system::SystemBench* bench_ = nullptr;
+};
+
+}  // namespace
+
+int sc_main(int argc, char** argv) {
+  setenv("SYSC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  try {
+    Options opt;
+    std::string config;
+    CLI::App app("output-stationary gemm of the controller against the golden model (one Verilated top)");
+    app.add_option("--config", config, "Architecture configuration (YAML) the model was generated from")->required();
+    app.add_option("--seed", opt.seed, "Seed of the shapes, placements and operands");
+    app.add_option("--cases", opt.cases, "Random GEMMs (every third followed by an accumulating one)")->check(CLI::Range(1, 1000));
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      return app.exit(e);
+    }
+    opt.cfg = arch::load_arch_config(config);
+    sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+    fmt::print("os_gemm: config {}, seed {}, {} cases\n", opt.cfg.name, opt.seed, opt.cases);
+    FETTA_TOP_CLASS dut("dut");
+    OsGemmTest test(opt);
+    sim::system::SystemBench bench("bench", dut, opt.cfg, [&](sim::system::SystemBench& b) { test.host(b); });
+    sc_core::sc_start();
+    if (!bench.failure().empty()) {
+      std::fprintf(stderr, "error: %s\n", bench.failure().c_str());
+      return 2;
+    }
+    const Outcome& o = test.out;
+    fmt::print("{} elements checked, {} mismatching, {} stray accumulator words, {} gemm(s) off the cycle model, "
+               "error flag {}\n",
+               o.checked, o.mismatches, o.stray, o.cycle_errors, o.error_flag ? 1 : 0);
+    if (o.checked == 0 || o.mismatches || o.stray || o.cycle_errors || o.error_flag) {
+      std::fprintf(stderr, "FAIL\n");
+      return 1;
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+}
