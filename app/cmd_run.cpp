@@ -43,6 +43,7 @@ struct Opts {
   std::string dump_dir, trace, cache_dir;
   bool json = false;
   bool through_host = false;
+  std::string map_for = "compute";
 };
 
 std::string default_cache_dir() {
@@ -175,6 +176,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "JSON report on stdout instead of the tables");
   cmd->add_flag("--through-host", o->through_host,
                 "Send every intermediate through the host and DRAM instead of keeping it on chip with STORE");
+  cmd->add_option("--map-for", o->map_for,
+                  "What each contraction's mapping minimizes: compute (the model's cycles, which the RTL matches; data "
+                  "movement breaks ties) or end-to-end (cycles plus the STORE or host and DRAM cycles it implies)")
+      ->check(CLI::IsMember({"compute", "end-to-end"}))
+      ->capture_default_str();
   cmd->callback([o] {
     const arch::ArchConfig cfg = arch::load_arch_config(o->config);
     hw::validate_system(cfg);
@@ -192,6 +198,7 @@ void add_run_command(CLI::App& app) {
     if (!o->trace.empty()) run += " --trace " + flows::shell_quote(absolute(o->trace));
     if (o->json) run += " --json";
     if (o->through_host) run += " --through-host";
+    if (o->map_for != "compute") run += " --map-for " + o->map_for;
     const int status = std::system(run.c_str());
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 2;
     if (code != 0) throw CLI::RuntimeError(code);

@@ -348,27 +348,46 @@ CompiledStep compile_step(const arch::ArchConfig& cfg, const std::string& lhs_na
                           const std::vector<std::string>& lhs_labels, const std::vector<int64_t>& lhs_dims,
                           const std::string& rhs_name, const std::vector<std::string>& rhs_labels,
                           const std::vector<int64_t>& rhs_dims, const std::vector<std::string>& keep,
-                          const std::function<int64_t(const CompiledStep&)>& tie_cost) {
+                          const std::function<int64_t(const CompiledStep&)>& data_cost, MapFor objective) {
   const std::vector<CompiledStep> all =
       step_candidates(cfg, lhs_name, lhs_labels, lhs_dims, rhs_name, rhs_labels, rhs_dims, keep);
   const std::vector<const CompiledStep*> best =
       fastest(all, [](const CompiledStep& c) { return c.gemm.predicted_cycles; });
-  const CompiledStep* pick = best[0];
-  if (tie_cost && best.size() > 1) {
+  if (!data_cost) return *best[0];
+  if (objective == MapFor::compute) {  // the fastest; among them the least data movement
+    const CompiledStep* pick = best[0];
     int64_t least = std::numeric_limits<int64_t>::max();
     for (const CompiledStep* c : best) {
-      const int64_t cost = tie_cost(*c);
+      const int64_t cost = best.size() > 1 ? data_cost(*c) : 0;
       if (cost < least) {
         least = cost;
         pick = c;
       }
     }
+    return *pick;
   }
-  return *pick;
+  size_t pick = 0;
+  int64_t least = std::numeric_limits<int64_t>::max();
+  for (size_t i = 0; i < all.size(); ++i) {  // the caller's cost can be dear: once per candidate
+    const int64_t cost = all[i].gemm.predicted_cycles + data_cost(all[i]);
+    if (cost < least) {
+      least = cost;
+      pick = i;
+    }
+  }
+  return all[pick];
 }
 
+MapFor parse_map_for(const std::string& s) {
+  if (s == "compute") return MapFor::compute;
+  if (s == "end-to-end") return MapFor::end_to_end;
+  throw std::invalid_argument(fmt::format("map for '{}'; allowed: compute, end-to-end", s));
+}
+
+std::string to_string(MapFor m) { return m == MapFor::compute ? "compute" : "end-to-end"; }
+
 NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term,
-                         const MovementCost& movement) {
+                         const MovementCost& movement, MapFor objective) {
   SearchOptions so;
   so.top = 1;
   const NetworkResult sr = search_network(prob.terms.at(term), so);
@@ -408,17 +427,21 @@ NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem&
     else
       p.kept_labels(ps.left | ps.right).for_each([&](int lab) { ps.keep.push_back(p.labels[static_cast<size_t>(lab)]); });
     ps.out = ps.last ? prob.result : fmt::format("{}_t{}_s{}", prob.result, term, s);
-    // Equally fast mappings of the previous step's consumer: the least data movement. (A term's
-    // last contraction in a sum runs later, apart from its producer: nothing to gain.)
+    // The data movement around the step: of the previous step's result when this step consumes
+    // it, else (end to end only) of the operands' host writes. A term's last contraction in a sum
+    // keeps the fastest mapping: every term's must leave the same accumulator layout, and it runs
+    // later, apart from its producer.
     const PlannedStep* prev = plan.steps.empty() ? nullptr : &plan.steps.back();
-    std::function<int64_t(const CompiledStep&)> tie_cost;
-    if (movement && prev && (ps.lhs == prev->out || ps.rhs == prev->out) && !(ps.last && prob.terms.size() > 1))
-      tie_cost = [&](const CompiledStep& c) {
-        return movement(prev->compiled.gemm, c.gemm, (ps.lhs == prev->out) == c.lhs_is_a);
+    const bool consumes_prev = prev && (ps.lhs == prev->out || ps.rhs == prev->out);
+    std::function<int64_t(const CompiledStep&)> data_cost;
+    if (movement && !(ps.last && prob.terms.size() > 1) && (consumes_prev || objective == MapFor::end_to_end))
+      data_cost = [&](const CompiledStep& c) {
+        return movement(consumes_prev ? &prev->compiled.gemm : nullptr, c.gemm,
+                        consumes_prev && (ps.lhs == prev->out) == c.lhs_is_a);
       };
     try {
       ps.compiled = compile_step(cfg, ps.lhs, ps.lhs_labels, ps.lhs_dims, ps.rhs, ps.rhs_labels, ps.rhs_dims, ps.keep,
-                                 tie_cost);
+                                 data_cost, objective);
     } catch (const CompileError& e) {
       throw CompileError(fmt::format("{} term {} step {} ({} x {}): {}", prob.result, term, s, ps.lhs, ps.rhs, e.what()));
     }

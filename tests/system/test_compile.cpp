@@ -244,9 +244,10 @@ TEST_CASE("Equally fast mappings: the caller's data-movement cost chooses, compu
   const verif::PhaseProblem prob = verif::phase_problems(spec, verif::Phase::fp).at(0);
   int calls = 0;
   auto prefer = [&](bool top) {
-    return plan_network(d, prob, 0, [&calls, top](const CompiledGemm& p, const CompiledGemm& c, bool) {
+    return plan_network(d, prob, 0, [&calls, top](const CompiledGemm* p, const CompiledGemm& c, bool) {
       ++calls;
-      CHECK(p.jobs.size() > 0);
+      REQUIRE(p);  // mapped for compute: asked only about consumers of the previous result
+      CHECK(p->jobs.size() > 0);
       return int64_t{c.map.ib_top == top ? 0 : 1};
     });
   };
@@ -264,6 +265,46 @@ TEST_CASE("Equally fast mappings: the caller's data-movement cost chooses, compu
     if (s == 0) CHECK(a.map.ib_top == t.map.ib_top);  // the first step consumes nothing: never re-chosen
   }
   CHECK(differ > 0);
+}
+
+TEST_CASE("Mapped end to end: the caller's data-movement cost is added to the model's cycles", "[compile]") {
+  CHECK(parse_map_for("end-to-end") == MapFor::end_to_end);
+  CHECK(to_string(parse_map_for("compute")) == "compute");
+  CHECK_THROWS_WITH(parse_map_for("energy"), Catch::Matchers::Contains("allowed: compute, end-to-end"));
+  const arch::ArchConfig d = cfg_named("default");
+  const verif::LayerSpec spec = verif::load_layer(std::string(FETTA_SOURCE_DIR) + "configs/layers/tt_fetta_example.yaml");
+  const verif::PhaseProblem prob = verif::phase_problems(spec, verif::Phase::fp).at(0);
+  int with_producer = 0, without = 0;
+  auto prefer = [&](bool top, int64_t penalty) {
+    return plan_network(
+        d, prob, 0,
+        [&, top, penalty](const CompiledGemm* p, const CompiledGemm& c, bool) {
+          ++(p ? with_producer : without);
+          return c.map.ib_top == top ? int64_t{0} : penalty;
+        },
+        MapFor::end_to_end);
+  };
+  const NetworkPlan plain = plan_network(d, prob, 0);
+  const NetworkPlan top1 = prefer(true, 1), left1 = prefer(false, 1), left_dear = prefer(false, 1'000'000);
+  CHECK(with_producer > 0);
+  CHECK(without > 0);  // the first step is costed too: the host writes of both operands
+  REQUIRE(plain.steps.size() == top1.steps.size());
+  int differ = 0, slower = 0;
+  for (size_t s = 0; s < plain.steps.size(); ++s) {
+    INFO("step " << s);
+    const CompiledGemm &a = plain.steps[s].compiled.gemm, &t = top1.steps[s].compiled.gemm,
+                       &l = left1.steps[s].compiled.gemm, &ld = left_dear.steps[s].compiled.gemm;
+    // A cost of one cycle can only choose among mappings within one cycle of the fastest.
+    CHECK(t.predicted_cycles <= a.predicted_cycles + 1);
+    CHECK(l.predicted_cycles <= a.predicted_cycles + 1);
+    differ += t.map.ib_top != l.map.ib_top;
+    // A dear cost wins over compute: every step loads from the left, however slower.
+    CHECK_FALSE(ld.map.ib_top);
+    CHECK(ld.predicted_cycles >= a.predicted_cycles);
+    slower += ld.predicted_cycles > a.predicted_cycles;
+  }
+  CHECK(differ > 0);
+  CHECK(slower > 0);
 }
 
 TEST_CASE("Output-stationary gemm: grid checks, slots, instruction and cycles by hand", "[compile]") {

@@ -113,9 +113,19 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
 // then the load from the left).
 CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape);
 
+// What a step's mapping minimizes. `compute`: the model's cycles (which the RTL reproduces
+// exactly); among equally fast mappings the least data movement. `end_to_end`: the model's cycles
+// plus the data movement, so a contraction may take a few compute cycles more when its data
+// moves for fewer.
+enum class MapFor { compute, end_to_end };
+MapFor parse_map_for(const std::string& s);  // "compute" | "end-to-end"; std::invalid_argument otherwise
+std::string to_string(MapFor m);
+
 // A binary contraction with the roles chosen by the model: tries both operand orders, every grid
-// and both load paths. Among mappings with equally few cycles, the lowest `tie_cost` (when given)
-// wins, else the first in preference order (lhs streaming, more CEs on K, the load from the left).
+// and both load paths, and keeps the fewest predicted cycles, `data_cost` (when given: the caller's
+// estimate of the data movement a mapping implies, in cycles) breaking ties or, for
+// MapFor::end_to_end, added to the cycles. Remaining ties: the first in preference order (lhs
+// streaming, more CEs on K, the load from the left).
 struct CompiledStep {
   bool lhs_is_a = true;
   CompiledGemm gemm;
@@ -124,7 +134,8 @@ CompiledStep compile_step(const arch::ArchConfig& cfg, const std::string& lhs_na
                           const std::vector<std::string>& lhs_labels, const std::vector<int64_t>& lhs_dims,
                           const std::string& rhs_name, const std::vector<std::string>& rhs_labels,
                           const std::vector<int64_t>& rhs_dims, const std::vector<std::string>& keep,
-                          const std::function<int64_t(const CompiledStep&)>& tie_cost = {});
+                          const std::function<int64_t(const CompiledStep&)>& data_cost = {},
+                          MapFor objective = MapFor::compute);
 
 // Every contraction of one term of a phase problem, planned before any data exists: the search
 // picks the sequence (minimum MACs), the compiler maps each step. Intermediates are named
@@ -143,15 +154,19 @@ struct NetworkPlan {
   std::vector<PlannedStep> steps;
 };
 //
-// Among mappings of a step with equally few compute cycles, `movement` (when given) chooses: the
-// data movement the caller would spend on the consumer `c` of the previous step's result `p`
-// (taken as c's A when as_a, else its B): a STORE or the way through the host for that operand,
-// plus the host writes of the other. The lowest wins (the first in preference order on ties), so
-// a result can land in a layout the producer can store into (e.g. B loaded from the top, which
-// turns a transposition into moves of C lanes). Without it, the first fastest mapping is taken.
-using MovementCost = std::function<int64_t(const CompiledGemm& p, const CompiledGemm& c, bool as_a)>;
+// `movement` (when given) is the data movement the caller would spend around a step, in cycles:
+// for a step `c` consuming the previous step's result (`p`, taken as c's A when as_a, else its B)
+// a STORE or the way through the host for that operand plus the host writes of the other; for
+// any other step (`p` null; asked only for MapFor::end_to_end) the host writes of both operands.
+// MapFor::compute: among equally fast mappings of a step that consumes the previous result the
+// least movement wins, so the result can land in a layout the producer can store into (B loaded
+// from the top turns a transposition into moves of C lanes); compute cycles never change.
+// MapFor::end_to_end: every step minimizes cycles + movement (also a grid whose images cross the
+// host port in fewer rows). A term's last contraction in a sum of terms takes the fastest mapping
+// (every term must leave the same accumulator layout). Without `movement`, the first fastest.
+using MovementCost = std::function<int64_t(const CompiledGemm* p, const CompiledGemm& c, bool as_a)>;
 NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term,
-                         const MovementCost& movement = {});
+                         const MovementCost& movement = {}, MapFor objective = MapFor::compute);
 // How a run keeps a layer's tensors in DRAM (the simulator's TLM-2.0 target): operands (inputs,
 // rounded or requantized intermediates) in their width, 1 or 2 bytes; final results as
 // accumulator words, 4 bytes (fp32, int32) or 8 (int48, sign-extended); little-endian, row-major,

@@ -318,9 +318,12 @@ class Runner {
   std::optional<Final> run_network(const verif::LayerSpec& spec, verif::Phase ph, const verif::PhaseProblem& prob,
                                    size_t term, const std::map<std::string, Tensor<uint16_t>>& bits, bool defer_final) {
     mapper::NetworkPlan plan = mapper::plan_network(
-        opt_.cfg, prob, term, [this](const mapper::CompiledGemm& p, const mapper::CompiledGemm& c, bool as_a) {
-          return opt_.through_host ? 0 : movement_cost(p, c, as_a);
-        });
+        opt_.cfg, prob, term,
+        [this](const mapper::CompiledGemm* p, const mapper::CompiledGemm& c, bool as_a) {
+          // Mapped for compute with every result through the host: no tie is worth breaking.
+          return opt_.through_host && !opt_.map_end_to_end ? 0 : movement_cost(p, c, as_a);
+        },
+        opt_.map_end_to_end ? mapper::MapFor::end_to_end : mapper::MapFor::compute);
     const mapper::Problem& p = plan.problem;
     std::map<mapper::NodeSet, Operand> live;
     for (int i = 0; i < p.size(); ++i) {
@@ -528,15 +531,17 @@ class Runner {
     return cyc;
   }
 
-  // The data movement around consumer c of p's result, for plan_network's choice among mappings
-  // with equal compute cycles: the STORE (when it pays) or the host path of that operand, plus
-  // the host writes of the other operand's images. c runs next (plan_network asks about adjacent
-  // steps); images waiting for later consumers are not known yet.
-  int64_t movement_cost(const mapper::CompiledGemm& p, const mapper::CompiledGemm& c, bool as_a) const {
+  // The data movement around step c, for plan_network's choice of mapping (mapper::MapFor): for
+  // a consumer of the previous result p, the STORE (when it pays; not with --through-host) or the
+  // host path of that operand, plus the host writes of the other operand's images; without p the
+  // host writes of both. c runs next after p (plan_network asks about adjacent steps); images
+  // waiting for later consumers are not known yet.
+  int64_t movement_cost(const mapper::CompiledGemm* p, const mapper::CompiledGemm& c, bool as_a) const {
+    if (!p) return image_write_cycles(c, true) + image_write_cycles(c, false);
     std::string why;
     mapper::CompiledGemm placed = c;
-    const std::optional<OnChip> oc = place_and_plan(p, placed, as_a, 0, {}, {}, why);
-    return (oc ? store_cost(oc->stores) : host_path_cycles(p, c, as_a)) + image_write_cycles(c, !as_a);
+    const std::optional<OnChip> oc = opt_.through_host ? std::nullopt : place_and_plan(*p, placed, as_a, 0, {}, {}, why);
+    return (oc ? store_cost(oc->stores) : host_path_cycles(*p, c, as_a)) + image_write_cycles(c, !as_a);
   }
 
   // The cycles an intermediate takes through the host: reading its accumulator rows, the DRAM
@@ -1012,6 +1017,11 @@ RunOptions parse_run_args(int argc, char** argv) {
   app.add_flag("--json", o.json, "JSON report on stdout instead of the tables");
   app.add_option("--trace", o.trace, "FST waveform file (the model must be built with tracing: fetta run --trace)");
   app.add_flag("--check-model", o.check_model, "Fail when a contraction's RTL cycles differ from the model's");
+  std::string map_for = "compute";
+  app.add_option("--map-for", map_for,
+                 "What each contraction's mapping minimizes: compute (the model's cycles; data movement breaks "
+                 "ties) or end-to-end (cycles plus the data movement it implies)")
+      ->check(CLI::IsMember({"compute", "end-to-end"}));
   app.add_flag("--through-host", o.through_host,
                "Send every intermediate through the host and DRAM, none kept on chip by STORE (the path before STORE)");
   app.add_flag("--terms-separately", o.terms_separately,
@@ -1027,6 +1037,7 @@ RunOptions parse_run_args(int argc, char** argv) {
   }
   o.cfg = arch::load_arch_config(config);
   o.phases = mapper::parse_phases(phases);
+  o.map_end_to_end = mapper::parse_map_for(map_for) == mapper::MapFor::end_to_end;
   return o;
 }
 
@@ -1045,7 +1056,8 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
   Runner runner(opt, dma);
   SystemBench bench("bench", dut, opt.cfg, [&](SystemBench& b) { runner.host(b); });
   if (!opt.json)
-    fmt::print(stderr, "fetta sim: {} layer(s), seed {}, config {}\n", opt.layers.size(), opt.seed, opt.cfg.name);
+    fmt::print(stderr, "fetta sim: {} layer(s), seed {}, config {}, mapped for {}\n", opt.layers.size(), opt.seed,
+               opt.cfg.name, opt.map_end_to_end ? "end-to-end" : "compute");
   const auto t0 = std::chrono::steady_clock::now();
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
   if (hooks.start) hooks.start();

@@ -27,6 +27,7 @@ struct RunOptions {
   bool check_model = false;     // a contraction whose RTL cycles differ from the model's is an error
   bool terms_separately = false; // a sum of terms (BT): read and check each term, no sum in the accumulator
   bool through_host = false;    // no intermediate kept on chip: every one through the host and DRAM
+  bool map_end_to_end = false;  // mappings minimize cycles + data movement, not cycles (mapper::MapFor)
   bool inject_mismatch = false; // self-check of the scoreboard: flip one result bit of the first contraction
   bool inject_illegal = false;  // self-check of the controller: push an instruction with opcode 0 first
   int64_t timeout_cycles = 200'000'000;
