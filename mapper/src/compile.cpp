@@ -335,6 +335,21 @@ std::vector<const T*> fastest(const std::vector<T>& all, Cycles cycles) {
   return best;
 }
 
+// The first element with the lowest cost (evaluated once per element: the caller's cost can be dear).
+template <typename T, typename Cost>
+typename std::vector<T>::const_iterator first_least(const std::vector<T>& v, Cost cost) {
+  auto pick = v.begin();
+  int64_t least = std::numeric_limits<int64_t>::max();
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const int64_t c = cost(*it);
+    if (c < least) {
+      least = c;
+      pick = it;
+    }
+  }
+  return pick;
+}
+
 }  // namespace
 
 CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape) {
@@ -353,29 +368,10 @@ CompiledStep compile_step(const arch::ArchConfig& cfg, const std::string& lhs_na
       step_candidates(cfg, lhs_name, lhs_labels, lhs_dims, rhs_name, rhs_labels, rhs_dims, keep);
   const std::vector<const CompiledStep*> best =
       fastest(all, [](const CompiledStep& c) { return c.gemm.predicted_cycles; });
-  if (!data_cost) return *best[0];
-  if (objective == MapFor::compute) {  // the fastest; among them the least data movement
-    const CompiledStep* pick = best[0];
-    int64_t least = std::numeric_limits<int64_t>::max();
-    for (const CompiledStep* c : best) {
-      const int64_t cost = best.size() > 1 ? data_cost(*c) : 0;
-      if (cost < least) {
-        least = cost;
-        pick = c;
-      }
-    }
-    return *pick;
-  }
-  size_t pick = 0;
-  int64_t least = std::numeric_limits<int64_t>::max();
-  for (size_t i = 0; i < all.size(); ++i) {  // the caller's cost can be dear: once per candidate
-    const int64_t cost = all[i].gemm.predicted_cycles + data_cost(all[i]);
-    if (cost < least) {
-      least = cost;
-      pick = i;
-    }
-  }
-  return all[pick];
+  if (!data_cost || (objective == MapFor::compute && best.size() == 1)) return *best[0];
+  if (objective == MapFor::compute)  // the fastest; among them the least data movement
+    return **first_least(best, [&](const CompiledStep* c) { return data_cost(*c); });
+  return *first_least(all, [&](const CompiledStep& c) { return c.gemm.predicted_cycles + data_cost(c); });
 }
 
 MapFor parse_map_for(const std::string& s) {
