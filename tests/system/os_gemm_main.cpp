@@ -4,7 +4,10 @@
 // (a second gemm with acc_accumulate onto the first's rows). Each case writes the IA and IB images
 // in the layout of mapper/os_gemm.hpp, runs one gemm and checks every result element bit for bit,
 // the accumulator rows around the result unchanged, the busy cycles equal to the model's
-// (os_gemm_instr_cycles) and the error flag low. Linked against the system tests' models.
+// (os_gemm_instr_cycles) and the error flag low. Every fourth case is followed by a
+// weight-stationary GEMM compiled by mapper::compile_gemm (checked the same way against
+// hardware_order), so the controller switches modes both ways. Linked against the system tests'
+// models.
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
@@ -18,9 +21,11 @@
 #include FETTA_TOP_HEADER
 #include "arch/config.hpp"
 #include "arch/isa.hpp"
+#include "mapper/compile.hpp"
 #include "mapper/os_gemm.hpp"
 #include "sim/ce/operands.hpp"
 #include "sim/system/bench.hpp"
+#include "verif/contract.hpp"
 
 namespace {
 
@@ -45,10 +50,6 @@ class OsGemmTest {
   void host(sim::system::SystemBench& bench) {
     bench_ = &bench;
     const arch::ArchConfig& cfg = opt_.cfg;
-    // The reduction network passes every lane straight (pass = 0 in every switch, no transpose).
-    const std::vector<uint8_t> pass(static_cast<size_t>(isa_.red_cfg_bits()), 0);
-    for (int c = 0; c < isa_.red_chunks(); ++c) bench.push(arch::encode_red_cfg(isa_, c, pass));
-    bench.wait_idle(opt_.timeout);
     const int G = cfg.ce.count, grids = std::countr_zero(static_cast<unsigned>(G)) + 1;
     const int64_t R = cfg.ce.rows;
     const int64_t ks[] = {std::max<int64_t>(1, R / 2), R, 1, 37, R + 1, 64};
@@ -70,6 +71,7 @@ class OsGemmTest {
         g.b_base = mapper::os_a_rows(g);
         run(g, mix, fmt::format("case {} (accumulate)", i), &z);
       }
+      if (i % 4 == 3) run_ws(fmt::format("case {} (then ws)", i));
     }
     out.error_flag = bench.error();
   }
@@ -108,6 +110,9 @@ class OsGemmTest {
       }
     bench_->write_rows(g.a_base, mapper::os_a_rows(g), N, ia);
     bench_->write_rows(g.b_base, mapper::os_b_rows(g), N, ib);
+    // The reduction network passes every lane straight (pass = 0 in every switch, no transpose).
+    const std::vector<uint8_t> pass(static_cast<size_t>(isa_.red_cfg_bits()), 0);
+    for (int c = 0; c < isa_.red_chunks(); ++c) bench_->push(arch::encode_red_cfg(isa_, c, pass));
     bench_->push(arch::encode_flip(isa_));
     bench_->wait_idle(opt_.timeout);
 
@@ -161,6 +166,69 @@ class OsGemmTest {
                    ? "match"
                    : fmt::format("MISMATCH ({} elements, {} stray accumulator words)", bad, stray));
     return want;
+  }
+
+  // A weight-stationary GEMM as the compiler maps it (its fastest grid and load path), every job
+  // checked against the golden model in the hardware's order and its cycles against the model.
+  void run_ws(const std::string& what) {
+    const arch::ArchConfig& cfg = opt_.cfg;
+    std::uniform_int_distribution<int64_t> dm(1, 40), dk(1, 70), dn(1, 40);
+    const int64_t M = dm(rng_), K = dk(rng_), Nn = dn(rng_);
+    const mapper::CompiledGemm c = mapper::compile_gemm(
+        cfg, mapper::gemm_shape("A", {"m", "k"}, {M, K}, "B", {"k", "n"}, {K, Nn}, {"m", "n"}));
+    const sim::ce::GemmOperands ops = sim::ce::random_gemm(cfg.dtype, {M, K, Nn}, rng_(), sim::ce::OperandMix::wide);
+    auto bits = [](const sim::ce::Matrix& mtx, std::vector<std::string> labels) {
+      std::vector<uint16_t> v;
+      for (uint64_t x : mtx.v) v.push_back(static_cast<uint16_t>(x));
+      return verif::Tensor<uint16_t>(std::move(labels), {mtx.rows, mtx.cols}, std::move(v));
+    };
+    const verif::Tensor<uint16_t> a = bits(ops.a, {"m", "k"}), b = bits(ops.b, {"k", "n"});
+    for (size_t w = 0; w < c.red_cfg_words(); ++w) bench_->push(c.program[w]);
+    bench_->wait_idle(opt_.timeout);
+    std::vector<uint64_t> got(static_cast<size_t>(M * Nn), 0);
+    int64_t cycle_errors = 0;
+    for (size_t j = 0; j < c.jobs.size(); ++j) {
+      const mapper::GemmJob& job = c.jobs[j];
+      const mapper::RowImage ia = mapper::layout_a(c, a, static_cast<uint16_t>(sim::ce::ia_padding(cfg.dtype)), j);
+      const mapper::RowImage ib = mapper::layout_b(c, b, j);
+      bench_->write_rows(ia.first_row, ia.rows, ia.lanes, ia.data);
+      bench_->write_rows(ib.first_row, ib.rows, ib.lanes, ib.data);
+      const uint64_t c0 = bench_->cycle_count();
+      bench_->push(arch::encode_flip(isa_));
+      bench_->push(c.program[c.red_cfg_words() + j]);
+      bench_->wait_idle(opt_.timeout);
+      cycle_errors += static_cast<int64_t>(bench_->cycle_count() - c0) != job.predicted_cycles;
+      if (!job.last_k) continue;
+      std::vector<int64_t> rows;
+      for (int64_t nt = 0; nt < job.nt_count; ++nt)
+        for (int64_t m = 0; m < job.m_count; ++m) rows.push_back(nt * job.m_count + m);
+      const std::vector<uint64_t> row_words = bench_->read_acc(rows, c.col_lane);
+      const size_t L = c.col_lane.size();
+      for (int64_t nt = 0; nt < job.nt_count; ++nt)
+        for (int64_t m = 0; m < job.m_count; ++m)
+          for (size_t jj = 0; jj < L; ++jj) {
+            const int64_t n = (job.nt0 + nt) * c.map.n_tile + static_cast<int64_t>(jj);
+            if (n < Nn) got[static_cast<size_t>((job.m0 + m) * Nn + n)] = row_words[static_cast<size_t>(nt * job.m_count + m) * L + jj];
+          }
+    }
+    // bf16 in the hardware's order; integers are exact in any order.
+    std::vector<uint64_t> want;
+    if (cfg.dtype == arch::DataType::bf16) {
+      for (uint32_t v : verif::contract_bf16(a, b, {"m", "n"}, mapper::hardware_order(c, cfg.ce.rows)).values()) want.push_back(v);
+    } else {
+      want = sim::ce::golden_gemm(ops, 0).v;
+    }
+    const uint64_t mask = arch::accumulator_bits(cfg.dtype) >= 64 ? ~uint64_t{0}
+                                                                   : (uint64_t{1} << arch::accumulator_bits(cfg.dtype)) - 1;
+    int64_t bad = 0;
+    for (size_t e = 0; e < got.size(); ++e) bad += (got[e] & mask) != (want[e] & mask);
+    out.checked += M * Nn;
+    out.mismatches += bad;
+    out.cycle_errors += cycle_errors;
+    fmt::print("{:<22} ws {} x {} x {} ({}), {} job(s)  {}\n", what, M, K, Nn, c.map.ib_top ? "top" : "left", c.jobs.size(),
+               bad == 0 && cycle_errors == 0 ? "match"
+                                             : fmt::format("MISMATCH ({} elements, {} job(s) off the cycle model)", bad,
+                                                           cycle_errors));
   }
 
   Options opt_;
