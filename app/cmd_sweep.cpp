@@ -52,6 +52,7 @@ struct Grid {
   std::vector<verif::Phase> phases{verif::Phase::fp, verif::Phase::bp, verif::Phase::wg};
   bool lint = true;
   std::string cycles = "model";  // model | rtl
+  std::string map_for = "compute";  // with cycles: rtl, fetta run --map-for
   std::vector<std::string> targets;
   std::vector<std::string> parts{"ce"};
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;  // in file order
@@ -100,6 +101,13 @@ Grid load_grid(const std::string& file) {
       g.cycles = v.Scalar();
       if (g.cycles != "model" && g.cycles != "rtl")
         grid_error(g, v.Mark(), fmt::format("cycles: unknown value '{}'; allowed: model, rtl", g.cycles));
+    } else if (key == "map_for") {
+      g.map_for = v.Scalar();
+      try {
+        (void)mapper::parse_map_for(g.map_for);
+      } catch (const std::invalid_argument&) {
+        grid_error(g, v.Mark(), fmt::format("map_for: unknown value '{}'; allowed: compute, end-to-end", g.map_for));
+      }
     } else if (key == "synth") {
       for (const auto& s : v) {
         const std::string k = s.first.Scalar();
@@ -125,10 +133,15 @@ Grid load_grid(const std::string& file) {
       }
     } else {
       grid_error(g, kv.first.Mark(),
-                 fmt::format("unknown key '{}'; allowed: base, layers, phases, lint, cycles, synth, grid", key));
+                 fmt::format("unknown key '{}'; allowed: base, layers, phases, lint, cycles, map_for, synth, grid", key));
     }
   }
   if (g.axes.empty()) throw std::invalid_argument(file + ": grid: no parameter to sweep");
+  // The data movement a mapping implies is the simulator's estimate: the model-cycle count has none.
+  if (g.map_for != "compute" && g.cycles != "rtl")
+    throw std::invalid_argument(fmt::format("{}: map_for: {} needs cycles: rtl (the data movement is counted by the "
+                                            "simulation); allowed with cycles: model: compute",
+                                            file, g.map_for));
   return g;
 }
 
@@ -326,9 +339,9 @@ struct Sweep {
     const std::string name = verif::load_layer(layer_file).name;
     const fs::path json = dir / ("run_" + safe_name(name) + ".json"), log = dir / ("run_" + safe_name(name) + ".log");
     const fs::path exe = fs::read_symlink("/proc/self/exe");
-    const std::string cmd = fmt::format("{} run --config {} --layer {} --phases {} --json > {} 2> {}",
+    const std::string cmd = fmt::format("{} run --config {} --layer {} --phases {} --map-for {} --json > {} 2> {}",
                                         flows::shell_quote(exe.string()), flows::shell_quote((dir / "config.yaml").string()),
-                                        flows::shell_quote(fs::absolute(layer_file).string()), phases,
+                                        flows::shell_quote(fs::absolute(layer_file).string()), phases, grid.map_for,
                                         flows::shell_quote(json.string()), flows::shell_quote(log.string()));
     const int status = std::system(cmd.c_str());
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)

@@ -48,4 +48,6 @@ for r in rows:
     assert int(r["store_cycles"]) > 0, r  # tt_small keeps intermediates on chip on this top
 PY
 [ -s "$work/rtl/points/baseline_fetta/run_tt_small.json" ] || { ls -R "$work/rtl/points"; exit 1; }
+/usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["map_for"] == "end-to-end", r["map_for"]' \
+  "$work/rtl/points/baseline_fetta/run_tt_small.json" || { echo "map_for did not reach fetta run"; exit 1; }
 echo "sweep test: ok"

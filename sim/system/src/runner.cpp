@@ -1069,6 +1069,7 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
   }
   if (opt.json) {
     nlohmann::json j = to_json(runner.reports, opt.cfg, wall, bench.now());
+    j["map_for"] = opt.map_end_to_end ? "end-to-end" : "compute";
     j["dram"] = {{"bandwidth_gbps", opt.cfg.dram.bandwidth_gbps}, {"latency_ns", opt.cfg.dram.latency_ns},
                  {"transactions", dram.transactions()}, {"bytes_read", dram.bytes_read()}, {"bytes_written", dram.bytes_written()}};
     std::cout << j.dump(2) << "\n";
