@@ -45,7 +45,12 @@ struct Outcome {
 
 class OsGemmTest {
  public:
-  explicit OsGemmTest(const Options& o) : opt_(o), isa_(o.cfg), rng_(o.seed) {}
+  explicit OsGemmTest(const Options& o)
+      : opt_(o),
+        isa_(o.cfg),
+        rng_(o.seed),
+        acc_mask_(arch::accumulator_bits(o.cfg.dtype) >= 64 ? ~uint64_t{0}
+                                                             : (uint64_t{1} << arch::accumulator_bits(o.cfg.dtype)) - 1) {}
 
   void host(sim::system::SystemBench& bench) {
     bench_ = &bench;
@@ -138,18 +143,16 @@ class OsGemmTest {
     std::vector<int64_t> rows(static_cast<size_t>(z_rows));
     for (int64_t r = 0; r < z_rows; ++r) rows[static_cast<size_t>(r)] = g.acc_base + r;
     const std::vector<uint64_t> got = bench_->read_acc(rows, lanes);
-    const uint64_t mask = arch::accumulator_bits(cfg.dtype) >= 64 ? ~uint64_t{0}
-                                                                   : (uint64_t{1} << arch::accumulator_bits(cfg.dtype)) - 1;
     int64_t bad = 0;
     for (int64_t m = 0; m < g.m; ++m)
       for (int64_t n = 0; n < g.n; ++n) {
         const mapper::OsSlot s = mapper::os_z_slot(g, m, n);
-        const uint64_t v = got[static_cast<size_t>((s.row - g.acc_base) * N + s.lane)] & mask;
-        if (v != (want.at(m, n) & mask)) {
+        const uint64_t v = got[static_cast<size_t>((s.row - g.acc_base) * N + s.lane)] & acc_mask_;
+        if (v != (want.at(m, n) & acc_mask_)) {
           if (bad < 3)
             std::fprintf(stderr, "  %s: Z[%lld][%lld] = %llx, golden %llx (acc row %lld lane %d)\n", what.c_str(),
                          static_cast<long long>(m), static_cast<long long>(n), static_cast<unsigned long long>(v),
-                         static_cast<unsigned long long>(want.at(m, n) & mask), static_cast<long long>(s.row), s.lane);
+                         static_cast<unsigned long long>(want.at(m, n) & acc_mask_), static_cast<long long>(s.row), s.lane);
           ++bad;
         }
       }
@@ -218,10 +221,8 @@ class OsGemmTest {
     } else {
       want = sim::ce::golden_gemm(ops, 0).v;
     }
-    const uint64_t mask = arch::accumulator_bits(cfg.dtype) >= 64 ? ~uint64_t{0}
-                                                                   : (uint64_t{1} << arch::accumulator_bits(cfg.dtype)) - 1;
     int64_t bad = 0;
-    for (size_t e = 0; e < got.size(); ++e) bad += (got[e] & mask) != (want[e] & mask);
+    for (size_t e = 0; e < got.size(); ++e) bad += (got[e] & acc_mask_) != (want[e] & acc_mask_);
     out.checked += M * Nn;
     out.mismatches += bad;
     out.cycle_errors += cycle_errors;
@@ -234,6 +235,7 @@ class OsGemmTest {
   Options opt_;
   arch::IsaLayout isa_;
   std::mt19937_64 rng_;
+  uint64_t acc_mask_;  // the accumulator word's bits (read_acc sign-extends integer words)
   sim::system::SystemBench* bench_ = nullptr;
 };
 

@@ -38,6 +38,9 @@ namespace {
 
 using verif::Tensor;
 
+// RunOptions keeps a bool (its header stays free of mapper); the objective as the mapper names it.
+mapper::MapFor map_for(const RunOptions& o) { return o.map_end_to_end ? mapper::MapFor::end_to_end : mapper::MapFor::compute; }
+
 // An operand in flight: its labels, where the RTL's copy is in DRAM and the golden model's copy
 // (they are equal when everything matches; kept apart so a mismatch shows once).
 struct Operand {
@@ -323,7 +326,7 @@ class Runner {
           // Mapped for compute with every result through the host: no tie is worth breaking.
           return opt_.through_host && !opt_.map_end_to_end ? 0 : movement_cost(p, c, as_a);
         },
-        opt_.map_end_to_end ? mapper::MapFor::end_to_end : mapper::MapFor::compute);
+        map_for(opt_));
     const mapper::Problem& p = plan.problem;
     std::map<mapper::NodeSet, Operand> live;
     for (int i = 0; i < p.size(); ++i) {
@@ -1057,7 +1060,7 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
   SystemBench bench("bench", dut, opt.cfg, [&](SystemBench& b) { runner.host(b); });
   if (!opt.json)
     fmt::print(stderr, "fetta sim: {} layer(s), seed {}, config {}, mapped for {}\n", opt.layers.size(), opt.seed,
-               opt.cfg.name, opt.map_end_to_end ? "end-to-end" : "compute");
+               opt.cfg.name, mapper::to_string(map_for(opt)));
   const auto t0 = std::chrono::steady_clock::now();
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
   if (hooks.start) hooks.start();
@@ -1069,7 +1072,7 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
   }
   if (opt.json) {
     nlohmann::json j = to_json(runner.reports, opt.cfg, wall, bench.now());
-    j["map_for"] = opt.map_end_to_end ? "end-to-end" : "compute";
+    j["map_for"] = mapper::to_string(map_for(opt));
     j["dram"] = {{"bandwidth_gbps", opt.cfg.dram.bandwidth_gbps}, {"latency_ns", opt.cfg.dram.latency_ns},
                  {"transactions", dram.transactions()}, {"bytes_read", dram.bytes_read()}, {"bytes_written", dram.bytes_written()}};
     std::cout << j.dump(2) << "\n";
