@@ -31,6 +31,26 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // B rows of one fold: R (from the top: a row per CE row) or the N tile (from the left: a row per column).
 int64_t b_fold_rows(const GemmMapping& mp) { return mp.ib_top ? mp.k_tile / mp.gk : mp.n_tile; }
 
+// The jobs' windows (rows of M, N tiles, K tiles and whether the rows are complete after it) in
+// program order: N chunks, then M chunks, then K chunks, so a job's later K chunks follow it.
+std::vector<GemmJob> job_windows(const GemmMapping& mp, int64_t M) {
+  std::vector<GemmJob> jobs;
+  for (int64_t nt0 = 0; nt0 < mp.n_tiles; nt0 += mp.n_chunk)
+    for (int64_t m0 = 0; m0 < M; m0 += mp.m_chunk)
+      for (int64_t k0 = 0; k0 < mp.k_tiles; k0 += mp.k_chunk) {
+        GemmJob job;
+        job.m0 = m0;
+        job.m_count = std::min(mp.m_chunk, M - m0);
+        job.nt0 = nt0;
+        job.nt_count = std::min(mp.n_chunk, mp.n_tiles - nt0);
+        job.kt0 = k0;
+        job.kt_count = std::min(mp.k_chunk, mp.k_tiles - k0);
+        job.last_k = k0 + job.kt_count == mp.k_tiles;
+        jobs.push_back(job);
+      }
+  return jobs;
+}
+
 }  // namespace
 
 GemmShape gemm_shape(const std::string& a_name, const std::vector<std::string>& a_labels,
@@ -105,6 +125,8 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
   GemmMapping& mp = c.map;
   mp.gk = gk;
   mp.gn = G / gk;
+  mp.rows = R;
+  mp.cols = C;
   mp.k_tile = static_cast<int64_t>(gk) * R;
   mp.n_tile = static_cast<int64_t>(mp.gn) * C;
   mp.k_tiles = ceil_div(K, mp.k_tile);
@@ -218,51 +240,126 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
   const int red_chunks = fixed ? 0 : isa.red_chunks();
   for (int ch = 0; ch < red_chunks; ++ch) c.program.push_back(arch::encode_red_cfg(isa, ch, c.red_cfg));
   c.predicted_cycles = red_chunks;  // the RED_CFG pops; each job adds its FLIP and GEMM
-  for (int64_t nt0 = 0; nt0 < mp.n_tiles; nt0 += mp.n_chunk)
-    for (int64_t m0 = 0; m0 < M; m0 += mp.m_chunk)
-      for (int64_t k0 = 0; k0 < mp.k_tiles; k0 += mp.k_chunk) {
-        GemmJob job;
-        job.m0 = m0;
-        job.m_count = std::min(mp.m_chunk, M - m0);
-        job.nt0 = nt0;
-        job.nt_count = std::min(mp.n_chunk, mp.n_tiles - nt0);
-        job.kt0 = k0;
-        job.kt_count = std::min(mp.k_chunk, mp.k_tiles - k0);
-        job.last_k = k0 + job.kt_count == mp.k_tiles;
-        arch::GemmInstr& g = job.instr;
-        g.m = static_cast<uint32_t>(job.m_count);
-        g.k_tiles = static_cast<uint32_t>(job.kt_count);
-        g.n_tiles = static_cast<uint32_t>(job.nt_count);
-        g.gn = static_cast<uint32_t>(mp.gn);
-        g.gk = static_cast<uint32_t>(gk);
-        job.a_base = c.a_base;
-        job.b_base = c.b_base;
-        g.a_base = static_cast<uint32_t>(c.a_base);
-        g.a_kt_stride = job.kt_count > 1 ? static_cast<uint32_t>(job.m_count) : 0;
-        g.b_base = static_cast<uint32_t>(c.b_base);
-        g.b_kt_stride = job.kt_count > 1 ? static_cast<uint32_t>(job.nt_count * fold_rows) : 0;
-        g.b_nt_stride = job.nt_count > 1 ? static_cast<uint32_t>(fold_rows) : 0;
-        g.acc_base = 0;
-        g.acc_nt_stride = job.nt_count > 1 ? static_cast<uint32_t>(job.m_count) : 0;
-        g.acc_accumulate = k0 > 0;  // later K chunks add onto the rows the first one wrote
-        g.ia_sel = c.ia_sel;
-        g.ia_mask = c.ia_mask;
-        g.ib_sel = c.ib_sel;
-        g.ib_mask = c.ib_mask;
-        g.ib_top = ib_top;
-        GemmMapping jm = mp;
-        jm.n_tiles = job.nt_count;
-        jm.k_tiles = job.kt_count;
-        job.predicted_cycles = 1 + gemm_instr_cycles(cfg, job.m_count, jm);  // FLIP + GEMM
-        c.predicted_cycles += job.predicted_cycles;
-        try {
-          c.program.push_back(arch::encode_gemm(isa, g));
-        } catch (const arch::IsaError& e) {
-          throw CompileError(fmt::format("{} x {}: {}", shape.a_name, shape.b_name, e.what()));
-        }
-        c.jobs.push_back(job);
-      }
+  for (GemmJob job : job_windows(mp, M)) {
+    arch::GemmInstr& g = job.instr;
+    g.m = static_cast<uint32_t>(job.m_count);
+    g.k_tiles = static_cast<uint32_t>(job.kt_count);
+    g.n_tiles = static_cast<uint32_t>(job.nt_count);
+    g.gn = static_cast<uint32_t>(mp.gn);
+    g.gk = static_cast<uint32_t>(gk);
+    job.a_base = c.a_base;
+    job.b_base = c.b_base;
+    g.a_base = static_cast<uint32_t>(c.a_base);
+    g.a_kt_stride = job.kt_count > 1 ? static_cast<uint32_t>(job.m_count) : 0;
+    g.b_base = static_cast<uint32_t>(c.b_base);
+    g.b_kt_stride = job.kt_count > 1 ? static_cast<uint32_t>(job.nt_count * fold_rows) : 0;
+    g.b_nt_stride = job.nt_count > 1 ? static_cast<uint32_t>(fold_rows) : 0;
+    g.acc_base = 0;
+    g.acc_nt_stride = job.nt_count > 1 ? static_cast<uint32_t>(job.m_count) : 0;
+    g.acc_accumulate = job.kt0 > 0;  // later K chunks add onto the rows the first one wrote
+    g.ia_sel = c.ia_sel;
+    g.ia_mask = c.ia_mask;
+    g.ib_sel = c.ib_sel;
+    g.ib_mask = c.ib_mask;
+    g.ib_top = ib_top;
+    GemmMapping jm = mp;
+    jm.n_tiles = job.nt_count;
+    jm.k_tiles = job.kt_count;
+    job.predicted_cycles = 1 + gemm_instr_cycles(cfg, job.m_count, jm);  // FLIP + GEMM
+    c.predicted_cycles += job.predicted_cycles;
+    try {
+      c.program.push_back(arch::encode_gemm(isa, g));
+    } catch (const arch::IsaError& e) {
+      throw CompileError(fmt::format("{} x {}: {}", shape.a_name, shape.b_name, e.what()));
+    }
+    c.jobs.push_back(job);
+  }
   return c;
+}
+
+CompiledGemm compile_gemm_os(const arch::ArchConfig& cfg, const GemmShape& shape, int gm) {
+  const int G = cfg.ce.count, R = cfg.ce.rows, C = cfg.ce.cols;
+  const int64_t M = shape.m.size(), K = shape.k.size(), Nn = shape.n.size();
+  if (cfg.network.topology == arch::NetworkTopology::fixed)
+    throw CompileError("output-stationary: with network.topology fixed the IA and IB networks cannot multicast; "
+                       "allowed: network.topology butterfly");
+  try {
+    (void)os_gemm(cfg, M, K, Nn, gm);  // the grid and the configuration
+  } catch (const std::invalid_argument& e) {
+    throw CompileError(e.what());
+  }
+  const arch::IsaLayout isa(cfg);
+  const int64_t half = cfg.memory.unified_depth / 2, acc = cfg.memory.accum_depth, count = int64_t{1} << isa.count_bits();
+  CompiledGemm c;
+  c.shape = shape;
+  GemmMapping& mp = c.map;
+  mp.os = true;
+  mp.gm = gm;
+  mp.gn = G / gm;
+  mp.rows = R;
+  mp.cols = C;
+  const int64_t m_tile = int64_t{gm} * R, m_tiles = ceil_div(M, m_tile);
+  mp.n_tile = int64_t{mp.gn} * C;
+  mp.n_tiles = ceil_div(Nn, mp.n_tile);
+  // K chunks (equal but the last): one M tile's A and one N tile's B side by side in a half.
+  const int64_t k_chunks = ceil_div(K, std::min(half / 2, count));
+  mp.k_tile = ceil_div(K, k_chunks);
+  mp.k_tiles = k_chunks;
+  mp.k_chunk = 1;
+  // N tiles per job next to one M tile, then M tiles in the rest of the half and the accumulator.
+  const int64_t kc = mp.k_tile;
+  mp.n_chunk = std::min({mp.n_tiles, (half - kc) / kc, acc / R, count});
+  if (mp.n_chunk < 1)
+    throw CompileError(fmt::format("{} x {} output-stationary: one tile does not fit (memory.accum_depth = {} rows, "
+                                   "{} needed for an R x C block)",
+                                   shape.a_name, shape.b_name, acc, R));
+  const int64_t mt_chunk = std::min({m_tiles, (half - mp.n_chunk * kc) / kc, acc / (mp.n_chunk * R), count});
+  mp.m_chunk = mt_chunk * m_tile;
+  c.a_base = 0;
+  c.a_rows = mt_chunk * kc;
+  c.b_base = c.a_rows;
+  c.b_rows = mp.n_chunk * kc;
+  // The reduction network passes every lane straight (each CE's columns are their own outputs).
+  c.red_cfg.assign(static_cast<size_t>(isa.red_cfg_bits()), 0);
+  for (int ch = 0; ch < isa.red_chunks(); ++ch) c.program.push_back(arch::encode_red_cfg(isa, ch, c.red_cfg));
+  c.predicted_cycles = isa.red_chunks();
+  for (GemmJob job : job_windows(mp, M)) {
+    job.a_base = c.a_base;
+    job.b_base = c.b_base;
+    job.instr.acc_accumulate = job.kt0 > 0;  // later K chunks add onto the rows the first one wrote
+    const OsGemm g = os_job(c, job);
+    job.instr = os_gemm_instr(g);
+    job.predicted_cycles = 1 + os_gemm_instr_cycles(cfg, g);  // FLIP + GEMM
+    c.predicted_cycles += job.predicted_cycles;
+    try {
+      c.program.push_back(arch::encode_gemm(isa, job.instr));
+    } catch (const arch::IsaError& e) {
+      throw CompileError(fmt::format("{} x {}: {}", shape.a_name, shape.b_name, e.what()));
+    }
+    c.jobs.push_back(job);
+  }
+  // The multicasts depend on the grid alone: every job's are the same.
+  c.ia_sel = c.jobs[0].instr.ia_sel;
+  c.ia_mask = c.jobs[0].instr.ia_mask;
+  c.ib_sel = c.jobs[0].instr.ib_sel;
+  c.ib_mask = c.jobs[0].instr.ib_mask;
+  return c;
+}
+
+OsGemm os_job(const CompiledGemm& c, const GemmJob& jb) {
+  const GemmMapping& mp = c.map;
+  OsGemm g;
+  g.m = jb.m_count;
+  g.k = std::min(c.shape.k.size(), (jb.kt0 + 1) * mp.k_tile) - jb.kt0 * mp.k_tile;
+  g.n = std::min(c.shape.n.size() - jb.nt0 * mp.n_tile, jb.nt_count * mp.n_tile);
+  g.gm = mp.gm;
+  g.gn = mp.gn;
+  g.rows = mp.rows;
+  g.cols = mp.cols;
+  g.a_base = jb.a_base;
+  g.b_base = jb.b_base;
+  g.acc_accumulate = jb.instr.acc_accumulate;
+  return g;
 }
 
 void relocate_image(const arch::ArchConfig& cfg, CompiledGemm& c, size_t job, bool a_operand, int64_t base) {
@@ -285,14 +382,27 @@ std::vector<size_t> output_chunks(const CompiledGemm& c) {
 
 namespace {
 
-// Every legal mapping of one GEMM shape, in the order of preference on equal cycles: more CEs on
-// K first, the load from the left before the top. `why` gets the last refusal.
-std::vector<CompiledGemm> gemm_candidates(const arch::ArchConfig& cfg, const GemmShape& shape, std::string& why) {
+// Every legal mapping of one GEMM shape, in the order of preference on equal cycles: weight-
+// stationary (more CEs on K first, the load from the left before the top), then output-
+// stationary (more CEs on M first). `why` gets the last refusal.
+std::vector<CompiledGemm> gemm_candidates(const arch::ArchConfig& cfg, const GemmShape& shape, std::string& why,
+                                          std::optional<arch::Dataflow> only = std::nullopt) {
   std::vector<CompiledGemm> out;
-  for (int gk = cfg.ce.count; gk >= 1; gk /= 2)
+  if (only == arch::Dataflow::os && !cfg.has_dataflow(arch::Dataflow::os))
+    why = fmt::format("ce.dataflows of {} has no os; allowed: a list that contains os", cfg.name);
+  for (int gk = cfg.ce.count; gk >= 1 && only != arch::Dataflow::os; gk /= 2)
     for (bool ib_top : {false, true}) {
       try {
         out.push_back(compile_gemm(cfg, shape, gk, ib_top));
+      } catch (const CompileError& e) {
+        why = e.what();
+      }
+    }
+  if (only != arch::Dataflow::ws && cfg.has_dataflow(arch::Dataflow::os) &&
+      cfg.network.topology != arch::NetworkTopology::fixed)
+    for (int gm = cfg.ce.count; gm >= 1; gm /= 2) {
+      try {
+        out.push_back(compile_gemm_os(cfg, shape, gm));
       } catch (const CompileError& e) {
         why = e.what();
       }
@@ -352,9 +462,11 @@ typename std::vector<T>::const_iterator first_least(const std::vector<T>& v, Cos
 
 }  // namespace
 
-CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape) {
+CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, std::optional<arch::Dataflow> only) {
+  if (only == arch::Dataflow::is)
+    throw CompileError("compile_gemm: dataflow is; allowed: ws, os (input-stationary is ws with the operand roles swapped)");
   std::string why;
-  const std::vector<CompiledGemm> all = gemm_candidates(cfg, shape, why);
+  const std::vector<CompiledGemm> all = gemm_candidates(cfg, shape, why, only);
   if (all.empty()) throw CompileError(why);
   return *fastest(all, [](const CompiledGemm& c) { return c.predicted_cycles; })[0];
 }
@@ -500,6 +612,13 @@ int64_t plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>&
 }
 
 std::string CompiledGemm::describe() const {
+  if (map.os)
+    return fmt::format("output-stationary: A={}[{}|{}] M={} and B={}[{}|{}] N={} stream, K={}; grid gm={} x gn={}, "
+                       "M tile {}, N tile {}, folds {}x{}, K chunks {}, {} job(s)",
+                       shape.a_name, join(shape.m.labels), join(shape.k.labels), shape.m.size(), shape.b_name,
+                       join(shape.k.labels), join(shape.n.labels), shape.n.size(), shape.k.size(), map.gm, map.gn,
+                       int64_t{map.gm} * map.rows, map.n_tile, ceil_div(shape.m.size(), int64_t{map.gm} * map.rows),
+                       map.n_tiles, map.k_tiles, jobs.size());
   return fmt::format("A={}[{}|{}] streams M={}, B={}[{}|{}] held N={} (loaded from the {}), K={}; grid gk={} x gn={}, "
                      "K tile {}, N tile {}, folds {}x{}, {} job(s)",
                      shape.a_name, join(shape.m.labels), join(shape.k.labels), shape.m.size(), shape.b_name,
@@ -515,6 +634,24 @@ verif::AccumulationOrder hardware_order(const CompiledGemm& c, int64_t R, std::v
   if (!init.empty() && static_cast<int64_t>(init.size()) != c.shape.m.size() * c.shape.n.size())
     throw std::invalid_argument(fmt::format("hardware_order: {} initial values for {} x {} outputs", init.size(),
                                             c.shape.m.size(), c.shape.n.size()));
+  if (c.map.os) {
+    // One chain per output over each K chunk (a CE's MAC register from +0), the chunks added by the
+    // accumulator in order.
+    auto os = [K, kc = c.map.k_tile, chunks = c.map.k_tiles, Nn = c.shape.n.size(), ndims, mdims, nm,
+               init = std::move(init)](std::span<const uint32_t> products, std::span<const int64_t> out_index) {
+      int64_t n = 0, m = 0;
+      for (size_t i = 0; i < ndims.size(); ++i) n = n * ndims[i] + out_index[nm + i];
+      for (size_t i = 0; i < nm; ++i) m = m * mdims[i] + out_index[i];
+      uint32_t acc = init.empty() ? 0 : init[static_cast<size_t>(m * Nn + n)];
+      for (int64_t kt = 0; kt < chunks; ++kt) {
+        uint32_t s = 0;
+        for (int64_t k = kt * kc; k < std::min(K, (kt + 1) * kc); ++k) s = verif::fp32_add(s, products[static_cast<size_t>(k)]);
+        acc = kt == 0 && init.empty() ? s : verif::fp32_add(acc, s);
+      }
+      return acc;
+    };
+    return verif::AccumulationOrder::callback(os).with_sum_labels(c.shape.k.labels);
+  }
   auto cb = [c, K, ndims, mdims, nm, R, lanes, init = std::move(init)](std::span<const uint32_t> products,
                                                                       std::span<const int64_t> out_index) {
     int64_t n = 0, m = 0;
@@ -585,23 +722,111 @@ RowImage k_tile_rows(const CompiledGemm& c, const std::vector<uint16_t>& v, int6
 
 }  // namespace
 
+namespace {
+
+// A job's image element by element: each of the job's rows (M for A, N for B) and K tiles at its
+// a_slot / b_slot, padding elsewhere. v: the operand flattened to [rows][K].
+RowImage scatter_image(const CompiledGemm& c, const std::vector<uint16_t>& v, bool a_operand, uint16_t pad, size_t job) {
+  const GemmJob& jb = c.jobs.at(job);
+  const ImageShape sh = image_shape(c, a_operand, job);
+  RowImage img{a_operand ? jb.a_base : jb.b_base, sh.rows, sh.lanes,
+               std::vector<uint16_t>(static_cast<size_t>(sh.rows * sh.lanes), pad)};
+  const int64_t K = c.shape.k.size(), k0 = jb.kt0 * c.map.k_tile;
+  const int64_t k1 = std::min(K, (jb.kt0 + jb.kt_count) * c.map.k_tile);
+  const int64_t r0 = a_operand ? jb.m0 : jb.nt0 * c.map.n_tile;
+  const int64_t r1 = a_operand ? jb.m0 + jb.m_count : std::min(c.shape.n.size(), (jb.nt0 + jb.nt_count) * c.map.n_tile);
+  for (int64_t r = r0; r < r1; ++r)
+    for (int64_t k = k0; k < k1; ++k) {
+      const ImageSlot at = a_operand ? a_slot(c, jb, r, k) : b_slot(c, jb, k, r);
+      img.data[static_cast<size_t>(at.row * sh.lanes + at.lane)] = v[static_cast<size_t>(r * K + k)];
+    }
+  return img;
+}
+
+// The job's OsGemm with its images and result from row 0 (slots relative to the images).
+OsGemm os_job_at0(const CompiledGemm& c, const GemmJob& jb) {
+  OsGemm g = os_job(c, jb);
+  g.a_base = g.b_base = g.acc_base = 0;
+  return g;
+}
+
+}  // namespace
+
 RowImage layout_a(const CompiledGemm& c, const verif::Tensor<uint16_t>& a, uint16_t pad, size_t job) {
   const GemmJob& jb = c.jobs.at(job);
-  return k_tile_rows(c, flatten(a, c.shape.m.labels, c.shape.k.labels), jb.a_base, jb.m0, jb.m_count,
-                     c.shape.m.size(), pad, jb);
+  const std::vector<uint16_t> v = flatten(a, c.shape.m.labels, c.shape.k.labels);
+  if (c.map.os) return scatter_image(c, v, true, pad, job);
+  return k_tile_rows(c, v, jb.a_base, jb.m0, jb.m_count, c.shape.m.size(), pad, jb);
+}
+
+ImageSlot a_slot(const CompiledGemm& c, const GemmJob& jb, int64_t m, int64_t k) {
+  const int64_t kt = k / c.map.k_tile;
+  if (c.map.os) {
+    const OsSlot s = os_a_slot(os_job_at0(c, jb), m - jb.m0, k - kt * c.map.k_tile);
+    return {s.row, s.lane};
+  }
+  return {(kt - jb.kt0) * jb.m_count + (m - jb.m0), k - kt * c.map.k_tile};
 }
 
 ImageSlot b_slot(const CompiledGemm& c, const GemmJob& jb, int64_t k, int64_t n) {
   const GemmMapping& mp = c.map;
   const int64_t kt = k / mp.k_tile, nt = n / mp.n_tile;
+  if (mp.os) {
+    const OsSlot s = os_b_slot(os_job_at0(c, jb), k - kt * mp.k_tile, n - jb.nt0 * mp.n_tile);
+    return {s.row, s.lane};
+  }
   if (!mp.ib_top) return {(kt - jb.kt0) * jb.nt_count * mp.n_tile + (n - jb.nt0 * mp.n_tile), k - kt * mp.k_tile};
   const int64_t R = mp.k_tile / mp.gk, C = mp.n_tile / mp.gn;
   const int64_t q = (k - kt * mp.k_tile) / R, r = k % R, gn = (n - nt * mp.n_tile) / C;
   return {((kt - jb.kt0) * jb.nt_count + (nt - jb.nt0)) * R + r, (gn * mp.gk + q) * C + n % C};
 }
 
+ImageSlot z_slot(const CompiledGemm& c, const GemmJob& jb, int64_t m, int64_t n) {
+  if (c.map.os) {
+    const OsSlot s = os_z_slot(os_job_at0(c, jb), m - jb.m0, n - jb.nt0 * c.map.n_tile);
+    return {s.row, s.lane};
+  }
+  const int64_t nt = n / c.map.n_tile;
+  return {(nt - jb.nt0) * jb.m_count + (m - jb.m0), c.col_lane[static_cast<size_t>(n - nt * c.map.n_tile)]};
+}
+
+int64_t acc_rows(const CompiledGemm& c, const GemmJob& jb) {
+  return c.map.os ? os_z_rows(os_job(c, jb)) : jb.nt_count * jb.m_count;
+}
+
+std::vector<int> acc_lanes(const CompiledGemm& c) {
+  std::vector<int> lanes = c.col_lane;
+  if (c.map.os)
+    for (int l = 0; l < c.map.gm * c.map.gn * c.map.cols; ++l) lanes.push_back(l);
+  std::sort(lanes.begin(), lanes.end());
+  return lanes;
+}
+
+void gather_result(const CompiledGemm& c, const GemmJob& jb, const std::vector<uint64_t>& words,
+                   std::vector<uint64_t>& z) {
+  const std::vector<int> lanes = acc_lanes(c);
+  std::vector<size_t> column(static_cast<size_t>(lanes.back() + 1));  // lane -> its column in `words`
+  for (size_t i = 0; i < lanes.size(); ++i) column[static_cast<size_t>(lanes[i])] = i;
+  const int64_t Nn = c.shape.n.size(), n1 = std::min(Nn, (jb.nt0 + jb.nt_count) * c.map.n_tile);
+  if (words.size() != static_cast<size_t>(acc_rows(c, jb)) * lanes.size() ||
+      z.size() != static_cast<size_t>(c.shape.m.size() * Nn))
+    throw std::invalid_argument(fmt::format("gather_result: {} words for {} x {}, Z of {} for {} x {}", words.size(),
+                                            acc_rows(c, jb), lanes.size(), z.size(), c.shape.m.size(), Nn));
+  for (int64_t m = jb.m0; m < jb.m0 + jb.m_count; ++m)
+    for (int64_t n = jb.nt0 * c.map.n_tile; n < n1; ++n) {
+      const ImageSlot at = z_slot(c, jb, m, n);
+      z[static_cast<size_t>(m * Nn + n)] = words[static_cast<size_t>(at.row) * lanes.size() + column[static_cast<size_t>(at.lane)]];
+    }
+}
+
 ImageShape image_shape(const CompiledGemm& c, bool a_operand, size_t job) {
   const GemmJob& jb = c.jobs.at(job);
+  if (c.map.os) {
+    // A: a row per (M tile, k), lanes up to the last CE row's R (gm*Gn*R + r); B: per (N tile, k), Gn*C lanes.
+    const OsGemm g = os_job(c, jb);
+    if (a_operand) return {os_a_rows(g), static_cast<int>((g.gm - 1) * g.gn * g.rows + g.rows)};
+    return {os_b_rows(g), static_cast<int>(c.map.n_tile)};
+  }
   if (a_operand) return {jb.kt_count * jb.m_count, static_cast<int>(c.map.k_tile * c.replicate)};
   // From the top every CE's C columns side by side (gk * n_tile = G * C lanes), else K on the lanes.
   const int64_t lanes = c.map.ib_top ? c.map.gk * c.map.n_tile : c.map.k_tile * c.replicate;
@@ -611,20 +836,11 @@ ImageShape image_shape(const CompiledGemm& c, bool a_operand, size_t job) {
 RowImage layout_b(const CompiledGemm& c, const verif::Tensor<uint16_t>& b, size_t job) {
   const GemmJob& jb = c.jobs.at(job);
   const std::vector<uint16_t> v = flatten(b, c.shape.n.labels, c.shape.k.labels);
-  if (!c.map.ib_top)
+  // From the left K on the lanes, tile rows as A's; else (from the top: one row per K tile, N tile
+  // and CE row, each CE's C columns side by side; OS) element by element.
+  if (!c.map.os && !c.map.ib_top)
     return k_tile_rows(c, v, jb.b_base, jb.nt0 * c.map.n_tile, jb.nt_count * c.map.n_tile, c.shape.n.size(), 0, jb);
-  // From the top: one row per (K tile, N tile, CE row), each CE's C columns side by side.
-  const ImageShape sh = image_shape(c, false, job);
-  RowImage img{jb.b_base, sh.rows, sh.lanes, std::vector<uint16_t>(static_cast<size_t>(sh.rows * sh.lanes), 0)};
-  const int64_t K = c.shape.k.size(), Nn = c.shape.n.size();
-  const int64_t k_end = std::min(K, (jb.kt0 + jb.kt_count) * c.map.k_tile);
-  const int64_t n_end = std::min(Nn, (jb.nt0 + jb.nt_count) * c.map.n_tile);
-  for (int64_t n = jb.nt0 * c.map.n_tile; n < n_end; ++n)
-    for (int64_t k = jb.kt0 * c.map.k_tile; k < k_end; ++k) {
-      const ImageSlot at = b_slot(c, jb, k, n);
-      img.data[static_cast<size_t>(at.row * sh.lanes + at.lane)] = v[static_cast<size_t>(n * K + k)];
-    }
-  return img;
+  return scatter_image(c, v, false, 0, job);
 }
 
 }  // namespace fetta::mapper

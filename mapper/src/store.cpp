@@ -177,7 +177,7 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
   const int64_t R0 = as_a ? cj.m0 : cj.nt0 * c.map.n_tile;
   const int64_t RC = as_a ? cj.m_count : cj.nt_count * c.map.n_tile;
   const int64_t row_base = as_a ? cj.a_base : cj.b_base;
-  const int64_t Nn = p.shape.n.size(), Kt = c.map.k_tile;
+  const int64_t Nn = p.shape.n.size(), Kt = c.map.k_tile;  // (OS: the K chunk)
 
   // (chunk, (dst row, dst lane, src row, src lane)): sorted, chunk by chunk in the consumer's row order.
   std::vector<std::pair<size_t, Vec4>> el;
@@ -190,9 +190,9 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
       const int64_t nt = pn / p.map.n_tile;
       const size_t ch = chunk_of(pm, nt);
       const GemmJob& pj = p.jobs[chunk_job[ch]];
-      const ImageSlot at = as_a ? ImageSlot{(kt - cj.kt0) * RC + (cr - R0), ck - kt * Kt} : b_slot(c, cj, ck, cr);
-      el.push_back({ch, {row_base + at.row, at.lane, (nt - pj.nt0) * pj.m_count + (pm - pj.m0),
-                         p.col_lane[static_cast<size_t>(pn - nt * p.map.n_tile)]}});
+      const ImageSlot at = as_a ? a_slot(c, cj, cr, ck) : b_slot(c, cj, ck, cr);
+      const ImageSlot from = z_slot(p, pj, pm, pn);
+      el.push_back({ch, {row_base + at.row, at.lane, from.row, from.lane}});
     }
     for (size_t i = nl; i-- > 0;) {  // the next element, row-major over Z's labels
       const int64_t back = ++idx[i] < dims[i] ? 1 : 1 - dims[i];

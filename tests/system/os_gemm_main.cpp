@@ -4,10 +4,11 @@
 // (a second gemm with acc_accumulate onto the first's rows). Each case writes the IA and IB images
 // in the layout of mapper/os_gemm.hpp, runs one gemm and checks every result element bit for bit,
 // the accumulator rows around the result unchanged, the busy cycles equal to the model's
-// (os_gemm_instr_cycles) and the error flag low. Every fourth case is followed by a
-// weight-stationary GEMM compiled by mapper::compile_gemm (checked the same way against
-// hardware_order), so the controller switches modes both ways. Linked against the system tests'
-// models.
+// (os_gemm_instr_cycles) and the error flag low. Every fourth case is followed by a GEMM the
+// compiler maps (mapper/compile.hpp: weight-stationary, output-stationary over two K chunks, or
+// its fastest choice; checked the same way against hardware_order), so the controller switches
+// modes both ways and the compiler's OS jobs, layouts and result slots run on the RTL. Linked
+// against the system tests' models.
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
@@ -76,7 +77,7 @@ class OsGemmTest {
         g.b_base = mapper::os_a_rows(g);
         run(g, mix, fmt::format("case {} (accumulate)", i), &z);
       }
-      if (i % 4 == 3) run_ws(fmt::format("case {} (then ws)", i));
+      if (i % 4 == 3) run_compiled(fmt::format("case {} (then compiled)", i), (i / 4) % 3);
     }
     out.error_flag = bench.error();
   }
@@ -171,15 +172,27 @@ class OsGemmTest {
     return want;
   }
 
-  // A weight-stationary GEMM as the compiler maps it (its fastest grid and load path), every job
-  // checked against the golden model in the hardware's order and its cycles against the model.
-  void run_ws(const std::string& what) {
+  // A GEMM mapped by the compiler, run job by job as the system runner does (images by
+  // layout_a / layout_b, results read where z_slot says), every element checked against the
+  // golden model in the hardware's order and every job's cycles against the model. `kind`: 0 a
+  // weight-stationary grid, 1 output-stationary with K over two chunks (the second accumulates),
+  // 2 the compiler's fastest mapping (either dataflow).
+  void run_compiled(const std::string& what, int kind) {
     const arch::ArchConfig& cfg = opt_.cfg;
-    std::uniform_int_distribution<int64_t> dm(1, 40), dk(1, 70), dn(1, 40);
-    const int64_t M = dm(rng_), K = dk(rng_), Nn = dn(rng_);
-    const mapper::CompiledGemm c = mapper::compile_gemm(
-        cfg, mapper::gemm_shape("A", {"m", "k"}, {M, K}, "B", {"k", "n"}, {K, Nn}, {"m", "n"}));
-    const sim::ce::GemmOperands ops = sim::ce::random_gemm(cfg.dtype, {M, K, Nn}, rng_(), sim::ce::OperandMix::wide);
+    const int G = cfg.ce.count;
+    const int64_t half = cfg.memory.unified_depth / 2;
+    std::uniform_int_distribution<int64_t> dm(1, 40), dk(1, 70), dn(1, 40), dk_chunked(half / 2 + 1, half);
+    std::uniform_int_distribution<int> dgrid(0, std::countr_zero(static_cast<unsigned>(G)));
+    const int64_t M = dm(rng_), K = kind == 1 ? dk_chunked(rng_) : dk(rng_), Nn = dn(rng_);
+    const int grid = 1 << dgrid(rng_);
+    const mapper::GemmShape shape = mapper::gemm_shape("A", {"m", "k"}, {M, K}, "B", {"k", "n"}, {K, Nn}, {"m", "n"});
+    const mapper::CompiledGemm c = kind == 0   ? mapper::compile_gemm(cfg, shape, grid, grid % 2 == 1)
+                                   : kind == 1 ? mapper::compile_gemm_os(cfg, shape, grid)
+                                               : mapper::compile_gemm(cfg, shape);
+    // Uniform operands over two K chunks: with a wide exponent range one chunk's sum would often
+    // swamp the other's, and a lost chunk would go unseen.
+    const sim::ce::OperandMix mix = kind == 1 ? sim::ce::OperandMix::uniform : sim::ce::OperandMix::wide;
+    const sim::ce::GemmOperands ops = sim::ce::random_gemm(cfg.dtype, {M, K, Nn}, rng_(), mix);
     auto bits = [](const sim::ce::Matrix& mtx, std::vector<std::string> labels) {
       std::vector<uint16_t> v;
       for (uint64_t x : mtx.v) v.push_back(static_cast<uint16_t>(x));
@@ -202,17 +215,9 @@ class OsGemmTest {
       bench_->wait_idle(opt_.timeout);
       cycle_errors += static_cast<int64_t>(bench_->cycle_count() - c0) != job.predicted_cycles;
       if (!job.last_k) continue;
-      std::vector<int64_t> rows;
-      for (int64_t nt = 0; nt < job.nt_count; ++nt)
-        for (int64_t m = 0; m < job.m_count; ++m) rows.push_back(nt * job.m_count + m);
-      const std::vector<uint64_t> row_words = bench_->read_acc(rows, c.col_lane);
-      const size_t L = c.col_lane.size();
-      for (int64_t nt = 0; nt < job.nt_count; ++nt)
-        for (int64_t m = 0; m < job.m_count; ++m)
-          for (size_t jj = 0; jj < L; ++jj) {
-            const int64_t n = (job.nt0 + nt) * c.map.n_tile + static_cast<int64_t>(jj);
-            if (n < Nn) got[static_cast<size_t>((job.m0 + m) * Nn + n)] = row_words[static_cast<size_t>(nt * job.m_count + m) * L + jj];
-          }
+      std::vector<int64_t> rows(static_cast<size_t>(mapper::acc_rows(c, job)));
+      for (size_t r = 0; r < rows.size(); ++r) rows[r] = static_cast<int64_t>(r);
+      mapper::gather_result(c, job, bench_->read_acc(rows, mapper::acc_lanes(c)), got);
     }
     // bf16 in the hardware's order; integers are exact in any order.
     std::vector<uint64_t> want;
@@ -226,7 +231,7 @@ class OsGemmTest {
     out.checked += M * Nn;
     out.mismatches += bad;
     out.cycle_errors += cycle_errors;
-    fmt::print("{:<22} ws {} x {} x {} ({}), {} job(s)  {}\n", what, M, K, Nn, c.map.ib_top ? "top" : "left", c.jobs.size(),
+    fmt::print("{:<22} compiled {} x {} x {}: {}  {}\n", what, M, K, Nn, c.describe(),
                bad == 0 && cycle_errors == 0 ? "match"
                                              : fmt::format("MISMATCH ({} elements, {} job(s) off the cycle model)", bad,
                                                            cycle_errors));

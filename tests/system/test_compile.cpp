@@ -2,7 +2,9 @@
 // reduction order checked against independent orders of the golden model.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <random>
+#include <set>
 
 #include "mapper/compile.hpp"
 #include "mapper/os_gemm.hpp"
@@ -72,7 +74,7 @@ TEST_CASE("IB load path: the top where a fold's load from the left would stall t
   const arch::ArchConfig d = cfg_named("default");
   // 12 x 8 x 64 (tt_fetta_example's first contraction): from the left a fold loads for gn*C cycles
   // while M = 12 rows stream; from the top every CE loads in R = 4.
-  const CompiledGemm small = compile_gemm(d, plain(12, 8, 64));
+  const CompiledGemm small = compile_gemm(d, plain(12, 8, 64), arch::Dataflow::ws);
   CHECK(small.map.ib_top);
   CHECK(small.jobs[0].instr.ib_top);
   CHECK(small.predicted_cycles < compile_gemm(d, plain(12, 8, 64), small.map.gk, false).predicted_cycles);
@@ -84,7 +86,7 @@ TEST_CASE("IB load path: the top where a fold's load from the left would stall t
   CHECK(small.jobs[0].instr.ib_sel == 0);
   CHECK(small.jobs[0].instr.ia_mask != 0);
   // A tie (one CE group: gn*C = R) keeps the load from the left.
-  const CompiledGemm tie = compile_gemm(d, plain(4096, 64, 4));
+  const CompiledGemm tie = compile_gemm(d, plain(4096, 64, 4), arch::Dataflow::ws);
   CHECK(tie.map.gn == 1);
   CHECK_FALSE(tie.map.ib_top);
   // B from the top takes R rows per fold: strides in the instruction.
@@ -130,30 +132,11 @@ TEST_CASE("Layout of B for the top load: one row per (K tile, N tile, CE row), e
   CHECK(layout_b(left, b, 0).rows == 2 * 2 * 8);
 }
 
-TEST_CASE("Every shipped small layer uses both IB load paths on the default and on ce4x4_x4", "[compile]") {
-  // The system tests run these layers on the RTL with --check-model: this guards that both load
-  // paths stay in what they exercise.
-  for (const char* name : {"default", "ce4x4_x4"}) {
-    const arch::ArchConfig cfg = cfg_named(name);
-    int top = 0, left = 0;
-    for (const char* f : {"tt", "ttm", "tr", "ht", "bt"}) {
-      const verif::LayerSpec spec = verif::load_layer(std::string(FETTA_SOURCE_DIR) + "configs/layers/" + f + "_small.yaml");
-      for (verif::Phase ph : {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg})
-        for (const auto& prob : verif::phase_problems(spec, ph))
-          for (size_t t = 0; t < prob.terms.size(); ++t)
-            for (const PlannedStep& st : plan_network(cfg, prob, t).steps) (st.compiled.gemm.map.ib_top ? top : left)++;
-    }
-    INFO("config " << name << ": " << top << " from the top, " << left << " from the left");
-    CHECK(top > 0);
-    CHECK(left > 0);
-  }
-}
-
 TEST_CASE("Mapping choice, programs and memory limits", "[compile]") {
   const arch::ArchConfig d = cfg_named("default");
   const arch::IsaLayout isa(d);
   // K = 8 fits one CE's rows twice over: the model prefers spreading N over CE groups.
-  const CompiledGemm c = compile_gemm(d, plain(768, 8, 128));
+  const CompiledGemm c = compile_gemm(d, plain(768, 8, 128), arch::Dataflow::ws);
   CHECK(c.map.gk * c.map.gn == 16);
   for (int gk = 1; gk <= 16; gk *= 2) CHECK(c.predicted_cycles <= compile_gemm(d, plain(768, 8, 128), gk).predicted_cycles);
   CHECK(static_cast<int>(c.program.size()) == isa.red_chunks() + static_cast<int>(c.jobs.size()));
@@ -280,7 +263,7 @@ TEST_CASE("Mapped end to end: the caller's data-movement cost is added to the mo
         d, prob, 0,
         [&, top, penalty](const CompiledGemm* p, const CompiledGemm& c, bool) {
           ++(p ? with_producer : without);
-          return c.map.ib_top == top ? int64_t{0} : penalty;
+          return !c.map.os && c.map.ib_top == top ? int64_t{0} : penalty;  // weight-stationary from the top / left
         },
         MapFor::end_to_end);
   };
@@ -300,6 +283,7 @@ TEST_CASE("Mapped end to end: the caller's data-movement cost is added to the mo
     differ += t.map.ib_top != l.map.ib_top;
     // A dear cost wins over compute: every step loads from the left, however slower.
     CHECK_FALSE(ld.map.ib_top);
+    CHECK_FALSE(ld.map.os);
     CHECK(ld.predicted_cycles >= a.predicted_cycles);
     slower += ld.predicted_cycles > a.predicted_cycles;
   }
@@ -341,4 +325,160 @@ TEST_CASE("Output-stationary gemm: grid checks, slots, instruction and cycles by
   CHECK(mapper::os_gemm_instr_cycles(d, g) == 35);
   g.k = 37;  // K >= R: folds K apart
   CHECK(mapper::os_gemm_instr_cycles(d, g) == 2 + (3 * 37 + 37 + 1) + 15 + 3);
+}
+
+TEST_CASE("Output-stationary mapping: jobs, K chunks, layouts and result slots", "[compile]") {
+  const arch::ArchConfig d = cfg_named("default");  // 16 CEs of 4x4, half 2048 rows, accumulator 512 rows
+  const arch::IsaLayout isa(d);
+  // gm = 4, gn = 4: M tile 16, N tile 16; 7 M tiles, 4 N tiles, K = 300 in one chunk. All 4 N tiles
+  // next to 2 M tiles fill the half: (2 + 4) * 300 = 1800 rows of 2048; so 4 jobs over M.
+  const GemmShape shape = plain(100, 300, 50);
+  const CompiledGemm c = compile_gemm_os(d, shape, 4);
+  CHECK(c.map.os);
+  CHECK(c.map.n_tile == 16);
+  CHECK(c.map.k_tiles == 1);
+  CHECK(c.map.n_chunk == 4);
+  CHECK(c.map.m_chunk == 32);
+  REQUIRE(c.jobs.size() == 4);
+  CHECK(c.jobs.back().m_count == 100 - 3 * 32);
+  CHECK(c.col_lane.empty());
+  CHECK(acc_lanes(c).size() == 64);
+  CHECK_THAT(c.describe(), Contains("output-stationary") && Contains("gm=4 x gn=4"));
+  int64_t cycles = isa.red_chunks();
+  for (size_t j = 0; j < c.jobs.size(); ++j) {
+    const GemmJob& jb = c.jobs[j];
+    const OsGemm g = os_job(c, jb);
+    CHECK(jb.instr.os);
+    CHECK(jb.instr.m == 300);
+    CHECK(jb.instr.acc_nt_stride == g.m_tiles() * 4);  // the job's M tiles of R rows per N tile
+    CHECK(g.m_tiles() == (j + 1 < c.jobs.size() ? 2 : 1));
+    CHECK(jb.predicted_cycles == 1 + os_gemm_instr_cycles(d, g));
+    CHECK(image_shape(c, true, j).rows + image_shape(c, false, j).rows <= 2048);
+    cycles += jb.predicted_cycles;
+  }
+  CHECK(c.predicted_cycles == cycles);
+  CHECK(std::all_of(c.red_cfg.begin(), c.red_cfg.end(), [](uint8_t b) { return b == 0; }));  // every lane straight
+  // Slots: inside the image (or the job's accumulator rows and the result's lanes), one element each.
+  std::mt19937_64 rng(5);
+  INFO("seed 5");
+  const auto a = random_bf16({"m", "k"}, {100, 300}, rng);
+  const auto b = random_bf16({"k", "n"}, {300, 50}, rng);
+  int64_t outputs = 0;
+  for (size_t j = 0; j < c.jobs.size(); ++j) {
+    const GemmJob& jb = c.jobs[j];
+    const RowImage ia = layout_a(c, a, 0x8000, j), ib = layout_b(c, b, j);
+    CHECK(ia.first_row == jb.a_base);
+    CHECK(ib.first_row == jb.b_base);
+    CHECK(ia.lanes == (4 - 1) * 4 * 4 + 4);  // up to the last CE row's R lanes
+    CHECK(ib.lanes == 16);
+    std::set<std::pair<int64_t, int64_t>> used_a, used_b, used_z;
+    for (int64_t m = jb.m0; m < jb.m0 + jb.m_count; ++m)
+      for (int64_t k = 0; k < 300; ++k) {
+        const ImageSlot at = a_slot(c, jb, m, k);
+        REQUIRE(at.row < ia.rows);
+        REQUIRE(at.lane < ia.lanes);
+        CHECK(used_a.insert({at.row, at.lane}).second);
+        CHECK(ia.data[static_cast<size_t>(at.row * ia.lanes + at.lane)] == a(m, k));
+      }
+    for (int64_t n = 0; n < 50; ++n)
+      for (int64_t k = 0; k < 300; ++k) {
+        const ImageSlot at = b_slot(c, jb, k, n);
+        REQUIRE(at.row < ib.rows);
+        CHECK(used_b.insert({at.row, at.lane}).second);
+        CHECK(ib.data[static_cast<size_t>(at.row * ib.lanes + at.lane)] == b(k, n));
+      }
+    for (int64_t m = jb.m0; m < jb.m0 + jb.m_count; ++m)
+      for (int64_t n = 0; n < 50; ++n) {
+        const ImageSlot at = z_slot(c, jb, m, n);
+        CHECK(at.row < acc_rows(c, jb));
+        CHECK(at.lane < 64);
+        CHECK(used_z.insert({at.row, at.lane}).second);
+        ++outputs;
+      }
+    CHECK(acc_rows(c, jb) <= 512);
+  }
+  CHECK(outputs == 100 * 50);  // every output in exactly one job
+  // gather_result takes each word from where z_slot says, for either dataflow: element ids
+  // written there come back in place.
+  const CompiledGemm ws = compile_gemm(d, shape, arch::Dataflow::ws);
+  for (const CompiledGemm* g : {&c, &ws}) {
+    const std::vector<int> lanes = acc_lanes(*g);
+    std::vector<uint64_t> z(100 * 50, 0);
+    for (const GemmJob& jb : g->jobs) {
+      if (!jb.last_k) continue;
+      std::vector<uint64_t> words(static_cast<size_t>(acc_rows(*g, jb)) * lanes.size(), ~uint64_t{0});
+      for (int64_t m = jb.m0; m < jb.m0 + jb.m_count; ++m)
+        for (int64_t n = jb.nt0 * g->map.n_tile; n < std::min<int64_t>(50, (jb.nt0 + jb.nt_count) * g->map.n_tile); ++n) {
+          const ImageSlot at = z_slot(*g, jb, m, n);
+          const auto col = std::find(lanes.begin(), lanes.end(), static_cast<int>(at.lane)) - lanes.begin();
+          words[static_cast<size_t>(at.row) * lanes.size() + static_cast<size_t>(col)] = static_cast<uint64_t>(m * 50 + n);
+        }
+      gather_result(*g, jb, words, z);
+    }
+    for (size_t i = 0; i < z.size(); ++i) REQUIRE(z[i] == i);
+    CHECK_THROWS_WITH(gather_result(*g, g->jobs[0], {}, z), Contains("gather_result"));
+  }
+  // The order: one chain per K chunk from +0, the chunks added in order = AccumulationOrder::tiled(chunk).
+  CHECK(verif::contract_bf16(a, b, {"m", "n"}, hardware_order(c, 4)).values() ==
+        verif::contract_bf16(a, b, {"m", "n"}, verif::AccumulationOrder::sequential()).values());
+
+  // K longer than a half holds beside one tile: equal K chunks (the last shorter), the later ones accumulating.
+  const CompiledGemm deep = compile_gemm_os(d, plain(8, 5001, 8), 8);  // N tile 8: one N tile
+  CHECK(deep.map.k_tiles == 5);
+  CHECK(deep.map.k_tile == 1001);
+  REQUIRE(deep.jobs.size() == 5);
+  CHECK(os_job(deep, deep.jobs.back()).k == 5001 - 4 * 1001);
+  CHECK_FALSE(deep.jobs[0].instr.acc_accumulate);
+  CHECK(deep.jobs[1].instr.acc_accumulate);
+  CHECK_FALSE(deep.jobs[3].last_k);
+  CHECK(deep.jobs[4].last_k);
+  const auto a2 = random_bf16({"m", "k"}, {8, 5001}, rng);
+  const auto b2 = random_bf16({"k", "n"}, {5001, 8}, rng);
+  CHECK(verif::contract_bf16(a2, b2, {"m", "n"}, hardware_order(deep, 4)).values() ==
+        verif::contract_bf16(a2, b2, {"m", "n"}, verif::AccumulationOrder::tiled(1001)).values());
+  // relocate_image moves an OS image too: base, instruction, program word.
+  CompiledGemm moved = c;
+  relocate_image(d, moved, 1, true, 1000);
+  CHECK(moved.jobs[1].instr.a_base == 1000);
+  CHECK(layout_a(moved, a, 0x8000, 1).first_row == 1000);
+  CHECK(moved.program[moved.red_cfg_words() + 1] == arch::encode_gemm(isa, moved.jobs[1].instr));
+
+  // Refusals name the field and what is allowed.
+  CHECK_THROWS_WITH(compile_gemm_os(cfg_named("ce2x4_x8"), shape, 1), Contains("ce.dataflows") && Contains("os"));
+  CHECK_THROWS_WITH(compile_gemm_os(cfg_named("baseline_hier"), shape, 1), Contains("network.topology"));
+  CHECK_THROWS_WITH(compile_gemm_os(d, shape, 3), Contains("gm = 3"));
+  arch::ArchConfig small_acc = d;
+  small_acc.memory.accum_depth = 2;
+  CHECK_THROWS_WITH(compile_gemm_os(small_acc, shape, 4), Contains("memory.accum_depth"));
+  CHECK_THROWS_WITH(compile_gemm(cfg_named("ce2x4_x8"), shape, arch::Dataflow::os), Contains("ce.dataflows"));
+  CHECK(compile_gemm(d, shape, arch::Dataflow::ws).map.os == false);
+  CHECK(compile_gemm(d, shape, arch::Dataflow::os).map.os);
+}
+
+TEST_CASE("The shipped small layers use both dataflows and both IB load paths where the model says so", "[compile]") {
+  // The system tests run these layers on the RTL with --check-model: this guards that both
+  // dataflows (where the CEs have OS) and, among the weight-stationary mappings, both IB load
+  // paths (except on ce2x4_x8, R = 2 < C = 4: always the top) stay in what they exercise.
+  for (const char* name : {"default", "ce4x4_x4", "ce2x4_x8"}) {
+    const arch::ArchConfig cfg = cfg_named(name);
+    int os = 0, top = 0, left = 0;
+    for (const char* f : {"tt", "ttm", "tr", "ht", "bt"}) {
+      const verif::LayerSpec spec = verif::load_layer(std::string(FETTA_SOURCE_DIR) + "configs/layers/" + f + "_small.yaml");
+      for (verif::Phase ph : {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg})
+        for (const auto& prob : verif::phase_problems(spec, ph))
+          for (size_t t = 0; t < prob.terms.size(); ++t)
+            for (const PlannedStep& st : plan_network(cfg, prob, t).steps) {
+              const CompiledGemm& g = st.compiled.gemm;
+              (g.map.os ? os : g.map.ib_top ? top : left)++;
+              // Never slower than the fastest weight-stationary mapping of the same roles.
+              CHECK(g.predicted_cycles <= compile_gemm(cfg, g.shape, arch::Dataflow::ws).predicted_cycles);
+            }
+    }
+    INFO("config " << name << ": " << os << " output-stationary, weight-stationary " << top << " from the top, " << left
+                   << " from the left");
+    CHECK(top > 0);
+    if (std::string(name) != "ce2x4_x8") CHECK(left > 0);
+    if (cfg.has_dataflow(arch::Dataflow::os)) CHECK(os > 0);
+    else CHECK(os == 0);
+  }
 }

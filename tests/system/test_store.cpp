@@ -82,6 +82,8 @@ struct Tally {
   int later_jobs = 0;  // planned for a consumer job other than the first
   int moved = 0;       // planned into an image relocated to the top of its half
   int chunked = 0;     // planned from a producer in several output chunks (one part per chunk)
+  int from_os = 0;     // planned from an output-stationary producer's accumulator layout
+  int into_os = 0;     // planned into an output-stationary consumer's image
 };
 
 // Interprets `sp` on an accumulator holding p's result as ids and checks the unified rows it
@@ -108,10 +110,11 @@ void check_program(const arch::ArchConfig& cfg, const CompiledGemm& p, const Com
     std::map<int64_t, std::vector<uint32_t>> acc;
     for (int64_t m = pj.m0; m < pj.m0 + pj.m_count; ++m)
       for (int64_t n = pj.nt0 * p.map.n_tile; n < std::min(Nn, (pj.nt0 + pj.nt_count) * p.map.n_tile); ++n) {
-        const int64_t nt = n / p.map.n_tile;
-        auto& row = acc[(nt - pj.nt0) * pj.m_count + (m - pj.m0)];
+        const ImageSlot at = z_slot(p, pj, m, n);
+        auto& row = acc[at.row];
         if (row.empty()) row.assign(static_cast<size_t>(cfg.network.lanes), 0xDDDDDDDDU);
-        row[static_cast<size_t>(p.col_lane[static_cast<size_t>(n - nt * p.map.n_tile)])] = static_cast<uint32_t>(m * Nn + n + 1);
+        REQUIRE(row[static_cast<size_t>(at.lane)] == 0xDDDDDDDDU);  // one element per accumulator word
+        row[static_cast<size_t>(at.lane)] = static_cast<uint32_t>(m * Nn + n + 1);
       }
     run_program(cfg, {sp.program.begin() + static_cast<std::ptrdiff_t>(sp.part_begin[part]),
                       sp.program.begin() + static_cast<std::ptrdiff_t>(sp.part_end(part))},
@@ -188,7 +191,9 @@ void check_layer(const arch::ArchConfig& cfg, const std::string& layer, Tally& t
               if (j > 0) continue;
               ++tally.planned;
               tally.later += t > s + 1;
-              tally.into_top_b += !as_a && c.map.ib_top;
+              tally.into_top_b += !as_a && c.map.ib_top && !c.map.os;
+              tally.from_os += p.map.os;
+              tally.into_os += c.map.os;
             }
         }
       }
@@ -243,7 +248,7 @@ TEST_CASE("Affine nests are fitted exactly, and non-nests refused", "[store]") {
 }
 
 TEST_CASE("STORE programs put every element where the consumer reads it", "[store]") {
-  int later_jobs = 0, chunked = 0;  // not on every config: in all together
+  int later_jobs = 0, chunked = 0, into_top_b = 0, from_os = 0, into_os = 0;  // not on every config: in all together
   for (const char* cfg_name : {"default", "ce4x4_x4", "ce2x4_x8", "ce4x4_x4_int8", "baseline_hier"}) {
     const arch::ArchConfig cfg = cfg_named(cfg_name);
     Tally tally;
@@ -252,17 +257,23 @@ TEST_CASE("STORE programs put every element where the consumer reads it", "[stor
     INFO(cfg_name << ": " << tally.planned << " planned (" << tally.into_top_b << " into a top-load B image, "
                   << tally.later << " for a consumer that runs later), " << tally.refused << " refused; "
                   << tally.later_jobs << " into later jobs, " << tally.moved << " into moved images, " << tally.chunked
-                  << " in parts per output chunk");
+                  << " in parts per output chunk; " << tally.from_os << " from and " << tally.into_os
+                  << " into output-stationary mappings");
     CHECK(tally.planned > 0);
-    CHECK(tally.into_top_b > 0);
     CHECK(tally.later > 0);
     CHECK(tally.moved > 0);
     later_jobs += tally.later_jobs;
     chunked += tally.chunked;
+    into_top_b += tally.into_top_b;
+    from_os += tally.from_os;
+    into_os += tally.into_os;
     CHECK(tally.refused > 0);  // both paths exercised
   }
   CHECK(later_jobs > 0);
   CHECK(chunked > 0);
+  CHECK(into_top_b > 0);
+  CHECK(from_os > 0);
+  CHECK(into_os > 0);
 }
 
 TEST_CASE("STORE refuses what it cannot do, saying why", "[store]") {
@@ -324,7 +335,8 @@ TEST_CASE("relocate_image moves one image of one job: base, instruction, program
   const arch::ArchConfig cfg = cfg_named("default");
   const arch::IsaLayout isa(cfg);
   // 1200 rows of M in 3 jobs (the accumulator holds 512 rows): each job has its own bases.
-  CompiledGemm c = compile_gemm(cfg, gemm_shape("A", {"m", "k"}, {1200, 16}, "B", {"k", "n"}, {16, 8}, {"m", "n"}));
+  CompiledGemm c =
+      compile_gemm(cfg, gemm_shape("A", {"m", "k"}, {1200, 16}, "B", {"k", "n"}, {16, 8}, {"m", "n"}), arch::Dataflow::ws);
   REQUIRE(c.jobs.size() > 2);
   const CompiledGemm before = c;
   const size_t words = c.program.size() - c.jobs.size();  // the RED_CFG chunks

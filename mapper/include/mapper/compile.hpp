@@ -4,14 +4,18 @@
 // generated controller and the reduction order the hardware applies (for the golden model).
 //
 // The GEMM: Z[m, n] = sum_k A[m, k] B[k, n], m / k / n each a group of tensor labels, linearized
-// row-major (first label slowest). A streams through the CEs as IA (one row m per cycle), B is
-// held in the PEs (weight-stationary, loaded from the left). The G CEs form Gn groups of Gk CEs:
-// a K tile is Gk*R lanes (the Gk CEs of a group split it; the reduction network sums them), an N
-// tile is Gn*C columns (group gn holds columns gn*C .. gn*C+C-1; the groups share IA).
+// row-major (first label slowest). Weight-stationary (WS): A streams through the CEs as IA (one
+// row m per cycle), B is held in the PEs (loaded from the left or the top). The G CEs form Gn
+// groups of Gk CEs: a K tile is Gk*R lanes (the Gk CEs of a group split it; the reduction network
+// sums them), an N tile is Gn*C columns (group gn holds columns gn*C .. gn*C+C-1; the groups share
+// IA). Output-stationary (OS, on configurations whose CEs have it; mapper/os_gemm.hpp): A and B
+// both stream, one k per cycle, and each of Gm x Gn CEs accumulates an R x C block of Z, drained
+// into the accumulator; its A image has M on the lanes and K over the rows.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,6 +23,7 @@
 #include "arch/config.hpp"
 #include "arch/isa.hpp"
 #include "route/red.hpp"
+#include "mapper/os_gemm.hpp"
 #include "mapper/problem.hpp"
 #include "verif/contract.hpp"
 #include "verif/layer.hpp"
@@ -55,15 +60,19 @@ GemmShape gemm_shape(const std::string& a_name, const std::vector<std::string>& 
                      const std::vector<std::string>& keep);
 
 struct GemmMapping {
-  int gk = 1, gn = 1;        // CE grid: gk * gn = ce.count
-  int64_t k_tile = 0;        // gk * R
+  int gk = 1, gn = 1;        // CE grid: gk * gn = ce.count (OS: gk = 1, gm * gn = ce.count)
+  int64_t k_tile = 0;        // gk * R (OS: the K elements of one job, K chunk; the last one may be shorter)
   int64_t n_tile = 0;        // gn * C
   int64_t k_tiles = 0, n_tiles = 0;
   int64_t k_chunk = 0;       // K tiles per job (all of them unless B's N tile would not fit)
   int64_t n_chunk = 0;       // N tiles per job (B rows of a job: k_chunk * n_chunk * n_tile)
   int64_t m_chunk = 0;       // rows of M per job: the accumulator holds n_chunk * m_chunk rows, a half
-                             // holds k_tiles * m_chunk A rows next to the job's B
+                             // holds k_tiles * m_chunk A rows next to the job's B (OS: whole M tiles of
+                             // gm * R rows: accumulator rows n_chunk * m_chunk / gm, A rows m_chunk / (gm*R) * K chunk)
   bool ib_top = false;       // IB loaded from the top (per-CE B image, Lt cycles per fold) or the left
+  bool os = false;           // output-stationary (else weight-stationary)
+  int gm = 1;                // OS: CE rows of the grid, each holding R rows of an M tile
+  int rows = 1, cols = 1;    // R, C of the configuration's CEs
 };
 
 // Cycles the controller is busy for one GEMM instruction of `m` rows (docs/isa.md §Timing),
@@ -73,7 +82,7 @@ int64_t gemm_instr_cycles(const arch::ArchConfig& cfg, int64_t m, const GemmMapp
 struct GemmJob {
   int64_t m0 = 0, m_count = 0;    // the rows of M this instruction computes
   int64_t nt0 = 0, nt_count = 0;  // its N tiles
-  int64_t kt0 = 0, kt_count = 0;  // and K tiles (jobs after the first K chunk accumulate)
+  int64_t kt0 = 0, kt_count = 0;  // and K tiles (jobs after the first K chunk accumulate; OS: K chunk kt0, kt_count 1)
   bool last_k = true;             // the accumulator rows are complete after this job
   int64_t a_base = 0, b_base = 0; // its images' first rows (the compiler's a_base / b_base unless relocated)
   arch::GemmInstr instr;
@@ -92,7 +101,10 @@ struct CompiledGemm {
   //     k = kt*k_tile + q*R + r, n = nt*n_tile + gn*C + c, CE g = gn*gk + q (b_slot)
   //   (B padding, k >= K or n >= N: +0)
   int64_t a_base = 0, a_rows = 0, b_base = 0, b_rows = 0, b_kt_stride = 0;  // as compiled; rows: the largest job's
-  // Accumulator: column j of N tile nt, row m of a job: row (nt - nt0)*m_count + (m - m0), lane col_lane[j].
+  //   OS: os_a_slot / os_b_slot of the job's OsGemm (os_job): A row a_base + (mt - mt0)*Kc + (k - k0),
+  //     B row b_base + (nt - nt0)*Kc + (k - k0), Kc the job's K elements (a_slot / b_slot)
+  // Accumulator: column j of N tile nt, row m of a job: row (nt - nt0)*m_count + (m - m0), lane col_lane[j]
+  // (OS: os_z_slot; col_lane empty). z_slot says where for either.
   std::vector<int> col_lane;
   route::RedRoute red;            // one group per column j of an N tile, in j order
   std::vector<int> lane_gk;       // CE output lane -> gk of its CE (for the golden order)
@@ -109,9 +121,16 @@ struct CompiledGemm {
 
 // Maps a GEMM with the given grid (gk must divide ce.count) and IB load path. Throws CompileError.
 CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, int gk, bool ib_top = false);
-// Every legal grid and load path, the one with the fewest predicted cycles (ties: more CEs on K,
-// then the load from the left).
-CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape);
+// The output-stationary mapping on a grid of gm x (ce.count / gm) CEs. Jobs: N tiles, then M
+// tiles, then K chunks (later chunks accumulate onto the rows the first wrote), each as large as
+// a half of unified memory (A and B side by side) and the accumulator hold. Throws CompileError
+// (no OS in ce.dataflows, a grid that is not a power of two, nothing fits).
+CompiledGemm compile_gemm_os(const arch::ArchConfig& cfg, const GemmShape& shape, int gm);
+// Every legal grid, load path and dataflow (`only`: just that one, ws or os), the one with the
+// fewest predicted cycles (ties: weight-stationary, more CEs on K, the load from the left; then
+// output-stationary, more CEs on M).
+CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape,
+                          std::optional<arch::Dataflow> only = std::nullopt);
 
 // What a step's mapping minimizes. `compute`: the model's cycles (which the RTL reproduces
 // exactly); among equally fast mappings the least data movement. `end_to_end`: the model's cycles
@@ -121,11 +140,11 @@ enum class MapFor { compute, end_to_end };
 MapFor parse_map_for(const std::string& s);  // "compute" | "end-to-end"; std::invalid_argument otherwise
 std::string to_string(MapFor m);
 
-// A binary contraction with the roles chosen by the model: tries both operand orders, every grid
-// and both load paths, and keeps the fewest predicted cycles, `data_cost` (when given: the caller's
+// A binary contraction with the roles chosen by the model: tries both operand orders, every grid,
+// both load paths and both dataflows, and keeps the fewest predicted cycles, `data_cost` (when given: the caller's
 // estimate of the data movement a mapping implies, in cycles) breaking ties or, for
 // MapFor::end_to_end, added to the cycles. Remaining ties: the first in preference order (lhs
-// streaming, more CEs on K, the load from the left).
+// streaming, weight-stationary, more CEs on K, the load from the left).
 struct CompiledStep {
   bool lhs_is_a = true;
   CompiledGemm gemm;
@@ -221,5 +240,20 @@ struct ImageSlot {
   int64_t row = 0, lane = 0;
 };
 ImageSlot b_slot(const CompiledGemm& c, const GemmJob& jb, int64_t k, int64_t n);
+// Where A[m][k] sits in job `jb`'s A image (the first copy with fixed wiring); m and k inside the job's.
+ImageSlot a_slot(const CompiledGemm& c, const GemmJob& jb, int64_t m, int64_t k);
+// Where Z[m][n] sits in the accumulator after job `jb` (a job completing its rows, last_k): row
+// from the job's acc_base (0 as compiled) and lane. m and n must be inside the job's.
+ImageSlot z_slot(const CompiledGemm& c, const GemmJob& jb, int64_t m, int64_t n);
+// The accumulator rows job `jb` writes (from its acc_base) and the lanes c's results take, ascending.
+int64_t acc_rows(const CompiledGemm& c, const GemmJob& jb);
+std::vector<int> acc_lanes(const CompiledGemm& c);
+// Puts the accumulator words job `jb` left (its acc_rows rows from acc_base, the acc_lanes lanes,
+// row-major: what the host reads) at their elements of Z (row-major over m then n, M x N words).
+void gather_result(const CompiledGemm& c, const GemmJob& jb, const std::vector<uint64_t>& words,
+                   std::vector<uint64_t>& z);
+// An output-stationary job as the OsGemm of mapper/os_gemm.hpp (its M rows, K chunk and N columns
+// from 0; its bases), for os_a_slot / os_b_slot / os_z_slot and the cycle model.
+OsGemm os_job(const CompiledGemm& c, const GemmJob& jb);
 
 }  // namespace fetta::mapper

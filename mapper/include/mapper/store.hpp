@@ -2,8 +2,10 @@
 // contraction's result from the accumulator into the operand image its consumer reads, so the
 // result never leaves the chip (docs/architecture.md §6).
 //
-// The producer's result Z sits in the accumulator as rows (N tile, m) with column j of the tile
-// on lane col_lane[j]; the consumer reads it K-on-lanes (mapper::layout_a / layout_b). Every
+// The producer's result Z sits in the accumulator where mapper::z_slot says (weight-stationary:
+// rows (N tile, m), column j of the tile on lane col_lane[j]; output-stationary: rows (N tile,
+// M tile, r), lanes (CE, c)); the consumer reads it as its operand image (mapper::a_slot /
+// b_slot: K on the lanes, or with output-stationary M or N on the lanes). Every
 // element is one (accumulator row, lane) -> (unified row, lane) pair; runs of lanes that stay
 // together on both sides become moves of `count` lanes, and the moves in the consumer's row order
 // are fitted exactly into 4-level affine nests (several instructions when more levels are

@@ -16,6 +16,7 @@
 #include <array>
 #include <map>
 #include <optional>
+#include <numeric>
 #include <set>
 
 #include "arch/isa.hpp"
@@ -259,21 +260,12 @@ class Runner {
       bench_->push(arch::encode_gemm(isa_, g));
       bench_->wait_idle(opt_.timeout_cycles);
       if (w.read) {
-        std::vector<int64_t> rows;
-        for (int64_t nt = 0; nt < job.nt_count; ++nt)
-          for (int64_t m = 0; m < job.m_count; ++m) rows.push_back(nt * job.m_count + m);
+        std::vector<int64_t> rows(static_cast<size_t>(mapper::acc_rows(c, job)));
+        std::iota(rows.begin(), rows.end(), int64_t{0});
         bench_->count_host(!w.probe);
-        const std::vector<uint64_t> got = bench_->read_acc(rows, c.col_lane);
+        const std::vector<uint64_t> got = bench_->read_acc(rows, mapper::acc_lanes(c));
         bench_->count_host(true);
-        const size_t L = c.col_lane.size();
-        const int64_t Nn = c.shape.n.size();
-        for (int64_t nt = 0; nt < job.nt_count; ++nt)
-          for (int64_t m = 0; m < job.m_count; ++m)
-            for (size_t jj = 0; jj < L; ++jj) {
-              const int64_t n = (job.nt0 + nt) * c.map.n_tile + static_cast<int64_t>(jj);
-              if (n < Nn)
-                (*w.z)[static_cast<size_t>((job.m0 + m) * Nn + n)] = got[static_cast<size_t>(nt * job.m_count + m) * L + jj];
-            }
+        mapper::gather_result(c, job, got, *w.z);
       }
       w.cycles = static_cast<int64_t>(bench_->cycle_count() - cyc0);
       w.host = bench_->host_cycles() - host0;
@@ -523,11 +515,19 @@ class Runner {
     });
   }
 
-  // Host cycles writing every job's image of consumer c's A (a_operand) or B through the host port.
+  // Host cycles writing consumer c's A (a_operand) or B images through the host port, as run_jobs
+  // does: A for every job, B only when the half the job computes on (they alternate) does not
+  // hold that job's B image already (its N and K tiles; jobs over M share it).
   int64_t image_write_cycles(const mapper::CompiledGemm& c, bool a_operand) const {
     const int H = bench_->host_lanes();
     int64_t cyc = 0;
+    std::array<std::array<int64_t, 2>, 2> held{{{-1, -1}, {-1, -1}}};  // per half: (nt0, kt0) of its B
     for (size_t j = 0; j < c.jobs.size(); ++j) {
+      if (!a_operand) {
+        const std::array<int64_t, 2> key{c.jobs[j].nt0, c.jobs[j].kt0};
+        if (held[j % 2] == key) continue;
+        held[j % 2] = key;
+      }
       const mapper::ImageShape img = mapper::image_shape(c, a_operand, j);
       cyc += img.rows * ((img.lanes + H - 1) / H);
     }
@@ -553,10 +553,10 @@ class Runner {
     const arch::ArchConfig& cfg = opt_.cfg;
     const int H = bench_->host_lanes();
     std::set<int> groups;
-    for (int l : p.col_lane) groups.insert(l / H);
+    for (int l : mapper::acc_lanes(p)) groups.insert(l / H);
     int64_t cyc = 0;
     for (const mapper::GemmJob& j : p.jobs)
-      if (j.last_k) cyc += j.nt_count * j.m_count * static_cast<int64_t>(groups.size());
+      if (j.last_k) cyc += mapper::acc_rows(p, j) * static_cast<int64_t>(groups.size());
     cyc += image_write_cycles(c, as_a);
     const auto bytes = static_cast<uint64_t>(p.shape.m.size() * p.shape.n.size() * operand_bytes(cfg.dtype));
     const double ns = 2 * dram_transfer_ns(cfg.dram, bytes);
@@ -745,8 +745,8 @@ class Runner {
   }
 
   // Whether the last contractions of a sum's terms can add into the same accumulator rows: the
-  // same output layout (labels, sizes, N tile, lanes, reduction pattern) and the same output
-  // chunks, job by job (their K chunks may differ).
+  // same output layout (labels, sizes, dataflow and grid, N tile, lanes, reduction pattern) and the
+  // same output chunks, job by job (their K chunks may differ).
   static bool summable(const std::vector<Final>& finals) {
     const mapper::CompiledGemm& c0 = finals.front().gemm();
     auto chunks = [](const mapper::CompiledGemm& c) {
@@ -757,7 +757,8 @@ class Runner {
     };
     for (const Final& f : finals) {
       const mapper::CompiledGemm& c = f.gemm();
-      if (out_labels_of(c) != out_labels_of(c0) || out_dims_of(c) != out_dims_of(c0) || c.map.n_tile != c0.map.n_tile ||
+      const bool same_grid = c.map.os == c0.map.os && c.map.gm == c0.map.gm && c.map.n_tile == c0.map.n_tile;
+      if (out_labels_of(c) != out_labels_of(c0) || out_dims_of(c) != out_dims_of(c0) || !same_grid ||
           c.col_lane != c0.col_lane || c.red_cfg != c0.red_cfg || chunks(c) != chunks(c0))
         return false;
     }
