@@ -278,29 +278,30 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
 }
 
 CompiledGemm compile_gemm_os(const arch::ArchConfig& cfg, const GemmShape& shape, int gm) {
-  const int G = cfg.ce.count, R = cfg.ce.rows, C = cfg.ce.cols;
   const int64_t M = shape.m.size(), K = shape.k.size(), Nn = shape.n.size();
-  if (cfg.network.topology == arch::NetworkTopology::fixed)
-    throw CompileError("output-stationary: with network.topology fixed the IA and IB networks cannot multicast; "
-                       "allowed: network.topology butterfly");
+  OsGemm whole;  // the GEMM in one instruction: the grid checked against the configuration
   try {
-    (void)os_gemm(cfg, M, K, Nn, gm);  // the grid and the configuration
+    whole = os_gemm(cfg, M, K, Nn, gm);
   } catch (const std::invalid_argument& e) {
     throw CompileError(e.what());
   }
+  if (cfg.network.topology == arch::NetworkTopology::fixed)
+    throw CompileError("output-stationary: with network.topology fixed the IA and IB networks cannot multicast; "
+                       "allowed: network.topology butterfly");
+  const int R = whole.rows;
   const arch::IsaLayout isa(cfg);
   const int64_t half = cfg.memory.unified_depth / 2, acc = cfg.memory.accum_depth, count = int64_t{1} << isa.count_bits();
   CompiledGemm c;
   c.shape = shape;
   GemmMapping& mp = c.map;
   mp.os = true;
-  mp.gm = gm;
-  mp.gn = G / gm;
-  mp.rows = R;
-  mp.cols = C;
-  const int64_t m_tile = int64_t{gm} * R, m_tiles = ceil_div(M, m_tile);
-  mp.n_tile = int64_t{mp.gn} * C;
-  mp.n_tiles = ceil_div(Nn, mp.n_tile);
+  mp.gm = whole.gm;
+  mp.gn = whole.gn;
+  mp.rows = whole.rows;
+  mp.cols = whole.cols;
+  const int64_t m_tile = int64_t{gm} * R, m_tiles = whole.m_tiles();
+  mp.n_tile = int64_t{mp.gn} * whole.cols;
+  mp.n_tiles = whole.n_tiles();
   // K chunks (equal but the last): one M tile's A and one N tile's B side by side in a half.
   const int64_t k_chunks = ceil_div(K, std::min(half / 2, count));
   mp.k_tile = ceil_div(K, k_chunks);
@@ -388,8 +389,6 @@ namespace {
 std::vector<CompiledGemm> gemm_candidates(const arch::ArchConfig& cfg, const GemmShape& shape, std::string& why,
                                           std::optional<arch::Dataflow> only = std::nullopt) {
   std::vector<CompiledGemm> out;
-  if (only == arch::Dataflow::os && !cfg.has_dataflow(arch::Dataflow::os))
-    why = fmt::format("ce.dataflows of {} has no os; allowed: a list that contains os", cfg.name);
   for (int gk = cfg.ce.count; gk >= 1 && only != arch::Dataflow::os; gk /= 2)
     for (bool ib_top : {false, true}) {
       try {
@@ -398,8 +397,9 @@ std::vector<CompiledGemm> gemm_candidates(const arch::ArchConfig& cfg, const Gem
         why = e.what();
       }
     }
-  if (only != arch::Dataflow::ws && cfg.has_dataflow(arch::Dataflow::os) &&
-      cfg.network.topology != arch::NetworkTopology::fixed)
+  // Asked for OS alone, compile_gemm_os says why a configuration has none.
+  if (only == arch::Dataflow::os ||
+      (!only && cfg.has_dataflow(arch::Dataflow::os) && cfg.network.topology != arch::NetworkTopology::fixed))
     for (int gm = cfg.ce.count; gm >= 1; gm /= 2) {
       try {
         out.push_back(compile_gemm_os(cfg, shape, gm));
@@ -634,46 +634,37 @@ verif::AccumulationOrder hardware_order(const CompiledGemm& c, int64_t R, std::v
   if (!init.empty() && static_cast<int64_t>(init.size()) != c.shape.m.size() * c.shape.n.size())
     throw std::invalid_argument(fmt::format("hardware_order: {} initial values for {} x {} outputs", init.size(),
                                             c.shape.m.size(), c.shape.n.size()));
-  if (c.map.os) {
-    // One chain per output over each K chunk (a CE's MAC register from +0), the chunks added by the
-    // accumulator in order.
-    auto os = [K, kc = c.map.k_tile, chunks = c.map.k_tiles, Nn = c.shape.n.size(), ndims, mdims, nm,
-               init = std::move(init)](std::span<const uint32_t> products, std::span<const int64_t> out_index) {
-      int64_t n = 0, m = 0;
-      for (size_t i = 0; i < ndims.size(); ++i) n = n * ndims[i] + out_index[nm + i];
-      for (size_t i = 0; i < nm; ++i) m = m * mdims[i] + out_index[i];
-      uint32_t acc = init.empty() ? 0 : init[static_cast<size_t>(m * Nn + n)];
-      for (int64_t kt = 0; kt < chunks; ++kt) {
-        uint32_t s = 0;
-        for (int64_t k = kt * kc; k < std::min(K, (kt + 1) * kc); ++k) s = verif::fp32_add(s, products[static_cast<size_t>(k)]);
-        acc = kt == 0 && init.empty() ? s : verif::fp32_add(acc, s);
-      }
-      return acc;
-    };
-    return verif::AccumulationOrder::callback(os).with_sum_labels(c.shape.k.labels);
-  }
+  // Per output, each K tile's sum as the CEs form it (weight-stationary: chains of R down the CE
+  // columns, then the reduction network's tree over the Gk CEs; output-stationary: one CE's MAC
+  // register over the K chunk), the tiles added by the accumulator in order.
   auto cb = [c, K, ndims, mdims, nm, R, lanes, init = std::move(init)](std::span<const uint32_t> products,
                                                                       std::span<const int64_t> out_index) {
     int64_t n = 0, m = 0;
     for (size_t i = 0; i < ndims.size(); ++i) n = n * ndims[i] + out_index[nm + i];
     for (size_t i = 0; i < nm; ++i) m = m * mdims[i] + out_index[i];
-    const int64_t j = n % c.map.n_tile;
-    const route::GroupTree& tree = c.red.trees[static_cast<size_t>(j)];
-    std::vector<uint64_t> in(static_cast<size_t>(lanes), 0);
+    auto chain = [&](int64_t begin, int64_t end) {  // +0, then the products in order
+      uint32_t s = 0;
+      for (int64_t k = begin; k < end; ++k) s = verif::fp32_add(s, products[static_cast<size_t>(k)]);
+      return s;
+    };
     const route::AddFn add = [](uint64_t a, uint64_t b) {
       return uint64_t{verif::fp32_add(static_cast<uint32_t>(a), static_cast<uint32_t>(b))};
     };
+    std::vector<uint64_t> in(static_cast<size_t>(lanes), 0);
     uint32_t acc = init.empty() ? 0 : init[static_cast<size_t>(m * c.shape.n.size() + n)];
     for (int64_t kt = 0; kt < c.map.k_tiles; ++kt) {
-      for (int lane = 0; lane < lanes; ++lane) {
-        const int q = c.lane_gk[static_cast<size_t>(lane)];
-        if (q < 0) continue;
-        const int64_t begin = kt * c.map.k_tile + q * R, end = std::min(K, begin + R);
-        uint32_t s = 0;  // a CE column: +0, then its products in order
-        for (int64_t k = begin; k < end; ++k) s = verif::fp32_add(s, products[static_cast<size_t>(k)]);
-        in[static_cast<size_t>(lane)] = s;
+      uint32_t t = 0;
+      if (c.map.os) {
+        t = chain(kt * c.map.k_tile, std::min(K, (kt + 1) * c.map.k_tile));
+      } else {
+        for (int lane = 0; lane < lanes; ++lane) {
+          const int q = c.lane_gk[static_cast<size_t>(lane)];
+          if (q < 0) continue;
+          const int64_t begin = kt * c.map.k_tile + q * R;
+          in[static_cast<size_t>(lane)] = chain(begin, std::min(K, begin + R));
+        }
+        t = static_cast<uint32_t>(route::evaluate(c.red.trees[static_cast<size_t>(n % c.map.n_tile)], in, add));
       }
-      const auto t = static_cast<uint32_t>(route::evaluate(tree, in, add));
       acc = kt == 0 && init.empty() ? t : verif::fp32_add(acc, t);
     }
     return acc;

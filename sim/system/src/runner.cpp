@@ -221,6 +221,10 @@ class Runner {
     int64_t cycles = 0, host = 0;  // filled in: the controller's busy cycles and host cycles of this job
   };
 
+  // Which B image a job reads (its N and K tiles): jobs over M with the same one share it, so the
+  // host writes it into a half once (run_jobs) and the movement estimate counts it once.
+  static std::array<int64_t, 2> b_image(const mapper::GemmJob& j) { return {j.nt0, j.kt0}; }
+
   static std::vector<std::string> out_labels_of(const mapper::CompiledGemm& c) {
     std::vector<std::string> l = c.shape.m.labels;
     l.insert(l.end(), c.shape.n.labels.begin(), c.shape.n.labels.end());
@@ -247,7 +251,8 @@ class Runner {
         const mapper::RowImage ia = mapper::layout_a(c, *w.a, pad, w.job);
         bench_->write_rows(ia.first_row, ia.rows, ia.lanes, ia.data);
       }
-      const std::array<int64_t, 3> key{static_cast<int64_t>(w.b_key), job.nt0, job.kt0};
+      const std::array<int64_t, 2> img = b_image(job);
+      const std::array<int64_t, 3> key{static_cast<int64_t>(w.b_key), img[0], img[1]};
       if (!w.b_on_chip && b_in_half_[half] != key) {
         const mapper::RowImage ib = mapper::layout_b(c, *w.b, w.job);
         bench_->write_rows(ib.first_row, ib.rows, ib.lanes, ib.data);
@@ -521,12 +526,11 @@ class Runner {
   int64_t image_write_cycles(const mapper::CompiledGemm& c, bool a_operand) const {
     const int H = bench_->host_lanes();
     int64_t cyc = 0;
-    std::array<std::array<int64_t, 2>, 2> held{{{-1, -1}, {-1, -1}}};  // per half: (nt0, kt0) of its B
+    std::array<std::array<int64_t, 2>, 2> held{{{-1, -1}, {-1, -1}}};  // per half: the B image it holds
     for (size_t j = 0; j < c.jobs.size(); ++j) {
       if (!a_operand) {
-        const std::array<int64_t, 2> key{c.jobs[j].nt0, c.jobs[j].kt0};
-        if (held[j % 2] == key) continue;
-        held[j % 2] = key;
+        if (held[j % 2] == b_image(c.jobs[j])) continue;
+        held[j % 2] = b_image(c.jobs[j]);
       }
       const mapper::ImageShape img = mapper::image_shape(c, a_operand, j);
       cyc += img.rows * ((img.lanes + H - 1) / H);
