@@ -445,19 +445,34 @@ std::vector<const T*> fastest(const std::vector<T>& all, Cycles cycles) {
   return best;
 }
 
-// The first element with the lowest cost (evaluated once per element: the caller's cost can be dear).
-template <typename T, typename Cost>
-typename std::vector<T>::const_iterator first_least(const std::vector<T>& v, Cost cost) {
-  auto pick = v.begin();
+// The first of `pool` (in preference order: ascending addresses in one vector) with the fewest
+// cycles + extra(c), and that total. extra must be >= 0: the candidates are asked in order of
+// cycles (each at most once: extra can be dear), and no more once their cycles alone reach the
+// least total found.
+template <typename Extra>
+std::pair<const CompiledStep*, int64_t> least_total(std::vector<const CompiledStep*> pool, Extra extra) {
+  std::stable_sort(pool.begin(), pool.end(), [](const CompiledStep* a, const CompiledStep* b) {
+    return a->gemm.predicted_cycles < b->gemm.predicted_cycles;
+  });
+  const CompiledStep* pick = nullptr;
   int64_t least = std::numeric_limits<int64_t>::max();
-  for (auto it = v.begin(); it != v.end(); ++it) {
-    const int64_t c = cost(*it);
-    if (c < least) {
-      least = c;
-      pick = it;
+  for (const CompiledStep* c : pool) {
+    const int64_t cycles = c->gemm.predicted_cycles;
+    if (cycles > least) break;
+    if (cycles == least && c > pick) continue;  // at best a tie, later in preference order
+    const int64_t total = cycles + extra(*c);
+    if (total < least || (total == least && c < pick)) {
+      least = total;
+      pick = c;
     }
   }
-  return pick;
+  return {pick, least};
+}
+
+std::vector<const CompiledStep*> pointers(const std::vector<CompiledStep>& all) {
+  std::vector<const CompiledStep*> out;
+  for (const CompiledStep& c : all) out.push_back(&c);
+  return out;
 }
 
 }  // namespace
@@ -471,19 +486,28 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, s
   return *fastest(all, [](const CompiledGemm& c) { return c.predicted_cycles; })[0];
 }
 
+namespace {
+
+// The candidate `objective` prefers: the fewest cycles, `data_cost` (>= 0) breaking their ties
+// (compute) or added to them (end to end); remaining ties, the first in preference order.
+const CompiledStep& choose(const std::vector<CompiledStep>& all, const std::function<int64_t(const CompiledStep&)>& data_cost,
+                           MapFor objective) {
+  const std::vector<const CompiledStep*> best =
+      fastest(all, [](const CompiledStep& c) { return c.gemm.predicted_cycles; });
+  if (!data_cost || (objective == MapFor::compute && best.size() == 1)) return *best[0];
+  // compute: the fastest, among them the least data movement; end to end: cycles + movement.
+  return *least_total(objective == MapFor::compute ? best : pointers(all), data_cost).first;
+}
+
+}  // namespace
+
 CompiledStep compile_step(const arch::ArchConfig& cfg, const std::string& lhs_name,
                           const std::vector<std::string>& lhs_labels, const std::vector<int64_t>& lhs_dims,
                           const std::string& rhs_name, const std::vector<std::string>& rhs_labels,
                           const std::vector<int64_t>& rhs_dims, const std::vector<std::string>& keep,
                           const std::function<int64_t(const CompiledStep&)>& data_cost, MapFor objective) {
-  const std::vector<CompiledStep> all =
-      step_candidates(cfg, lhs_name, lhs_labels, lhs_dims, rhs_name, rhs_labels, rhs_dims, keep);
-  const std::vector<const CompiledStep*> best =
-      fastest(all, [](const CompiledStep& c) { return c.gemm.predicted_cycles; });
-  if (!data_cost || (objective == MapFor::compute && best.size() == 1)) return *best[0];
-  if (objective == MapFor::compute)  // the fastest; among them the least data movement
-    return **first_least(best, [&](const CompiledStep* c) { return data_cost(*c); });
-  return *first_least(all, [&](const CompiledStep& c) { return c.gemm.predicted_cycles + data_cost(c); });
+  return choose(step_candidates(cfg, lhs_name, lhs_labels, lhs_dims, rhs_name, rhs_labels, rhs_dims, keep), data_cost,
+                objective);
 }
 
 MapFor parse_map_for(const std::string& s) {
@@ -494,6 +518,26 @@ MapFor parse_map_for(const std::string& s) {
 
 std::string to_string(MapFor m) { return m == MapFor::compute ? "compute" : "end-to-end"; }
 
+namespace {
+
+// A tensor alive between the steps of a plan: an input or an intermediate.
+struct Live {
+  std::string name;
+  std::vector<std::string> labels;
+  std::vector<int64_t> dims;
+};
+
+// Step c's result as a live tensor: the mapping's m labels, then its n labels.
+Live result_of(const std::string& name, const CompiledStep& c) {
+  const GemmShape& g = c.gemm.shape;
+  Live out{name, g.m.labels, g.m.dims};
+  out.labels.insert(out.labels.end(), g.n.labels.begin(), g.n.labels.end());
+  out.dims.insert(out.dims.end(), g.n.dims.begin(), g.n.dims.end());
+  return out;
+}
+
+}  // namespace
+
 NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term,
                          const MovementCost& movement, MapFor objective) {
   SearchOptions so;
@@ -502,11 +546,6 @@ NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem&
   NetworkPlan plan;
   plan.problem = sr.problem;
   const Problem& p = plan.problem;
-  struct Live {
-    std::string name;
-    std::vector<std::string> labels;
-    std::vector<int64_t> dims;
-  };
   std::map<NodeSet, Live> live;
   for (int i = 0; i < p.size(); ++i) {
     Live l{p.node_names[static_cast<size_t>(i)], {}, {}};
@@ -517,13 +556,16 @@ NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem&
     live[NodeSet{1} << i] = l;
   }
   const auto& steps = sr.selected().tree.steps;
-  for (size_t s = 0; s < steps.size(); ++s) {
+  const bool end_to_end = objective == MapFor::end_to_end;
+
+  // Step s with its operands as `lv` holds them, not compiled yet.
+  auto skeleton = [&](size_t s, const std::map<NodeSet, Live>& lv) {
     PlannedStep ps;
     ps.left = steps[s].left;
     ps.right = steps[s].right;
     ps.last = s + 1 == steps.size();
-    const Live& l = live.at(ps.left);
-    const Live& r = live.at(ps.right);
+    const Live& l = lv.at(ps.left);
+    const Live& r = lv.at(ps.right);
     ps.lhs = l.name;
     ps.rhs = r.name;
     ps.lhs_labels = l.labels;
@@ -535,31 +577,82 @@ NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem&
     else
       p.kept_labels(ps.left | ps.right).for_each([&](int lab) { ps.keep.push_back(p.labels[static_cast<size_t>(lab)]); });
     ps.out = ps.last ? prob.result : fmt::format("{}_t{}_s{}", prob.result, term, s);
-    // The data movement around the step: of the previous step's result when this step consumes
-    // it, else (end to end only) of the operands' host writes. A term's last contraction in a sum
-    // keeps the fastest mapping: every term's must leave the same accumulator layout, and it runs
-    // later, apart from its producer.
-    const PlannedStep* prev = plan.steps.empty() ? nullptr : &plan.steps.back();
-    const bool consumes_prev = prev && (ps.lhs == prev->out || ps.rhs == prev->out);
-    std::function<int64_t(const CompiledStep&)> data_cost;
-    if (movement && !(ps.last && prob.terms.size() > 1) && (consumes_prev || objective == MapFor::end_to_end))
-      data_cost = [&](const CompiledStep& c) {
-        return movement(consumes_prev ? &prev->compiled.gemm : nullptr, c.gemm,
-                        consumes_prev && (ps.lhs == prev->out) == c.lhs_is_a);
-      };
+    return ps;
+  };
+  auto candidates = [&](const PlannedStep& ps, size_t s) {
     try {
-      ps.compiled = compile_step(cfg, ps.lhs, ps.lhs_labels, ps.lhs_dims, ps.rhs, ps.rhs_labels, ps.rhs_dims, ps.keep,
-                                 data_cost, objective);
+      return step_candidates(cfg, ps.lhs, ps.lhs_labels, ps.lhs_dims, ps.rhs, ps.rhs_labels, ps.rhs_dims, ps.keep);
     } catch (const CompileError& e) {
       throw CompileError(fmt::format("{} term {} step {} ({} x {}): {}", prob.result, term, s, ps.lhs, ps.rhs, e.what()));
     }
-    const GemmShape& g = ps.compiled.gemm.shape;
-    Live out{ps.out, g.m.labels, g.m.dims};
-    out.labels.insert(out.labels.end(), g.n.labels.begin(), g.n.labels.end());
-    out.dims.insert(out.dims.end(), g.n.dims.begin(), g.n.dims.end());
+  };
+  // A term's last contraction in a sum keeps the fastest mapping: every term's must leave the
+  // same accumulator layout, and it runs later, apart from its producer.
+  auto keeps_fastest = [&](const PlannedStep& ps) { return !movement || (ps.last && prob.terms.size() > 1); };
+  // Whether consumer c takes `operand` as its A.
+  auto as_a = [](const PlannedStep& consumer, const std::string& operand, const CompiledStep& c) {
+    return (consumer.lhs == operand) == c.lhs_is_a;
+  };
+
+  // What the previous step's look ahead found for this step: its candidates (for the operand
+  // labels the chosen producer leaves) and the movement of the previous result into each (-1
+  // where not asked).
+  std::vector<CompiledStep> carried;
+  std::vector<int64_t> known;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    PlannedStep ps = skeleton(s, live);
+    const std::vector<CompiledStep> all = carried.empty() ? candidates(ps, s) : std::move(carried);
+    carried.clear();
+    const PlannedStep* prev = plan.steps.empty() ? nullptr : &plan.steps.back();
+    const bool consumes_prev = prev && (ps.lhs == prev->out || ps.rhs == prev->out);
+    const NodeSet made = ps.left | ps.right;
+    const bool next_consumes = s + 1 < steps.size() && (steps[s + 1].left == made || steps[s + 1].right == made);
+    // The movement around the step: the previous result into it when it consumes it, else (end to
+    // end only) the host writes of its operands.
+    auto own_movement = [&](const CompiledStep& c) -> int64_t {
+      const size_t i = static_cast<size_t>(&c - all.data());
+      if (consumes_prev && i < known.size() && known[i] >= 0) return known[i];
+      if (!consumes_prev && !end_to_end) return 0;
+      return movement(consumes_prev ? &prev->compiled.gemm : nullptr, c.gemm, consumes_prev && as_a(ps, prev->out, c));
+    };
+    // Looking one step ahead: when the next step consumes this result, the least it can spend
+    // on it over the mappings it would choose among (compute: its fastest, by their movement;
+    // end to end: all, by cycles + movement), so a producer lands its result where its consumer
+    // can take it. The next step's candidates depend only on the result's labels (the
+    // producer's operand roles); they and each producer's answers are kept for the next step.
+    std::map<std::vector<std::string>, std::vector<CompiledStep>> next_candidates;
+    std::vector<std::vector<int64_t>> ahead(all.size());
+    auto look_ahead = [&](const CompiledStep& c) -> int64_t {
+      std::map<NodeSet, Live> lv = live;
+      lv.erase(ps.left);
+      lv.erase(ps.right);
+      lv[made] = result_of(ps.out, c);
+      const PlannedStep next = skeleton(s + 1, lv);
+      if (keeps_fastest(next)) return 0;
+      auto it = next_candidates.find(lv[made].labels);
+      if (it == next_candidates.end()) it = next_candidates.emplace(lv[made].labels, candidates(next, s + 1)).first;
+      const std::vector<CompiledStep>& next_all = it->second;
+      std::vector<int64_t>& moves = ahead[static_cast<size_t>(&c - all.data())];
+      moves.assign(next_all.size(), -1);
+      const std::vector<const CompiledStep*> pool =
+          end_to_end ? pointers(next_all) : fastest(next_all, [](const CompiledStep& x) { return x.gemm.predicted_cycles; });
+      const int64_t least = least_total(pool, [&](const CompiledStep& n) {
+                              int64_t& m = moves[static_cast<size_t>(&n - next_all.data())];
+                              return m = movement(&c.gemm, n.gemm, as_a(next, ps.out, n));
+                            }).second;
+      return end_to_end ? least : least - pool.front()->gemm.predicted_cycles;  // compute: movement alone
+    };
+    std::function<int64_t(const CompiledStep&)> data_cost;
+    if (!keeps_fastest(ps) && (consumes_prev || next_consumes || end_to_end))
+      data_cost = [&](const CompiledStep& c) { return own_movement(c) + (next_consumes ? look_ahead(c) : 0); };
+    const CompiledStep& chosen = choose(all, data_cost, objective);
+    ps.compiled = chosen;
+    known = std::move(ahead[static_cast<size_t>(&chosen - all.data())]);
+    const Live result = result_of(ps.out, chosen);
+    if (!known.empty()) carried = std::move(next_candidates.at(result.labels));
     live.erase(ps.left);
     live.erase(ps.right);
-    live[ps.left | ps.right] = out;
+    live[made] = result;
     plan.steps.push_back(std::move(ps));
   }
   return plan;

@@ -183,7 +183,8 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
   std::vector<std::pair<size_t, Vec4>> el;
   std::vector<int64_t> idx(nl, 0);
   int64_t pm = 0, pn = 0, cr = 0, ck = 0;  // the four indices of the element at idx
-  el.reserve(static_cast<size_t>(M * Nn));
+  const ImageShape image = image_shape(c, as_a, job);
+  el.reserve(static_cast<size_t>(image.rows * image.lanes));  // the job's image holds at most that many
   for (int64_t e = 0; e < M * Nn; ++e) {
     const int64_t kt = ck / Kt;
     if (cr >= R0 && cr < R0 + RC && kt >= cj.kt0 && kt < cj.kt0 + cj.kt_count) {  // this job's
@@ -204,7 +205,27 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
       if (back == 1) break;
     }
   }
-  std::sort(el.begin(), el.end());
+  // In (chunk, dst row, dst lane) order: a bucket per (chunk, image row), each sorted by lane (at
+  // most a row's lanes). A comparison sort of every element dominated the planner's time.
+  const int64_t image_rows = image.rows;
+  {
+    const size_t nb = chunk_job.size() * static_cast<size_t>(image_rows);
+    auto bucket = [&](const std::pair<size_t, Vec4>& e) {
+      const int64_t r = e.second[0] - row_base;
+      if (r < 0 || r >= image_rows) throw std::logic_error("internal: an operand slot outside its image");
+      return e.first * static_cast<size_t>(image_rows) + static_cast<size_t>(r);
+    };
+    std::vector<size_t> start(nb + 1, 0);
+    for (const auto& e : el) ++start[bucket(e) + 1];
+    for (size_t b = 0; b < nb; ++b) start[b + 1] += start[b];
+    std::vector<std::pair<size_t, Vec4>> sorted(el.size());
+    std::vector<size_t> at = start;
+    for (const auto& e : el) sorted[at[bucket(e)]++] = e;
+    for (size_t b = 0; b < nb; ++b)
+      std::sort(sorted.begin() + static_cast<std::ptrdiff_t>(start[b]), sorted.begin() + static_cast<std::ptrdiff_t>(start[b + 1]),
+                [](const auto& x, const auto& y) { return x.second[1] < y.second[1]; });
+    el = std::move(sorted);
+  }
   // A STORE writes only rows that receive an element (padding rides on a row's lane-0 move, which
   // pads the whole row: so the chunk holding a row's lane 0 must be the first to write that row).
   std::map<int64_t, std::pair<size_t, bool>> row_first;  // dst row -> (first chunk writing it, lane 0 in it)
@@ -212,7 +233,6 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
     const auto it = row_first.try_emplace(v[0], ch, false).first;
     if (it->second.first == ch && v[1] == 0) it->second.second = true;
   }
-  const int64_t image_rows = image_shape(c, as_a, job).rows;
   if (static_cast<int64_t>(row_first.size()) != image_rows)
     return fail(fmt::format("{} of the consumer's {} image rows hold only padding (a partial {} tile), which a STORE "
                             "does not write",

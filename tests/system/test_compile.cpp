@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <random>
 #include <set>
 
@@ -288,6 +289,53 @@ TEST_CASE("Mapped end to end: the caller's data-movement cost is added to the mo
     slower += ld.predicted_cycles > a.predicted_cycles;
   }
   CHECK(differ > 0);
+  CHECK(slower > 0);
+}
+
+TEST_CASE("Looking one step ahead: a producer's mapping is chosen with what its consumer then spends", "[compile]") {
+  const arch::ArchConfig d = cfg_named("default");
+  const verif::LayerSpec spec = verif::load_layer(std::string(FETTA_SOURCE_DIR) + "configs/layers/tt_fetta_example.yaml");
+  const verif::PhaseProblem prob = verif::phase_problems(spec, verif::Phase::fp).at(0);
+  // Costs that depend on the producer alone: its consumer spends `penalty` unless the producer
+  // has the property. Step 0 consumes nothing, so only the look ahead can make its mapping depend
+  // on them.
+  using Property = std::function<bool(const CompiledGemm&)>;
+  auto plan = [&](Property want, int64_t penalty, MapFor objective) {
+    return plan_network(
+        d, prob, 0,
+        [want, penalty](const CompiledGemm* p, const CompiledGemm&, bool) { return p && !want(*p) ? penalty : 0; },
+        objective);
+  };
+  const NetworkPlan plain = plan_network(d, prob, 0);
+  REQUIRE(plain.steps.size() > 1);
+  CHECK((plain.steps[1].lhs == plain.steps[0].out || plain.steps[1].rhs == plain.steps[0].out));  // step 1 consumes it
+
+  // Mapped for compute: among step 0's equally fast mappings (12x8x64 output-stationary, G6
+  // streaming as A on 1 x 16 CEs or G5 on 16 x 1) the one its consumer prefers.
+  const Property tall = [](const CompiledGemm& g) { return g.shape.m.size() > g.shape.n.size(); };
+  const Property wide = [](const CompiledGemm& g) { return g.shape.m.size() < g.shape.n.size(); };
+  const NetworkPlan t1 = plan(tall, 1, MapFor::compute), w1 = plan(wide, 1, MapFor::compute);
+  for (size_t s = 0; s < plain.steps.size(); ++s) {
+    INFO("step " << s);
+    CHECK(t1.steps[s].compiled.gemm.predicted_cycles == plain.steps[s].compiled.gemm.predicted_cycles);
+    CHECK(w1.steps[s].compiled.gemm.predicted_cycles == plain.steps[s].compiled.gemm.predicted_cycles);
+  }
+  CHECK(tall(t1.steps[0].compiled.gemm));
+  CHECK(wide(w1.steps[0].compiled.gemm));
+
+  // Mapped end to end: a dear penalty on output-stationary producers makes every producer whose
+  // consumer follows it (the cost is charged there) weight-stationary, however slower.
+  const NetworkPlan ws_dear = plan([](const CompiledGemm& g) { return !g.map.os; }, 1'000'000, MapFor::end_to_end);
+  int looked = 0, slower = 0;
+  for (size_t s = 0; s + 1 < plain.steps.size(); ++s) {
+    INFO("step " << s);
+    const PlannedStep& next = ws_dear.steps[s + 1];
+    if (next.lhs != ws_dear.steps[s].out && next.rhs != ws_dear.steps[s].out) continue;
+    ++looked;
+    CHECK_FALSE(ws_dear.steps[s].compiled.gemm.map.os);
+    slower += ws_dear.steps[s].compiled.gemm.predicted_cycles > plain.steps[s].compiled.gemm.predicted_cycles;
+  }
+  CHECK(looked >= 2);
   CHECK(slower > 0);
 }
 

@@ -142,7 +142,7 @@ std::string to_string(MapFor m);
 
 // A binary contraction with the roles chosen by the model: tries both operand orders, every grid,
 // both load paths and both dataflows, and keeps the fewest predicted cycles, `data_cost` (when given: the caller's
-// estimate of the data movement a mapping implies, in cycles) breaking ties or, for
+// estimate of the data movement a mapping implies, in cycles, >= 0) breaking ties or, for
 // MapFor::end_to_end, added to the cycles. Remaining ties: the first in preference order (lhs
 // streaming, weight-stationary, more CEs on K, the load from the left).
 struct CompiledStep {
@@ -173,16 +173,21 @@ struct NetworkPlan {
   std::vector<PlannedStep> steps;
 };
 //
-// `movement` (when given) is the data movement the caller would spend around a step, in cycles:
+// `movement` (when given) is the data movement the caller would spend around a step, in cycles (>= 0):
 // for a step `c` consuming the previous step's result (`p`, taken as c's A when as_a, else its B)
 // a STORE or the way through the host for that operand plus the host writes of the other; for
 // any other step (`p` null; asked only for MapFor::end_to_end) the host writes of both operands.
-// MapFor::compute: among equally fast mappings of a step that consumes the previous result the
-// least movement wins, so the result can land in a layout the producer can store into (B loaded
-// from the top turns a transposition into moves of C lanes); compute cycles never change.
+// MapFor::compute: among equally fast mappings of a step the least movement wins, so the result
+// can land in a layout the producer can store into (B loaded from the top turns a transposition
+// into moves of C lanes); compute cycles never change.
 // MapFor::end_to_end: every step minimizes cycles + movement (also a grid whose images cross the
-// host port in fewer rows). A term's last contraction in a sum of terms takes the fastest mapping
-// (every term must leave the same accumulator layout). Without `movement`, the first fastest.
+// host port in fewer rows).
+// Both look one step ahead: when the next step consumes a step's result, each of the step's
+// candidates also counts the least its consumer would then spend (compute: movement over the
+// consumer's fastest mappings; end to end: cycles + movement over all), so the producer's layout
+// is chosen with its consumer's, not before it. A term's last contraction in a sum of terms takes
+// the fastest mapping (every term must leave the same accumulator layout). Without `movement`,
+// the first fastest.
 using MovementCost = std::function<int64_t(const CompiledGemm* p, const CompiledGemm& c, bool as_a)>;
 NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term,
                          const MovementCost& movement = {}, MapFor objective = MapFor::compute);

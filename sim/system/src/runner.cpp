@@ -438,9 +438,10 @@ class Runner {
   // operand; c's bases move where needed), and plans the STOREs into them, when they take fewer
   // cycles than the host path they replace; else nullopt and why not. `flips`: FLIPs pushed before
   // the producer's first job (the i-th job from there computes on half (flips + 1 + i) % 2).
+  // `estimate`: as store_that_pays.
   std::optional<OnChip> place_and_plan(const mapper::CompiledGemm& p, mapper::CompiledGemm& c, bool as_a, int64_t flips,
                                        const std::vector<const mapper::CompiledGemm*>& between,
-                                       const std::vector<Parked>& waiting, std::string& why) const {
+                                       const std::vector<Parked>& waiting, std::string& why, bool estimate = false) const {
     OnChip oc;
     oc.as_a = as_a;
     std::array<std::vector<mapper::RowRange>, 2> taken;
@@ -480,7 +481,7 @@ class Runner {
       for (const mapper::RowRange& r : footprint(c, j)) taken[half_of[j]].push_back(r);
       oc.rows.push_back(footprint(c, j)[own]);
     }
-    std::optional<std::vector<mapper::StorePlan>> sp = store_that_pays(p, c, as_a, why);
+    std::optional<std::vector<mapper::StorePlan>> sp = store_that_pays(p, c, as_a, why, estimate);
     if (!sp) return std::nullopt;
     oc.stores = std::move(*sp);
     return oc;
@@ -488,12 +489,14 @@ class Runner {
 
   // The STOREs of p's result into consumer c's operand images, one per job of c, when the
   // hardware can place them there and they take fewer cycles than the way through the host they
-  // replace; else why not.
+  // replace; else why not. `estimate`: the caller wants only the cost, so planning stops as soon
+  // as the STOREs planned so far cost the host path (the planner's look ahead asks often).
   std::optional<std::vector<mapper::StorePlan>> store_that_pays(const mapper::CompiledGemm& p,
                                                                 const mapper::CompiledGemm& c, bool as_a,
-                                                                std::string& why) const {
+                                                                std::string& why, bool estimate = false) const {
     const uint32_t shift =
         opt_.cfg.dtype == arch::DataType::bf16 ? 0 : static_cast<uint32_t>(requant_shift(opt_.cfg.dtype, p.shape.k.size()));
+    const int64_t host = host_path_cycles(p, c, as_a);
     std::vector<mapper::StorePlan> plans;
     for (size_t j = 0; j < c.jobs.size(); ++j) {
       plans.push_back(mapper::plan_store(opt_.cfg, p, c, as_a, j, shift, true));
@@ -501,9 +504,12 @@ class Runner {
         why = plans.back().why_not;
         return std::nullopt;
       }
+      if (estimate && store_cost(plans) >= host) {
+        why = "STORE would cost the host path";
+        return std::nullopt;
+      }
     }
     const int64_t store = store_cost(plans);
-    const int64_t host = host_path_cycles(p, c, as_a);
     if (store >= host) {
       why = fmt::format("STORE would take {} cycles ({} moves of {} lane(s)), the host and DRAM {}", store,
                         total(plans, [](const mapper::StorePlan& sp) { return sp.moves; }), plans[0].program[0].count,
@@ -547,7 +553,7 @@ class Runner {
     if (!p) return image_write_cycles(c, true) + image_write_cycles(c, false);
     std::string why;
     mapper::CompiledGemm placed = c;
-    const std::optional<OnChip> oc = opt_.through_host ? std::nullopt : place_and_plan(*p, placed, as_a, 0, {}, {}, why);
+    const std::optional<OnChip> oc = opt_.through_host ? std::nullopt : place_and_plan(*p, placed, as_a, 0, {}, {}, why, true);
     return (oc ? store_cost(oc->stores) : host_path_cycles(*p, c, as_a)) + image_write_cycles(c, !as_a);
   }
 
