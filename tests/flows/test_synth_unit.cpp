@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <thread>
 #include <unistd.h>
 
 #include "flows/asap7.hpp"
@@ -351,5 +353,43 @@ TEST_CASE("ASAP7 libraries: a PDK directory without them names the missing file"
   std::string d = temp_dir("pdk");
   CHECK_THROWS_WITH(prepare_asap7_libraries(d, d + "/cache"),
                     Contains("asap7sc7p5t_INVBUF_RVT_TT_") && Contains(d) && Contains("--pdk"));
+  std::filesystem::remove_all(d);
+}
+
+TEST_CASE("ASAP7 libraries: threads preparing an empty cache at once all succeed", "[synth_unit]") {
+  // `fetta sweep --jobs N` synthesizes its points on N threads of one process; on a fresh machine
+  // they all find the cache empty and write the merged libraries at once.
+  const std::string d = temp_dir("pdk_threads");
+  const char* prefixes[] = {"asap7sc7p5t_INVBUF_RVT_TT_", "asap7sc7p5t_SIMPLE_RVT_TT_", "asap7sc7p5t_AO_RVT_TT_",
+                            "asap7sc7p5t_OA_RVT_TT_"};
+  for (size_t i = 0; i < std::size(prefixes); ++i)
+    std::ofstream(fmt::format("{}/{}201020.lib", d, prefixes[i]))
+        << fmt::format("library (l{0}) {{\n  cell (C{0}) {{\n    area : 0.1;\n  }}\n}}\n", i);
+  std::ofstream(d + "/asap7sc7p5t_SEQ_RVT_TT_220101.lib") << kLibA;
+  const std::string cache = d + "/cache";
+  constexpr int kThreads = 8;
+  std::vector<std::string> errors(kThreads);
+  std::vector<Asap7Libraries> libs(kThreads);
+  {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < kThreads; ++t)
+      pool.emplace_back([&, t] {
+        try {
+          libs[static_cast<size_t>(t)] = prepare_asap7_libraries(d, cache);
+        } catch (const std::exception& e) {
+          errors[static_cast<size_t>(t)] = e.what();
+        }
+      });
+    for (std::thread& t : pool) t.join();
+  }
+  for (int t = 0; t < kThreads; ++t) {
+    INFO("thread " << t);
+    CHECK(errors[static_cast<size_t>(t)].empty());
+    CHECK(libs[static_cast<size_t>(t)].seq_cells == std::vector<std::string>{"DFFx1"});
+  }
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(cache)) files.push_back(e.path().filename().string());
+  CHECK(files.size() == 2);  // the merged combinational and the sequential library, no temporaries left
+  CHECK(liberty_cell_names(read_text(libs[0].comb_lib)) == std::vector<std::string>{"C0", "C1", "C2", "C3"});
   std::filesystem::remove_all(d);
 }

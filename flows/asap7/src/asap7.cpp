@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <set>
@@ -50,9 +51,12 @@ uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) {
 }
 
 // Writes `text` to `path` through a temporary file and a rename, so that a concurrent reader
-// never sees half a file.
+// never sees half a file. The temporary's name is unique per process and call: `fetta sweep
+// --jobs N` synthesizes points on N threads of one process, which may all find the cache empty
+// (with the pid alone, one thread's rename took the file another was still renaming).
 void write_atomically(const std::string& path, const std::string& text) {
-  std::string tmp = fmt::format("{}.tmp.{}", path, ::getpid());
+  static std::atomic<uint64_t> calls{0};
+  std::string tmp = fmt::format("{}.tmp.{}.{}", path, ::getpid(), calls++);
   write_text(tmp, text);
   fs::rename(tmp, path);
 }
