@@ -69,60 +69,121 @@ bool fit_affine_nest(const std::vector<Vec4>& seq, Vec4& base, std::vector<Affin
 
 namespace {
 
-// One part's moves (sorted: the consumer's row order) as STORE instructions appended to `plan`;
-// false and plan.why_not when they are not one affine nest or exceed the instruction's bounds.
+// The longest prefix of seq[from ..] that is one affine nest with every bound <= max_bound, as
+// `nest` (base and levels); returns its length (>= 1). Built from the innermost level out: a run
+// of one step, then blocks repeating the whole nest so far at one stride. The innermost run may
+// be cut short where that lets more blocks follow (a run can go on by chance into the next block).
+size_t longest_nest(const std::vector<Vec4>& seq, size_t from, int64_t max_bound, AffineNest& nest) {
+  const size_t n = seq.size() - from;
+  nest = {seq[from], {}};
+  if (n == 1) return 1;
+  const Vec4 d0 = sub(seq[from + 1], seq[from]);
+  size_t run = 2;
+  while (run < n && static_cast<int64_t>(run) < max_bound && sub(seq[from + run], seq[from + run - 1]) == d0) ++run;
+  size_t best = 0;
+  for (size_t b0 = run; b0 >= 2; --b0) {
+    std::vector<AffineLevel> levels{{static_cast<int64_t>(b0), d0}};
+    size_t size = b0;
+    while (size < n) {
+      const Vec4 d = sub(seq[from + size], seq[from]);
+      size_t k = 1;
+      for (; (k + 1) * size <= n && static_cast<int64_t>(k) < max_bound; ++k) {
+        bool same = true;
+        for (size_t t = 0; same && t < size; ++t)
+          for (int s = 0; s < 4; ++s)
+            same = same && seq[from + k * size + t][static_cast<size_t>(s)] ==
+                               seq[from + t][static_cast<size_t>(s)] + static_cast<int64_t>(k) * d[static_cast<size_t>(s)];
+        if (!same) break;
+      }
+      if (k == 1) break;
+      levels.push_back({static_cast<int64_t>(k), d});
+      size *= k;
+    }
+    if (size > best) {
+      best = size;
+      nest.levels = std::move(levels);
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<AffineNest> split_affine_nests(const std::vector<Vec4>& seq, int64_t max_bound) {
+  std::vector<AffineNest> out;
+  AffineNest whole;
+  if (fit_affine_nest(seq, whole.base, whole.levels) &&
+      std::all_of(whole.levels.begin(), whole.levels.end(), [&](const AffineLevel& l) { return l.bound <= max_bound; }))
+    return {whole};
+  for (size_t at = 0; at < seq.size();) {
+    AffineNest nest;
+    at += longest_nest(seq, at, max_bound, nest);
+    out.push_back(std::move(nest));
+  }
+  return out;
+}
+
+namespace {
+
+// The most STORE instructions one part of a program may take (a sequence this fragmented is far
+// slower than the host path anyway; the cap bounds the planner's work).
+constexpr int64_t kMaxPartInstrs = 4096;
+
+// One part's moves (sorted: the consumer's row order) as STORE instructions appended to `plan`:
+// one affine nest when they are one, else consecutive nests (one instruction per index of the
+// levels beyond the instruction's four); false and plan.why_not when that takes more than
+// kMaxPartInstrs instructions.
 bool emit_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& moves, int64_t count, bool as_a, uint32_t shift,
                StorePlan& plan) {
   const arch::IsaLayout isa(cfg);
-  Vec4 base{};
-  std::vector<AffineLevel> levels;
-  if (!fit_affine_nest(moves, base, levels)) {
-    plan.why_not = fmt::format("its {} moves of {} lane(s) are not one affine nest (the consumer's tiles cut across the "
-                               "result's label digits)",
-                               moves.size(), count);
-    return false;
-  }
   const int kL = arch::StoreInstr::kLevels;
   const int64_t max_bound = int64_t{1} << isa.field("st_bound_m1_l0").width;
-  for (const AffineLevel& l : levels)
-    if (l.bound > max_bound) {
-      plan.why_not = fmt::format("a loop of {} moves exceeds the STORE bound ({})", l.bound, max_bound);
-      return false;
-    }
-  // Levels beyond the instruction's four: one instruction per index of the outer ones.
-  int64_t outer = 1;
-  for (size_t l = kL; l < levels.size(); ++l) outer *= levels[l].bound;
-  if (outer > 4096) {
-    plan.why_not = fmt::format("{} nest levels would take {} STORE instructions", levels.size(), outer);
+  const std::vector<AffineNest> nests = split_affine_nests(moves, max_bound);
+  int64_t instrs = 0;
+  for (const AffineNest& nest : nests) {
+    int64_t outer = 1;
+    for (size_t l = kL; l < nest.levels.size(); ++l) outer *= nest.levels[l].bound;
+    instrs += outer;
+  }
+  if (instrs > kMaxPartInstrs) {
+    plan.why_not = fmt::format("its {} moves of {} lane(s) would take {} STORE instructions ({} affine nests: the "
+                               "consumer's tiles cut across the result's label digits)",
+                               moves.size(), count, instrs, nests.size());
     return false;
   }
   const bool fp = cfg.dtype == arch::DataType::bf16;
-  for (int64_t o = 0; o < outer; ++o) {
-    Vec4 b = base;
-    for (int64_t rest = o, l = kL; l < static_cast<int64_t>(levels.size()); ++l) {
-      const AffineLevel& lv = levels[static_cast<size_t>(l)];
-      for (int s = 0; s < 4; ++s) b[static_cast<size_t>(s)] += (rest % lv.bound) * lv.stride[static_cast<size_t>(s)];
-      rest /= lv.bound;
+  plan.nests += static_cast<int64_t>(nests.size());
+  for (const AffineNest& nest : nests) {
+    const std::vector<AffineLevel>& levels = nest.levels;
+    int64_t outer = 1;
+    for (size_t l = kL; l < levels.size(); ++l) outer *= levels[l].bound;
+    for (int64_t o = 0; o < outer; ++o) {
+      Vec4 b = nest.base;
+      for (int64_t rest = o, l = kL; l < static_cast<int64_t>(levels.size()); ++l) {
+        const AffineLevel& lv = levels[static_cast<size_t>(l)];
+        for (int s = 0; s < 4; ++s) b[static_cast<size_t>(s)] += (rest % lv.bound) * lv.stride[static_cast<size_t>(s)];
+        rest /= lv.bound;
+      }
+      arch::StoreInstr st;
+      for (int l = 0; l < kL && l < static_cast<int>(levels.size()); ++l) {
+        const AffineLevel& lv = levels[static_cast<size_t>(l)];
+        st.bound[static_cast<size_t>(l)] = static_cast<uint32_t>(lv.bound);
+        st.src_row_stride[static_cast<size_t>(l)] = lv.stride[0];
+        st.src_lane_stride[static_cast<size_t>(l)] = lv.stride[1];
+        st.dst_row_stride[static_cast<size_t>(l)] = lv.stride[2];
+        st.dst_lane_stride[static_cast<size_t>(l)] = lv.stride[3];
+      }
+      st.src_row_base = static_cast<uint32_t>(wrap(b[0], isa.acc_addr_bits()));
+      st.src_lane_base = static_cast<uint32_t>(wrap(b[1], isa.levels()));
+      st.dst_row_base = static_cast<uint32_t>(wrap(b[2], isa.half_addr_bits()));
+      st.dst_lane_base = static_cast<uint32_t>(wrap(b[3], isa.levels()));
+      st.count = static_cast<uint32_t>(count);
+      st.pad_neg = fp && as_a;
+      st.shift = fp ? 0 : shift;
+      plan.program.push_back(st);
+      plan.moves += st.moves();
+      plan.predicted_cycles += arch::store_instr_cycles(st);
     }
-    arch::StoreInstr st;
-    for (int l = 0; l < kL && l < static_cast<int>(levels.size()); ++l) {
-      const AffineLevel& lv = levels[static_cast<size_t>(l)];
-      st.bound[static_cast<size_t>(l)] = static_cast<uint32_t>(lv.bound);
-      st.src_row_stride[static_cast<size_t>(l)] = lv.stride[0];
-      st.src_lane_stride[static_cast<size_t>(l)] = lv.stride[1];
-      st.dst_row_stride[static_cast<size_t>(l)] = lv.stride[2];
-      st.dst_lane_stride[static_cast<size_t>(l)] = lv.stride[3];
-    }
-    st.src_row_base = static_cast<uint32_t>(wrap(b[0], isa.acc_addr_bits()));
-    st.src_lane_base = static_cast<uint32_t>(wrap(b[1], isa.levels()));
-    st.dst_row_base = static_cast<uint32_t>(wrap(b[2], isa.half_addr_bits()));
-    st.dst_lane_base = static_cast<uint32_t>(wrap(b[3], isa.levels()));
-    st.count = static_cast<uint32_t>(count);
-    st.pad_neg = fp && as_a;
-    st.shift = fp ? 0 : shift;
-    plan.program.push_back(st);
-    plan.moves += st.moves();
-    plan.predicted_cycles += arch::store_instr_cycles(st);
   }
   return true;
 }

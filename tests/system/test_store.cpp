@@ -84,6 +84,7 @@ struct Tally {
   int chunked = 0;     // planned from a producer in several output chunks (one part per chunk)
   int from_os = 0;     // planned from an output-stationary producer's accumulator layout
   int into_os = 0;     // planned into an output-stationary consumer's image
+  int several = 0;     // planned as several affine nests (moves that are not one)
 };
 
 // Interprets `sp` on an accumulator holding p's result as ids and checks the unified rows it
@@ -194,6 +195,7 @@ void check_layer(const arch::ArchConfig& cfg, const std::string& layer, Tally& t
               tally.into_top_b += !as_a && c.map.ib_top && !c.map.os;
               tally.from_os += p.map.os;
               tally.into_os += c.map.os;
+              tally.several += sp.nests > static_cast<int64_t>(sp.part_begin.size());
             }
         }
       }
@@ -201,37 +203,32 @@ void check_layer(const arch::ArchConfig& cfg, const std::string& layer, Tally& t
 
 }  // namespace
 
+// A random affine nest of 1-6 levels (bounds 2-5, strides -20..20) from `base`.
+AffineNest random_nest(std::mt19937_64& rng, Vec4 base) {
+  AffineNest n{base, std::vector<AffineLevel>(1 + rng() % 6)};
+  for (AffineLevel& l : n.levels) {
+    l.bound = 2 + static_cast<int64_t>(rng() % 4);
+    for (auto& s : l.stride) s = static_cast<int64_t>(rng() % 41) - 20;
+  }
+  return n;
+}
+
 TEST_CASE("Affine nests are fitted exactly, and non-nests refused", "[store]") {
   const uint64_t seed = 23;
   INFO("seed " << seed);
   std::mt19937_64 rng(seed);
   int refused = 0;
   for (int it = 0; it < 300; ++it) {
-    const int L = 1 + static_cast<int>(rng() % 6);
-    std::vector<int64_t> bound(static_cast<size_t>(L));
-    std::vector<Vec4> stride(static_cast<size_t>(L));
-    for (int l = 0; l < L; ++l) {
-      bound[static_cast<size_t>(l)] = 2 + static_cast<int64_t>(rng() % 4);
-      for (auto& s : stride[static_cast<size_t>(l)]) s = static_cast<int64_t>(rng() % 41) - 20;
-    }
     const Vec4 base{static_cast<int64_t>(rng() % 100), 3, 7, static_cast<int64_t>(rng() % 5)};
-    std::vector<Vec4> seq;
-    std::vector<int64_t> idx(static_cast<size_t>(L), 0);
-    for (bool more = true; more;) {
-      Vec4 v = base;
-      for (int l = 0; l < L; ++l)
-        for (int s = 0; s < 4; ++s) v[static_cast<size_t>(s)] += idx[static_cast<size_t>(l)] * stride[static_cast<size_t>(l)][static_cast<size_t>(s)];
-      seq.push_back(v);
-      int l = 0;
-      while (l < L && ++idx[static_cast<size_t>(l)] == bound[static_cast<size_t>(l)]) idx[static_cast<size_t>(l++)] = 0;
-      more = l < L;
-    }
+    const AffineNest nest = random_nest(rng, base);
+    const std::vector<Vec4> seq = expand(nest.base, nest.levels);
+    const size_t L = nest.levels.size();
     Vec4 got_base{};
     std::vector<AffineLevel> levels;
     REQUIRE(fit_affine_nest(seq, got_base, levels));
     CHECK(got_base == base);
     CHECK(expand(got_base, levels) == seq);
-    CHECK(static_cast<int>(levels.size()) <= L);  // levels with compatible strides merge
+    CHECK(levels.size() <= L);  // levels with compatible strides merge
     // One element moved: either refused or (a short sequence may still be some nest) exact.
     std::vector<Vec4> broken = seq;
     broken[broken.size() / 2][0] += 1000;
@@ -247,8 +244,51 @@ TEST_CASE("Affine nests are fitted exactly, and non-nests refused", "[store]") {
   CHECK_FALSE(fit_affine_nest({{0, 0, 0, 0}, {1, 0, 0, 0}, {5, 0, 0, 0}}, b, lv));  // 3 elements, no common step
 }
 
+TEST_CASE("A sequence of several nests is split into them, every bound within the instruction's", "[store]") {
+  const uint64_t seed = 29;
+  INFO("seed " << seed);
+  std::mt19937_64 rng(seed);
+  auto expand_all = [](const std::vector<AffineNest>& nests) {
+    std::vector<Vec4> out;
+    for (const AffineNest& n : nests) {
+      const std::vector<Vec4> part = expand(n.base, n.levels);
+      out.insert(out.end(), part.begin(), part.end());
+    }
+    return out;
+  };
+  for (int it = 0; it < 200; ++it) {
+    // 1-4 nests far apart (no stride of one reaches the next): each must come back as one nest.
+    const int pieces = 1 + static_cast<int>(rng() % 4);
+    std::vector<Vec4> seq;
+    for (int p = 0; p < pieces; ++p) {
+      const AffineNest n = random_nest(rng, {100'000 * p, static_cast<int64_t>(rng() % 64), 7, 0});
+      const std::vector<Vec4> part = expand(n.base, n.levels);
+      seq.insert(seq.end(), part.begin(), part.end());
+    }
+    INFO("iteration " << it << ", " << pieces << " nest(s), " << seq.size() << " moves");
+    const std::vector<AffineNest> nests = split_affine_nests(seq, 256);
+    CHECK(static_cast<int>(nests.size()) == pieces);
+    CHECK(expand_all(nests) == seq);
+    // A bound of 3: more nests, still exact, none over the bound.
+    const std::vector<AffineNest> small = split_affine_nests(seq, 3);
+    CHECK(expand_all(small) == seq);
+    for (const AffineNest& n : small)
+      for (const AffineLevel& l : n.levels) CHECK(l.bound <= 3);
+  }
+  // A run of 10 with bounds of at most 4: 3 x 3 (covers more than 4 x 2), then 1.
+  std::vector<Vec4> run;
+  for (int64_t i = 0; i < 10; ++i) run.push_back({i, 0, 2 * i, 0});
+  const std::vector<AffineNest> nests = split_affine_nests(run, 4);
+  REQUIRE(nests.size() == 2);
+  CHECK(nests[0].levels.size() == 2);
+  CHECK(nests[0].levels[0].bound * nests[0].levels[1].bound == 9);
+  CHECK(expand_all(nests) == run);
+  CHECK(split_affine_nests({{1, 2, 3, 4}}, 4).size() == 1);
+  CHECK(split_affine_nests({}, 4).empty());
+}
+
 TEST_CASE("STORE programs put every element where the consumer reads it", "[store]") {
-  int later_jobs = 0, chunked = 0, into_top_b = 0, from_os = 0, into_os = 0;  // not on every config: in all together
+  int later_jobs = 0, chunked = 0, into_top_b = 0, from_os = 0, into_os = 0, refused = 0, several = 0;  // not on every config: in all together
   for (const char* cfg_name : {"default", "ce4x4_x4", "ce2x4_x8", "ce4x4_x4_int8", "baseline_hier"}) {
     const arch::ArchConfig cfg = cfg_named(cfg_name);
     Tally tally;
@@ -258,7 +298,7 @@ TEST_CASE("STORE programs put every element where the consumer reads it", "[stor
                   << tally.later << " for a consumer that runs later), " << tally.refused << " refused; "
                   << tally.later_jobs << " into later jobs, " << tally.moved << " into moved images, " << tally.chunked
                   << " in parts per output chunk; " << tally.from_os << " from and " << tally.into_os
-                  << " into output-stationary mappings");
+                  << " into output-stationary mappings; " << tally.several << " in several affine nests");
     CHECK(tally.planned > 0);
     CHECK(tally.later > 0);
     CHECK(tally.moved > 0);
@@ -267,13 +307,16 @@ TEST_CASE("STORE programs put every element where the consumer reads it", "[stor
     into_top_b += tally.into_top_b;
     from_os += tally.from_os;
     into_os += tally.into_os;
-    CHECK(tally.refused > 0);  // both paths exercised
+    refused += tally.refused;
+    several += tally.several;
   }
+  CHECK(refused > 0);  // both paths exercised (since programs may be several nests, only the fixed-wiring baseline refuses)
   CHECK(later_jobs > 0);
   CHECK(chunked > 0);
   CHECK(into_top_b > 0);
   CHECK(from_os > 0);
   CHECK(into_os > 0);
+  CHECK(several > 0);
 }
 
 TEST_CASE("STORE refuses what it cannot do, saying why", "[store]") {

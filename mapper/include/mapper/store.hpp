@@ -12,6 +12,7 @@
 // needed). When the layouts cannot be joined this way the plan says why.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ struct StorePlan {
   std::string why_not;                    // the reason, when not possible
   int64_t moves = 0;                      // segments moved (one per cycle)
   int64_t predicted_cycles = 0;           // the controller's busy cycles for the program
+  int64_t nests = 0;                      // affine nests the moves were split into (every part's)
   // One part per output chunk of the producer that holds some of the image, in the producer's job
   // order: part i is program[part_begin[i] ..] up to the next part and must run right after the
   // producer's job after_job[i] (which completes that chunk), before its next job overwrites the
@@ -55,5 +57,15 @@ struct AffineLevel {
 };
 bool fit_affine_nest(const std::vector<std::array<int64_t, 4>>& seq, std::array<int64_t, 4>& base,
                      std::vector<AffineLevel>& levels);
+
+// A sequence as consecutive affine nests, every bound <= max_bound: the whole as one when it is
+// one, else greedily the longest nest from each position on (a sequence broken where the
+// consumer's tiles cut across the producer's label digits is often a few regular stretches).
+// Expanded in order, the nests give back the sequence exactly. Exposed for tests.
+struct AffineNest {
+  std::array<int64_t, 4> base{};
+  std::vector<AffineLevel> levels;
+};
+std::vector<AffineNest> split_affine_nests(const std::vector<std::array<int64_t, 4>>& seq, int64_t max_bound);
 
 }  // namespace fetta::mapper

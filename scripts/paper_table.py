@@ -1,0 +1,69 @@
+#!/usr/bin/python3
+"""The speedup table of docs/results.md ("Speedup over the baselines") from a sweep over
+`baseline: [fetta, tpu, hier]` with `cycles: rtl` (scripts/grids/paper.yaml or
+paper_end_to_end.yaml):
+
+    /usr/bin/python3 scripts/paper_table.py OUT_DIR
+
+Per layer, FP+BP+WG summed: compute cycles of each array and FETTA's speedup over the baselines,
+then the same end to end (compute + STORE + host + DRAM cycles, the serial sum a run reports),
+and the geometric means over the layers. Markdown on stdout.
+"""
+import csv
+import math
+import os
+import sys
+from collections import defaultdict
+
+BASELINES = ("tpu", "hier")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    path = os.path.join(sys.argv[1], "results.csv")
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    compute = defaultdict(lambda: defaultdict(int))
+    end_to_end = defaultdict(lambda: defaultdict(int))
+    layers = []
+    for r in rows:
+        if r["status"] != "ok" or not r["cycles"]:
+            continue
+        if r["cycles_source"] != "rtl" or not r["host_cycles"]:
+            sys.exit(f"{path}: point {r['point']} has no RTL run figures (the sweep needs cycles: rtl)")
+        c = int(r["cycles"])
+        compute[r["baseline"]][r["layer"]] += c
+        end_to_end[r["baseline"]][r["layer"]] += c + sum(int(r[k] or 0) for k in ("store_cycles", "host_cycles", "dram_cycles"))
+        if r["layer"] not in layers:
+            layers.append(r["layer"])
+    missing = [b for b in ("fetta",) + BASELINES if b not in compute]
+    if missing:
+        sys.exit(f"{path}: no successful points of baseline(s) {', '.join(missing)}")
+    for b in BASELINES:
+        for layer in layers:
+            if layer not in compute[b] or layer not in compute["fetta"]:
+                sys.exit(f"{path}: layer {layer} is missing for {b} or fetta")
+
+    def speedups(table, b):
+        return [table[b][layer] / table["fetta"][layer] for layer in layers]
+
+    def geomean(xs):
+        return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+    print("| layer | FETTA | TPU-like | speedup | hierarchical | speedup | end to end: FETTA | over TPU-like | over hierarchical |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for i, layer in enumerate(layers):
+        cells = [layer, f"{compute['fetta'][layer]:,}"]
+        for b in BASELINES:
+            cells += [f"{compute[b][layer]:,}", f"{speedups(compute, b)[i]:.2f}x"]
+        cells.append(f"{end_to_end['fetta'][layer]:,}")
+        cells += [f"{speedups(end_to_end, b)[i]:.2f}x" for b in BASELINES]
+        print("| " + " | ".join(cells) + " |")
+    g = [f"**{geomean(speedups(compute, b)):.2f}x**" for b in BASELINES]
+    e = [f"**{geomean(speedups(end_to_end, b)):.2f}x**" for b in BASELINES]
+    print(f"| geometric mean | | | {g[0]} | | {g[1]} | | {e[0]} | {e[1]} |")
+
+
+if __name__ == "__main__":
+    main()
