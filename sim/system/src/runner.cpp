@@ -626,7 +626,8 @@ class Runner {
     return bad;
   }
 
-  // "<moves> moves of <lanes> lane(s) in <n> instruction(s), as A of s<t>" and where the images wait.
+  // "<moves> moves of <lanes> lane(s) in <n> instruction(s)[ of <k> affine nests], as A of s<t>"
+  // and where the images wait (the nests only when some job's program is more than one).
   std::string describe_store(const OnChip& oc, int s) const {
     const mapper::CompiledGemm& c = oc.consumer->compiled.gemm;
     std::string where;
@@ -640,9 +641,12 @@ class Runner {
     for (const mapper::RowRange& r : oc.rows)
       if (r.first != (oc.as_a ? c.a_base : c.b_base)) moved.push_back(r.first);
     if (!moved.empty()) where += fmt::format(", {} image(s) moved to row(s) {}", moved.size(), fmt::join(moved, "/"));
-    return fmt::format("{} moves of {} lane(s) in {} instruction(s), as {} of s{}{}",
+    const int64_t nests = total(oc.stores, [](const mapper::StorePlan& sp) { return sp.nests; });
+    const int64_t one_each = total(oc.stores, [](const mapper::StorePlan& sp) { return sp.part_begin.size(); });
+    return fmt::format("{} moves of {} lane(s) in {} instruction(s){}, as {} of s{}{}",
                        total(oc.stores, [](const mapper::StorePlan& sp) { return sp.moves; }), oc.stores[0].program[0].count,
-                       total(oc.stores, [](const mapper::StorePlan& sp) { return sp.program.size(); }), oc.as_a ? "A" : "B",
+                       total(oc.stores, [](const mapper::StorePlan& sp) { return sp.program.size(); }),
+                       nests > one_each ? fmt::format(" of {} affine nests", nests) : "", oc.as_a ? "A" : "B",
                        oc.consumer_step, where);
   }
 
