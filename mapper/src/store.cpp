@@ -72,7 +72,8 @@ namespace {
 // The longest prefix of seq[from ..] that is one affine nest with every bound <= max_bound, as
 // `nest` (base and levels); returns its length (>= 1). Built from the innermost level out: a run
 // of one step, then blocks repeating the whole nest so far at one stride. The innermost run may
-// be cut short where that lets more blocks follow (a run can go on by chance into the next block).
+// be cut short where that lets more blocks follow (a run can go on by chance into the next block):
+// to any length when it is short, else to its divisors (each try costs up to the nest's length).
 size_t longest_nest(const std::vector<Vec4>& seq, size_t from, int64_t max_bound, AffineNest& nest) {
   const size_t n = seq.size() - from;
   nest = {seq[from], {}};
@@ -81,7 +82,9 @@ size_t longest_nest(const std::vector<Vec4>& seq, size_t from, int64_t max_bound
   size_t run = 2;
   while (run < n && static_cast<int64_t>(run) < max_bound && sub(seq[from + run], seq[from + run - 1]) == d0) ++run;
   size_t best = 0;
-  for (size_t b0 = run; b0 >= 2; --b0) {
+  constexpr size_t kAnyCut = 64;
+  for (size_t b0 = run; b0 >= 2 && best < n; --b0) {
+    if (run > kAnyCut && run % b0 != 0) continue;
     std::vector<AffineLevel> levels{{static_cast<int64_t>(b0), d0}};
     size_t size = b0;
     while (size < n) {
@@ -139,12 +142,14 @@ bool emit_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& moves, int6
   const int kL = arch::StoreInstr::kLevels;
   const int64_t max_bound = int64_t{1} << isa.field("st_bound_m1_l0").width;
   const std::vector<AffineNest> nests = split_affine_nests(moves, max_bound);
-  int64_t instrs = 0;
-  for (const AffineNest& nest : nests) {
+  // A nest takes one instruction per index of its levels beyond the instruction's four.
+  auto instructions = [&](const std::vector<AffineLevel>& levels) {
     int64_t outer = 1;
-    for (size_t l = kL; l < nest.levels.size(); ++l) outer *= nest.levels[l].bound;
-    instrs += outer;
-  }
+    for (size_t l = kL; l < levels.size(); ++l) outer *= levels[l].bound;
+    return outer;
+  };
+  int64_t instrs = 0;
+  for (const AffineNest& nest : nests) instrs += instructions(nest.levels);
   if (instrs > kMaxPartInstrs) {
     plan.why_not = fmt::format("its {} moves of {} lane(s) would take {} STORE instructions ({} affine nests: the "
                                "consumer's tiles cut across the result's label digits)",
@@ -155,9 +160,7 @@ bool emit_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& moves, int6
   plan.nests += static_cast<int64_t>(nests.size());
   for (const AffineNest& nest : nests) {
     const std::vector<AffineLevel>& levels = nest.levels;
-    int64_t outer = 1;
-    for (size_t l = kL; l < levels.size(); ++l) outer *= levels[l].bound;
-    for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t o = 0, outer = instructions(levels); o < outer; ++o) {
       Vec4 b = nest.base;
       for (int64_t rest = o, l = kL; l < static_cast<int64_t>(levels.size()); ++l) {
         const AffineLevel& lv = levels[static_cast<size_t>(l)];

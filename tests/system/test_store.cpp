@@ -283,6 +283,12 @@ TEST_CASE("A sequence of several nests is split into them, every bound within th
   CHECK(nests[0].levels.size() == 2);
   CHECK(nests[0].levels[0].bound * nests[0].levels[1].bound == 9);
   CHECK(expand_all(nests) == run);
+  // A long run over the bound: cut to a divisor of the bound's run (8 x 625), one nest.
+  std::vector<Vec4> long_run;
+  for (int64_t i = 0; i < 5000; ++i) long_run.push_back({i, 0, 3 * i, 0});
+  const std::vector<AffineNest> one = split_affine_nests(long_run, 1024);
+  CHECK(one.size() == 1);
+  CHECK(expand_all(one) == long_run);
   CHECK(split_affine_nests({{1, 2, 3, 4}}, 4).size() == 1);
   CHECK(split_affine_nests({}, 4).empty());
 }
