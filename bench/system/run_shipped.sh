@@ -47,15 +47,13 @@ cols = ("cycles", "store_cycles", "host_cycles", "dram_cycles")
 rows = []
 for f in sorted(glob.glob(sys.argv[1] + "/*.json")):
     steps = json.load(open(f))["steps"]
+    inter = [s for s in steps if s["step"] + 1 < s["steps"]]  # contractions whose result is an intermediate
     t = [sum(s[k] for s in steps) for k in cols]
-    rows.append((steps[0]["layer"] if steps else f, t,
-                 sum(s["kept_on_chip"] for s in steps if s["step"] + 1 < s["steps"]),
-                 sum(1 for s in steps if s["step"] + 1 < s["steps"]),
+    rows.append((steps[0]["layer"] if steps else f, t, sum(s["kept_on_chip"] for s in inter), len(inter),
                  sum("output-stationary" in s["mapping"] for s in steps), len(steps)))
-    for s in steps:
-        if s["step"] + 1 < s["steps"]:
-            w = "kept on chip" if s["kept_on_chip"] else re.sub(r"\d[\d,]*", "N", s["through_host_because"])
-            why[w] += 1
+    for s in inter:
+        w = "kept on chip" if s["kept_on_chip"] else re.sub(r"\d[\d,]*", "N", s["through_host_because"])
+        why[w] += 1
 if rows:
     rows.append(("all layers", [sum(r[1][i] for r in rows) for i in range(len(cols))],
                  *(sum(r[j] for r in rows) for j in (2, 3, 4, 5))))

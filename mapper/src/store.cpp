@@ -91,11 +91,10 @@ size_t longest_nest(const std::vector<Vec4>& seq, size_t from, int64_t max_bound
       const Vec4 d = sub(seq[from + size], seq[from]);
       size_t k = 1;
       for (; (k + 1) * size <= n && static_cast<int64_t>(k) < max_bound; ++k) {
+        const int64_t ki = static_cast<int64_t>(k);
+        const Vec4 kd{ki * d[0], ki * d[1], ki * d[2], ki * d[3]};  // block k's offset from block 0
         bool same = true;
-        for (size_t t = 0; same && t < size; ++t)
-          for (int s = 0; s < 4; ++s)
-            same = same && seq[from + k * size + t][static_cast<size_t>(s)] ==
-                               seq[from + t][static_cast<size_t>(s)] + static_cast<int64_t>(k) * d[static_cast<size_t>(s)];
+        for (size_t t = 0; same && t < size; ++t) same = sub(seq[from + k * size + t], seq[from + t]) == kd;
         if (!same) break;
       }
       if (k == 1) break;

@@ -201,8 +201,6 @@ void check_layer(const arch::ArchConfig& cfg, const std::string& layer, Tally& t
       }
 }
 
-}  // namespace
-
 // A random affine nest of 1-6 levels (bounds 2-5, strides -20..20) from `base`.
 AffineNest random_nest(std::mt19937_64& rng, Vec4 base) {
   AffineNest n{base, std::vector<AffineLevel>(1 + rng() % 6)};
@@ -212,6 +210,8 @@ AffineNest random_nest(std::mt19937_64& rng, Vec4 base) {
   }
   return n;
 }
+
+}  // namespace
 
 TEST_CASE("Affine nests are fitted exactly, and non-nests refused", "[store]") {
   const uint64_t seed = 23;
