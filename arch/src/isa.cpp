@@ -58,6 +58,7 @@ IsaLayout::IsaLayout(const ArchConfig& cfg) {
   half_addr_bits_ = clog2(cfg.memory.unified_depth / 2);
   acc_addr_bits_ = clog2(cfg.memory.accum_depth);
   levels_ = clog2(cfg.network.lanes);
+  banks_ = cfg.memory.banks;
   red_cfg_bits_ = (levels_ + 1) * cfg.network.lanes;
   const int C = count_bits(), G = group_bits(), A = half_addr_bits_, Q = acc_addr_bits_, L = levels_;
   int at = 4;
@@ -107,6 +108,9 @@ IsaLayout::IsaLayout(const ArchConfig& cfg) {
   add_st("dst_lane_base", L);
   add_st("count_m1", L);
   add_st("other_half", 1);
+  add_st("diag", 1);
+  add_st("src_row_bank_stride", Q);
+  add_st("dst_row_bank_stride", A);
   if (cfg.dtype == DataType::bf16)
     add_st("pad_neg", 1);
   else
@@ -218,8 +222,16 @@ Words encode_store(const IsaLayout& isa, const StoreInstr& s) {
   set("dst_lane_base", s.dst_lane_base);
   if (s.count == 0 || s.count > static_cast<uint32_t>(lanes))
     throw IsaError(fmt::format("store: count = {}; allowed: 1 .. {} (the lanes)", s.count, lanes));
+  if (s.diag && s.count > static_cast<uint32_t>(isa.banks()))
+    throw IsaError(fmt::format("store: count = {} with diag = 1; allowed: 1 .. {} (one element per bank)", s.count,
+                               isa.banks()));
+  if (!s.diag && (s.src_row_bank_stride != 0 || s.dst_row_bank_stride != 0))
+    throw IsaError("store: a row bank stride with diag = 0; allowed: 0 (only diagonal moves address banks apart)");
   set("count_m1", s.count - 1);
   set("other_half", s.other_half);
+  set("diag", s.diag);
+  wrapped("src_row_bank_stride", s.src_row_bank_stride);
+  wrapped("dst_row_bank_stride", s.dst_row_bank_stride);
   if (isa.has_field("st_pad_neg")) {
     if (s.shift != 0) throw IsaError(fmt::format("store: shift = {}; allowed: 0 (bf16 results are rounded, not shifted)", s.shift));
     set("pad_neg", s.pad_neg);

@@ -135,8 +135,14 @@ constexpr int64_t kMaxPartInstrs = 4096;
 // one affine nest when they are one, else consecutive nests (one instruction per index of the
 // levels beyond the instruction's four); false and plan.why_not when that takes more than
 // kMaxPartInstrs instructions.
+// A diagonal program's instruction fields beyond the nest (docs/isa.md §2b).
+struct Diagonal {
+  bool on = false;
+  int64_t src_row_bank_stride = 0, dst_row_bank_stride = 0;
+};
+
 bool emit_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& moves, int64_t count, bool as_a, uint32_t shift,
-               StorePlan& plan) {
+               StorePlan& plan, const Diagonal& diag = {}) {
   const arch::IsaLayout isa(cfg);
   const int kL = arch::StoreInstr::kLevels;
   const int64_t max_bound = int64_t{1} << isa.field("st_bound_m1_l0").width;
@@ -182,12 +188,88 @@ bool emit_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& moves, int6
       st.count = static_cast<uint32_t>(count);
       st.pad_neg = fp && as_a;
       st.shift = fp ? 0 : shift;
+      st.diag = diag.on;
+      st.src_row_bank_stride = wrap(diag.src_row_bank_stride, isa.acc_addr_bits());
+      st.dst_row_bank_stride = wrap(diag.dst_row_bank_stride, isa.half_addr_bits());
       plan.program.push_back(st);
       plan.moves += st.moves();
+      if (diag.on) plan.diagonal_moves += st.moves();
       plan.predicted_cycles += arch::store_instr_cycles(st);
     }
   }
   return true;
+}
+
+// The most frequent value of `counts` (0 when empty; the smallest among equals, deterministic).
+int64_t most_frequent(const std::map<int64_t, int64_t>& counts) {
+  int64_t best = 0, n = 0;
+  for (const auto& [v, c] : counts)
+    if (c > n) best = v, n = c;
+  return best;
+}
+
+// One part as diagonal moves (docs/isa.md §2b), appended to `plan`: first an ordinary one-lane
+// move onto lane 0 of every row in `pad_rows` (it pads the row; diagonal moves do not), then the
+// elements `el` ((dst row, dst lane, src row, src lane)) grouped into diagonals. An element's
+// diagonal is (src lane mod T, dst lane mod T, bank distance k, src row - sigma_s * dst bank, dst
+// row - sigma_d * src bank): elements sharing it sit in distinct banks, and a cyclic run of their
+// source banks is one move. sigma_s and sigma_d are the row steps most elements see between
+// neighbouring banks (a transposition's: T rows of the result per unified bank). False (and
+// plan.why_not) as emit_part.
+bool emit_diagonal_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& el, const std::vector<Vec4>& pad_moves,
+                        bool as_a, uint32_t shift, StorePlan& plan) {
+  const int64_t B = cfg.memory.banks, T = cfg.memory.elems_per_bank;
+  std::map<int64_t, int64_t> ds, dd;  // sigma candidates: src row step per dst bank, dst row step per src bank
+  {
+    std::map<std::pair<int64_t, int64_t>, int64_t> src_at, dst_at;  // (row, lane) -> the other side's row
+    for (const Vec4& v : el) {
+      dst_at[{v[0], v[1]}] = v[2];
+      src_at[{v[2], v[3]}] = v[0];
+    }
+    for (const auto& [rl, sr] : dst_at)
+      if (const auto it = dst_at.find({rl.first, rl.second + T}); it != dst_at.end()) ++ds[it->second - sr];
+    for (const auto& [rl, dr] : src_at)
+      if (const auto it = src_at.find({rl.first, rl.second + T}); it != src_at.end()) ++dd[it->second - dr];
+  }
+  const Diagonal diag{true, most_frequent(ds), most_frequent(dd)};
+  // diagonal -> its elements' source banks (bit mask)
+  using Key = std::array<int64_t, 5>;  // src lane mod T, dst lane mod T, k, src row origin, dst row origin
+  std::map<Key, uint64_t> diagonals;
+  for (const Vec4& v : el) {
+    const int64_t sb = v[3] / T, db = v[1] / T;
+    const Key key{v[3] % T, v[1] % T, (db - sb + B) % B, v[2] - diag.src_row_bank_stride * db,
+                  v[0] - diag.dst_row_bank_stride * sb};
+    diagonals[key] |= uint64_t{1} << sb;
+  }
+  // count -> moves (src row origin, src lane, dst row origin, dst lane), in the consumer's row order
+  std::map<int64_t, std::vector<std::pair<Vec4, Vec4>>> by_count;  // (sort key, move)
+  for (const auto& [key, banks] : diagonals) {
+    const auto [a, e, k, rs, rd] = key;
+    const uint64_t all = B == 64 ? ~uint64_t{0} : (uint64_t{1} << B) - 1;
+    for (int64_t b = 0; b < B; ++b) {  // each cyclic run of banks, from its first
+      const bool starts = (banks >> b) & 1U && (banks == all ? b == 0 : !((banks >> ((b + B - 1) % B)) & 1U));
+      if (!starts) continue;
+      int64_t len = 1;
+      while (len < B && (banks >> ((b + len) % B)) & 1U) ++len;
+      const Vec4 mv{rs, b * T + a, rd, (b + k) % B * T + e};
+      by_count[len].push_back({{rd, mv[3], rs, mv[1]}, mv});
+    }
+  }
+  if (!pad_moves.empty() && !emit_part(cfg, pad_moves, 1, as_a, shift, plan)) return false;
+  for (auto& [count, moves] : by_count) {
+    std::sort(moves.begin(), moves.end());
+    std::vector<Vec4> seq;
+    for (const auto& m : moves) seq.push_back(m.second);
+    if (!emit_part(cfg, seq, count, as_a, shift, plan, diag)) return false;
+  }
+  return true;
+}
+
+// Cycles a part costs the host: the controller's and the pushes of its instructions.
+int64_t part_cost(const arch::IsaLayout& isa, const StorePlan& plan, size_t from) {
+  int64_t c = 0;
+  for (size_t i = from; i < plan.program.size(); ++i) c += arch::store_instr_cycles(plan.program[i]) + isa.words();
+  return c;
 }
 
 }  // namespace
@@ -305,7 +387,12 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
       return fail(chunk_job.size() > 1
                       ? fmt::format("unified row {} gets its lane 0 from a later output chunk than its other lanes", row)
                       : fmt::format("unified row {} has no element on lane 0 to pad it from", row));
+  // Rows some lane of which no element reaches: a diagonal program pads them with a lane-0 move first.
+  std::map<int64_t, int64_t> row_lanes;
+  for (const auto& e : el) ++row_lanes[e.second[0]];
+  const arch::IsaLayout isa(cfg);
   for (size_t ch = 0, at = 0; ch < chunk_job.size(); ++ch) {
+    const size_t from = at;
     // Runs: consecutive lanes on both sides in one row pair.
     std::vector<std::pair<Vec4, int64_t>> runs;  // (src row, src lane, dst row, dst lane), length
     for (; at < el.size() && el[at].first == ch; ++at) {
@@ -328,7 +415,20 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
       for (int64_t o = 0; o < len; o += count) moves.push_back({r[0], r[1] + o, r[2], r[3] + o});
     plan.part_begin.push_back(plan.program.size());
     plan.after_job.push_back(chunk_job[ch]);
+    const StorePlan before = plan;
     if (!emit_part(cfg, moves, count, as_a, shift, plan)) return fail(plan.why_not);
+    if (count >= cfg.memory.banks || cfg.memory.banks > 64) continue;  // as wide as a diagonal move (or too many banks for the planner's masks)
+    // Narrower than a diagonal: try the part as diagonal moves, and keep what costs less.
+    std::vector<Vec4> part, pads;
+    for (size_t i = from; i < at; ++i) {
+      const Vec4& v = el[i].second;
+      part.push_back(v);
+      if (v[1] == 0 && row_lanes.at(v[0]) < cfg.network.lanes) pads.push_back({v[2], v[3], v[0], v[1]});
+    }
+    StorePlan diag = before;
+    if (emit_diagonal_part(cfg, part, pads, as_a, shift, diag) &&
+        part_cost(isa, diag, plan.part_begin.back()) < part_cost(isa, plan, plan.part_begin.back()))
+      plan = std::move(diag);
   }
   return plan;
 }

@@ -7,8 +7,9 @@
 // (os_gemm_instr_cycles) and the error flag low. Every fourth case is followed by a GEMM the
 // compiler maps (mapper/compile.hpp: weight-stationary, output-stationary over two K chunks, or
 // its fastest choice; checked the same way against hardware_order), so the controller switches
-// modes both ways and the compiler's OS jobs, layouts and result slots run on the RTL. Linked
-// against the system tests' models.
+// modes both ways and the compiler's OS jobs, layouts and result slots run on the RTL. Then
+// transposing STOREs (run_transposing_store): diagonal moves on the RTL, their image read back
+// and checked lane by lane. Linked against the system tests' models.
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
@@ -24,9 +25,11 @@
 #include "arch/isa.hpp"
 #include "mapper/compile.hpp"
 #include "mapper/os_gemm.hpp"
+#include "mapper/store.hpp"
 #include "sim/ce/operands.hpp"
 #include "sim/system/bench.hpp"
 #include "verif/contract.hpp"
+#include "verif/numerics.hpp"
 
 namespace {
 
@@ -39,8 +42,15 @@ struct Options {
   int64_t timeout = 10'000'000;  // cycles to wait for the controller
 };
 
+// An operand matrix's bit patterns as a labelled tensor (the layouts' input).
+verif::Tensor<uint16_t> operand_tensor(const sim::ce::Matrix& mtx, std::vector<std::string> labels) {
+  std::vector<uint16_t> v;
+  for (uint64_t x : mtx.v) v.push_back(static_cast<uint16_t>(x));
+  return verif::Tensor<uint16_t>(std::move(labels), {mtx.rows, mtx.cols}, std::move(v));
+}
+
 struct Outcome {
-  int64_t checked = 0, mismatches = 0, stray = 0, cycle_errors = 0;
+  int64_t checked = 0, mismatches = 0, stray = 0, cycle_errors = 0, diagonal_moves = 0;
   bool error_flag = false;
 };
 
@@ -79,6 +89,8 @@ class OsGemmTest {
       }
       if (i % 4 == 3) run_compiled(fmt::format("case {} (then compiled)", i), (i / 4) % 3);
     }
+    const int64_t N = cfg.network.lanes;
+    for (const int64_t m : {N, N / 2 + 3, int64_t{5}}) run_transposing_store(fmt::format("store M {}", m), m);
     out.error_flag = bench.error();
   }
 
@@ -193,12 +205,7 @@ class OsGemmTest {
     // swamp the other's, and a lost chunk would go unseen.
     const sim::ce::OperandMix mix = kind == 1 ? sim::ce::OperandMix::uniform : sim::ce::OperandMix::wide;
     const sim::ce::GemmOperands ops = sim::ce::random_gemm(cfg.dtype, {M, K, Nn}, rng_(), mix);
-    auto bits = [](const sim::ce::Matrix& mtx, std::vector<std::string> labels) {
-      std::vector<uint16_t> v;
-      for (uint64_t x : mtx.v) v.push_back(static_cast<uint16_t>(x));
-      return verif::Tensor<uint16_t>(std::move(labels), {mtx.rows, mtx.cols}, std::move(v));
-    };
-    const verif::Tensor<uint16_t> a = bits(ops.a, {"m", "k"}), b = bits(ops.b, {"k", "n"});
+    const verif::Tensor<uint16_t> a = operand_tensor(ops.a, {"m", "k"}), b = operand_tensor(ops.b, {"k", "n"});
     for (size_t w = 0; w < c.red_cfg_words(); ++w) bench_->push(c.program[w]);
     bench_->wait_idle(opt_.timeout);
     std::vector<uint64_t> got(static_cast<size_t>(M * Nn), 0);
@@ -235,6 +242,69 @@ class OsGemmTest {
                bad == 0 && cycle_errors == 0 ? "match"
                                              : fmt::format("MISMATCH ({} elements, {} job(s) off the cycle model)", bad,
                                                            cycle_errors));
+  }
+
+  // A result transposed on chip: Z[m, n] = A[m, k] B[k, n] with the producer's CEs side by side on
+  // N (each result row spans every bank), stored by mapper::plan_store into the A image of a
+  // consumer contracting over m with its CEs all on K (each image row spans every bank): diagonal
+  // moves, an element per bank a cycle, where the banks allow. The image is read back through the
+  // host port and compared lane by lane (padding included) with layout_a of the golden result, the
+  // STORE's busy cycles with the plan's.
+  void run_transposing_store(const std::string& what, int64_t M) {
+    const arch::ArchConfig& cfg = opt_.cfg;
+    const int64_t N = cfg.network.lanes, K = 1 + static_cast<int64_t>(rng_() % 24);
+    const mapper::CompiledGemm p =
+        mapper::compile_gemm(cfg, mapper::gemm_shape("A", {"m", "k"}, {M, K}, "B", {"k", "n"}, {K, N}, {"m", "n"}), 1);
+    const mapper::CompiledGemm c = mapper::compile_gemm(
+        cfg, mapper::gemm_shape("Z", {"n", "m"}, {N, M}, "W", {"m", "j"}, {M, 8}, {"n", "j"}), cfg.ce.count);
+    const mapper::StorePlan sp = mapper::plan_store(cfg, p, c, true, 0);
+    if (!sp.ok()) throw std::logic_error(what + ": no STORE plan: " + sp.why_not);
+    const sim::ce::GemmOperands ops = sim::ce::random_gemm(cfg.dtype, {M, K, N}, rng_(), sim::ce::OperandMix::wide);
+    const verif::Tensor<uint16_t> a = operand_tensor(ops.a, {"m", "k"}), b = operand_tensor(ops.b, {"k", "n"});
+    for (size_t w = 0; w < p.red_cfg_words(); ++w) bench_->push(p.program[w]);
+    for (size_t j = 0; j < p.jobs.size(); ++j) {
+      const mapper::RowImage ia = mapper::layout_a(p, a, static_cast<uint16_t>(sim::ce::ia_padding(cfg.dtype)), j);
+      const mapper::RowImage ib = mapper::layout_b(p, b, j);
+      bench_->wait_idle(opt_.timeout);
+      bench_->write_rows(ia.first_row, ia.rows, ia.lanes, ia.data);
+      bench_->write_rows(ib.first_row, ib.rows, ib.lanes, ib.data);
+      bench_->push(arch::encode_flip(isa_));
+      bench_->push(p.program[p.red_cfg_words() + j]);
+    }
+    bench_->wait_idle(opt_.timeout);
+    const uint64_t c0 = bench_->cycle_count();
+    for (const arch::StoreInstr& st : sp.program) bench_->push(arch::encode_store(isa_, st));
+    bench_->wait_idle(opt_.timeout);
+    const int64_t cycles = static_cast<int64_t>(bench_->cycle_count() - c0);
+    bench_->push(arch::encode_flip(isa_));  // the stored image into the host's half
+    bench_->wait_idle(opt_.timeout);
+    // The operand the consumer should read: the result converted as a STORE converts it.
+    std::vector<uint16_t> z;
+    if (cfg.dtype == arch::DataType::bf16) {
+      for (uint32_t v : verif::contract_bf16(a, b, {"m", "n"}, mapper::hardware_order(p, cfg.ce.rows)).values())
+        z.push_back(verif::fp32_to_bf16(v));
+    } else {
+      const int w = arch::operand_bits(cfg.dtype);
+      const int64_t lo = -(int64_t{1} << (w - 1)), hi = (int64_t{1} << (w - 1)) - 1;
+      const int sx = 64 - arch::accumulator_bits(cfg.dtype);  // golden words hold the accumulator's bits
+      for (uint64_t v : sim::ce::golden_gemm(ops, 0).v) {
+        const int64_t acc = static_cast<int64_t>(v << sx) >> sx;
+        z.push_back(static_cast<uint16_t>(std::clamp(acc, lo, hi) & ((int64_t{1} << w) - 1)));
+      }
+    }
+    const mapper::RowImage want = mapper::layout_a(
+        c, verif::Tensor<uint16_t>({"m", "n"}, {M, N}, std::move(z)), static_cast<uint16_t>(sim::ce::ia_padding(cfg.dtype)), 0);
+    const std::vector<uint16_t> got = bench_->read_rows(want.first_row, want.rows, want.lanes);
+    int64_t bad = 0;
+    for (size_t i = 0; i < got.size(); ++i) bad += got[i] != want.data[i];
+    out.checked += static_cast<int64_t>(got.size());
+    out.mismatches += bad;
+    out.cycle_errors += cycles != sp.predicted_cycles;
+    out.diagonal_moves += sp.diagonal_moves;
+    fmt::print("{:<22} transposing STORE {}x{} -> A image {}x{}: {} moves ({} diagonal) in {} instruction(s), cycles {} "
+               "model {}  {}\n",
+               what, M, N, want.rows, want.lanes, sp.moves, sp.diagonal_moves, sp.program.size(), cycles,
+               sp.predicted_cycles, bad == 0 && cycles == sp.predicted_cycles ? "match" : fmt::format("MISMATCH ({} lanes)", bad));
   }
 
   Options opt_;
@@ -275,7 +345,9 @@ int sc_main(int argc, char** argv) {
     fmt::print("{} elements checked, {} mismatching, {} stray accumulator words, {} gemm(s) off the cycle model, "
                "error flag {}\n",
                o.checked, o.mismatches, o.stray, o.cycle_errors, o.error_flag ? 1 : 0);
-    if (o.checked == 0 || o.mismatches || o.stray || o.cycle_errors || o.error_flag) {
+    fmt::print("{} diagonal STORE moves\n", o.diagonal_moves);
+    // The transposing STOREs are built to take diagonal moves: none means the path went untested.
+    if (o.checked == 0 || o.mismatches || o.stray || o.cycle_errors || o.error_flag || o.diagonal_moves == 0) {
       std::fprintf(stderr, "FAIL\n");
       return 1;
     }

@@ -26,7 +26,8 @@ using Vec4 = std::array<int64_t, 4>;
 
 // Runs STORE instructions on accumulator contents into unified-memory rows `um`: (row, lane) ->
 // value. Addresses wrap modulo the field ranges; a move onto lane 0 writes `pad` into the rest of
-// its row.
+// its row; a diagonal move writes element j (lanes src + T*j -> dst + T*j) at rows shifted by the
+// bank strides times the other side's bank, and pads nothing.
 void run_program(const arch::ArchConfig& cfg, const std::vector<arch::StoreInstr>& prog,
                  const std::map<int64_t, std::vector<uint32_t>>& acc, uint32_t pad,
                  std::map<int64_t, std::vector<uint32_t>>& um) {
@@ -46,6 +47,19 @@ void run_program(const arch::ArchConfig& cfg, const std::vector<arch::StoreInstr
             };
             const int64_t sr = at(s.src_row_base, s.src_row_stride, Q), sl = at(s.src_lane_base, s.src_lane_stride, N);
             const int64_t dr = at(s.dst_row_base, s.dst_row_stride, A), dl = at(s.dst_lane_base, s.dst_lane_stride, N);
+            if (s.diag) {
+              const int64_t T = N / cfg.memory.banks;
+              for (int64_t j = 0; j < s.count; ++j) {
+                const int64_t sl_j = mod(sl + T * j, N), dl_j = mod(dl + T * j, N);
+                const int64_t sr_j = mod(sr + s.src_row_bank_stride * (dl_j / T), Q);
+                const int64_t dr_j = mod(dr + s.dst_row_bank_stride * (sl_j / T), A);
+                auto& row = um[dr_j];
+                if (row.empty()) row.assign(static_cast<size_t>(N), 0xFFFFFFFFU);
+                const auto it = acc.find(sr_j);
+                row[static_cast<size_t>(dl_j)] = it == acc.end() ? 0xEEEEEEEEU : it->second[static_cast<size_t>(sl_j)];
+              }
+              continue;
+            }
             auto& row = um[dr];
             if (row.empty()) row.assign(static_cast<size_t>(N), 0xFFFFFFFFU);  // never written
             const auto it = acc.find(sr);
@@ -85,6 +99,7 @@ struct Tally {
   int from_os = 0;     // planned from an output-stationary producer's accumulator layout
   int into_os = 0;     // planned into an output-stationary consumer's image
   int several = 0;     // planned as several affine nests (moves that are not one)
+  int diagonal = 0;    // planned with diagonal moves (a transposition, one element per bank)
 };
 
 // Interprets `sp` on an accumulator holding p's result as ids and checks the unified rows it
@@ -196,6 +211,7 @@ void check_layer(const arch::ArchConfig& cfg, const std::string& layer, Tally& t
               tally.from_os += p.map.os;
               tally.into_os += c.map.os;
               tally.several += sp.nests > static_cast<int64_t>(sp.part_begin.size());
+              tally.diagonal += sp.diagonal_moves > 0;
             }
         }
       }
@@ -294,7 +310,8 @@ TEST_CASE("A sequence of several nests is split into them, every bound within th
 }
 
 TEST_CASE("STORE programs put every element where the consumer reads it", "[store]") {
-  int later_jobs = 0, chunked = 0, into_top_b = 0, from_os = 0, into_os = 0, refused = 0, several = 0;  // not on every config: in all together
+  int later_jobs = 0, chunked = 0, into_top_b = 0, from_os = 0, into_os = 0, refused = 0, several = 0,
+      diagonal = 0;  // not on every config: in all together
   for (const char* cfg_name : {"default", "ce4x4_x4", "ce2x4_x8", "ce4x4_x4_int8", "baseline_hier"}) {
     const arch::ArchConfig cfg = cfg_named(cfg_name);
     Tally tally;
@@ -304,7 +321,8 @@ TEST_CASE("STORE programs put every element where the consumer reads it", "[stor
                   << tally.later << " for a consumer that runs later), " << tally.refused << " refused; "
                   << tally.later_jobs << " into later jobs, " << tally.moved << " into moved images, " << tally.chunked
                   << " in parts per output chunk; " << tally.from_os << " from and " << tally.into_os
-                  << " into output-stationary mappings; " << tally.several << " in several affine nests");
+                  << " into output-stationary mappings; " << tally.several << " in several affine nests, "
+                  << tally.diagonal << " with diagonal moves");
     CHECK(tally.planned > 0);
     CHECK(tally.later > 0);
     CHECK(tally.moved > 0);
@@ -315,6 +333,7 @@ TEST_CASE("STORE programs put every element where the consumer reads it", "[stor
     into_os += tally.into_os;
     refused += tally.refused;
     several += tally.several;
+    diagonal += tally.diagonal;
   }
   CHECK(refused > 0);  // both paths exercised (since programs may be several nests, only the fixed-wiring baseline refuses)
   CHECK(later_jobs > 0);
@@ -323,6 +342,7 @@ TEST_CASE("STORE programs put every element where the consumer reads it", "[stor
   CHECK(from_os > 0);
   CHECK(into_os > 0);
   CHECK(several > 0);
+  CHECK(diagonal > 0);
 }
 
 TEST_CASE("STORE refuses what it cannot do, saying why", "[store]") {
@@ -346,6 +366,36 @@ TEST_CASE("STORE refuses what it cannot do, saying why", "[store]") {
   const StorePlan sp = plan_store(cfg, p, ok, true, 0);
   REQUIRE(sp.ok());
   CHECK(sp.program.front().pad_neg);  // bf16 IA pads with -0
+}
+
+TEST_CASE("A transposition is stored diagonally, an element per bank per cycle", "[store]") {
+  // Z[m, n] (rows m, n on the lanes) read by a consumer contracting over m: every result row's
+  // elements go to one lane of different image rows, one lane per move, unless moved diagonally.
+  const arch::ArchConfig cfg = cfg_named("default");
+  for (const int64_t M : {64, 32, 40}) {
+    INFO("M = " << M);
+    // The producer's 16 CEs side by side on N (64 result lanes, every bank), the consumer's on K
+    // (a 64-lane K tile): a diagonal can take an element from every bank into every bank.
+    const CompiledGemm p = compile_gemm(cfg, gemm_shape("A", {"m", "k"}, {M, 16}, "B", {"k", "n"}, {16, 64}, {"m", "n"}), 1);
+    const CompiledGemm c = compile_gemm(cfg, gemm_shape("Z", {"n", "m"}, {64, M}, "W", {"m", "j"}, {M, 16}, {"n", "j"}), 16);
+    REQUIRE(c.jobs.size() == 1);
+    const StorePlan sp = plan_store(cfg, p, c, true, 0);
+    REQUIRE(sp.ok());
+    check_program(cfg, p, c, true, 0, sp);
+    // 64 x M elements, 16 a move; a partial K tile (M < 64) leaves lanes to pad: one lane-0 move per row first.
+    const int64_t pads = M == 64 ? 0 : 64;
+    CHECK(sp.moves - sp.diagonal_moves == pads);
+    // One move per (src lane mod T, dst lane mod T, bank distance): 4 x 4 x 16, each as many
+    // elements as the image has banks of K (16, 8, 10).
+    CHECK(sp.diagonal_moves == 256);
+    CHECK(sp.predicted_cycles < 64 * M / 4);  // one lane a cycle would take 64 M
+    for (size_t i = 0; i < sp.program.size(); ++i) {
+      const arch::StoreInstr& st = sp.program[i];
+      CHECK(st.diag == (i >= (pads ? 1U : 0U)));  // the pad moves come first
+      if (st.diag) CHECK(st.src_row_bank_stride == 4);  // T result rows per unified bank
+      if (st.diag) CHECK(st.dst_row_bank_stride == 4);  // T image rows per accumulator bank
+    }
+  }
 }
 
 TEST_CASE("Waiting images get rows nothing else writes: the compiler's own, else the highest clear ones", "[store]") {
@@ -414,7 +464,7 @@ TEST_CASE("relocate_image moves one image of one job: base, instruction, program
 
 TEST_CASE("STORE encoding: fields, ranges and the type's conversion field", "[store][isa]") {
   const arch::IsaLayout isa(cfg_named("default"));
-  CHECK(isa.bits() == 224);  // STORE is the widest instruction: 7 words
+  CHECK(isa.bits() == 256);  // STORE is the widest instruction (233 bits): 8 words
   int at = 4;
   for (const arch::IsaField& f : isa.store_fields()) {
     CHECK(f.lsb == at);
@@ -443,6 +493,22 @@ TEST_CASE("STORE encoding: fields, ranges and the type's conversion field", "[st
   arch::StoreInstr bad = s;
   bad.count = 65;
   CHECK_THROWS_WITH(arch::encode_store(isa, bad), Contains("count = 65; allowed: 1 .. 64"));
+  // Diagonal moves: one element per bank (16 on the default), rows per bank modulo the fields.
+  arch::StoreInstr d = s;
+  d.count = 16;
+  d.diag = true;
+  d.src_row_bank_stride = -4;
+  d.dst_row_bank_stride = 2049;
+  const arch::Words dw = arch::encode_store(isa, d);
+  CHECK(arch::field_value(dw, isa.field("st_diag")) == 1);
+  CHECK(arch::field_value(dw, isa.field("st_src_row_bank_stride")) == 508);  // -4 modulo 2^9
+  CHECK(arch::field_value(dw, isa.field("st_dst_row_bank_stride")) == 1);    // modulo 2^11
+  CHECK(arch::field_value(w, isa.field("st_diag")) == 0);
+  d.count = 17;
+  CHECK_THROWS_WITH(arch::encode_store(isa, d), Contains("count = 17 with diag = 1; allowed: 1 .. 16"));
+  bad = s;
+  bad.dst_row_bank_stride = 4;
+  CHECK_THROWS_WITH(arch::encode_store(isa, bad), Contains("row bank stride with diag = 0; allowed: 0"));
   bad = s;
   bad.bound[0] = 0;
   CHECK_THROWS_WITH(arch::encode_store(isa, bad), Contains("bound[0] = 0; allowed: 1 .. 1024"));

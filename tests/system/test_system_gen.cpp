@@ -43,13 +43,13 @@ TEST_CASE("The top of every system-test configuration elaborates deterministical
   }
   rtl::Design d;
   CHECK(hw::elaborate_part(d, cfg_named("default"), "top") == "fetta_top_bf16_g16_4x4_n64_d4096_a512");
-  CHECK(hw::elaborate_part(d, cfg_named("default"), "controller") == "controller_g16_4x4_n64_a11_q9_c1_d12_os");
+  CHECK(hw::elaborate_part(d, cfg_named("default"), "controller") == "controller_g16_4x4_n64_b16_a11_q9_c1_d12_os");
   // CEs without OS: no os field, so no OS logic or ports in the controller.
   rtl::Design d2;
   const std::string ws_only = hw::elaborate_part(d2, cfg_named("ce2x4_x8"), "controller");
   CHECK(ws_only.find("_os") == std::string::npos);
   CHECK(rtl::emit_module(*d2.find(ws_only)).find("ce_os") == std::string::npos);
-  CHECK(rtl::emit_module(*d.find("controller_g16_4x4_n64_a11_q9_c1_d12_os")).find("ce_os") != std::string::npos);
+  CHECK(rtl::emit_module(*d.find("controller_g16_4x4_n64_b16_a11_q9_c1_d12_os")).find("ce_os") != std::string::npos);
 }
 
 TEST_CASE("Network topology: butterfly or fixed wiring", "[system_gen]") {

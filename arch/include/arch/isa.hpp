@@ -65,6 +65,12 @@ struct GemmInstr {
 // each address modulo its field's range (a negative stride steps back). A move with dst_lane 0
 // also writes the pad value (+0, or -0 with pad_neg) into every other lane of its row, so a
 // row's lane-0 move must come before its other moves.
+// Diagonal (`diag`, docs/isa.md §2b): a move is `count` (<= banks) elements j, one per bank, from
+// accumulator lane src_lane + T*j to unified lane dst_lane + T*j (T = elements per bank), each
+// bank at its own row: accumulator row src_row + src_row_bank_stride * (the element's unified
+// bank), unified row dst_row + dst_row_bank_stride * (its accumulator bank). No padding. This is
+// how a transposition moves a result row's elements, which all go to different unified rows,
+// at one element per bank per cycle instead of one per cycle.
 struct StoreInstr {
   static constexpr int kLevels = 4;
   std::array<uint32_t, kLevels> bound{1, 1, 1, 1};  // iterations of each level
@@ -74,6 +80,8 @@ struct StoreInstr {
   bool other_half = false;   // write the half the host port addresses instead of the compute half
   bool pad_neg = false;      // bf16 only: pad with -0 (the IA padding) instead of +0
   uint32_t shift = 0;        // integer types only: requantization shift
+  bool diag = false;
+  int64_t src_row_bank_stride = 0, dst_row_bank_stride = 0;  // diagonal moves only; modulo the field
   int64_t moves() const { return int64_t{bound[0]} * bound[1] * bound[2] * bound[3]; }
 };
 
@@ -86,6 +94,8 @@ class IsaLayout {
   int half_addr_bits() const { return half_addr_bits_; }  // rows of one unified-memory half
   int acc_addr_bits() const { return acc_addr_bits_; }
   int levels() const { return levels_; }                  // log2(lanes)
+  int banks() const { return banks_; }                    // unified-memory (and accumulator) banks
+  int bank_elems() const { return (1 << levels_) / banks_; }
   int count_bits() const { return 16; }
   int group_bits() const { return 8; }
   // The reduction network's control register: levels() words of `lanes` bits (2 per switch),
@@ -101,7 +111,7 @@ class IsaLayout {
   bool has_field(const std::string& name) const;
 
  private:
-  int bits_ = 0, half_addr_bits_ = 0, acc_addr_bits_ = 0, levels_ = 0, red_cfg_bits_ = 0;
+  int bits_ = 0, half_addr_bits_ = 0, acc_addr_bits_ = 0, levels_ = 0, red_cfg_bits_ = 0, banks_ = 1;
   std::vector<IsaField> gemm_;
   std::vector<IsaField> store_;
   std::vector<IsaField> other_;
@@ -126,8 +136,9 @@ Words encode_gemm(const IsaLayout& isa, const GemmInstr& g);
 // `cfg_bits` = the whole red_cfg register (red_cfg_bits() entries of 0/1); chunk c of it.
 Words encode_red_cfg(const IsaLayout& isa, int chunk, const std::vector<uint8_t>& cfg_bits);
 Words encode_flip(const IsaLayout& isa);
-// Throws IsaError for a base or count out of range, a bound of 0 or above the field, or a
-// conversion field the configuration's type does not have (pad_neg: bf16; shift: integers).
+// Throws IsaError for a base or count out of range (a diagonal move's count: 1 .. banks), a
+// bound of 0 or above the field, or a conversion field the configuration's type does not have
+// (pad_neg: bf16; shift: integers).
 Words encode_store(const IsaLayout& isa, const StoreInstr& s);
 
 // Cycles the controller is busy for one STORE (pop, start, one move per cycle, the last write).

@@ -206,14 +206,15 @@ void Accelerator::build(Module& m) const {
   for (int b = 0; b < B; ++b) {
     Expr host_op = mux(acc_re & (acc_group == static_cast<int>(b / P)), lit(3, 2), lit(0, 2));
     acc.io("op")[b].sig() <<= mux(host_side, host_op, ctl.io("acc_op").sig());
-    acc.io("addr")[b].sig() <<= mux(host_side, acc_row, ctl.io("acc_row").sig());
+    acc.io("addr")[b].sig() <<= mux(host_side, acc_row, ctl.io("acc_row")[b].sig());
   }
   acc.io("mask").sig() <<= ~lit(0, N);
   for (int i = 0; i < N; ++i) acc.io("data")[i].sig() <<= acc_in[static_cast<size_t>(i)];
-  // ---- STORE write-back: accumulator read data -> operand type -> unified memory (same row in
-  // every bank, lanes by mask; the compute half, or the host's half with st_other).
-  InstanceRef wb = m.instance(ResultWriter(ResultWriterParams{N, hw, cfg.dtype}), "writer");
-  for (const char* name : {"valid", "row", "src_lane", "dst_lane", "count_m1"})
+  // ---- STORE write-back: accumulator read data -> operand type -> unified memory (a row per
+  // bank: the same in every bank but for diagonal moves; lanes by mask; the compute half, or the
+  // host's half with st_other).
+  InstanceRef wb = m.instance(ResultWriter(ResultWriterParams{N, B, hw, cfg.dtype}), "writer");
+  for (const char* name : {"valid", "row", "src_lane", "dst_lane", "count_m1", "diag", "row_bank_stride"})
     wb.io(name).sig() <<= ctl.io(fmt::format("st_{}", name)).sig();
   if (fp)
     wb.io("pad_neg").sig() <<= ctl.io("st_pad_neg").sig();
@@ -223,7 +224,7 @@ void Accelerator::build(Module& m) const {
   um.io("wr_other").sig() <<= ctl.io("st_other").sig();
   um.io("wr_en").sig() <<= repl(wb.io("wr_en").sig(), B);
   um.io("wr_mask").sig() <<= wb.io("wr_mask").sig();
-  for (int b = 0; b < B; ++b) um.io("wr_addr")[b].sig() <<= wb.io("wr_row").sig();
+  for (int b = 0; b < B; ++b) um.io("wr_addr")[b].sig() <<= wb.io("wr_row")[b].sig();
   for (int i = 0; i < N; ++i) um.io("wr_data")[i].sig() <<= wb.io("wr_data")[i].sig();
 
   Sig acc_group_q = m.reg("acc_group_q", UInt(gw), RegOptions{}.enabled_by(acc_re));

@@ -3,6 +3,7 @@
 #include "hw/ce/delay_line.hpp"
 #include "hw/mem/accumulation_unit.hpp"
 #include "hw/mem/address_generator.hpp"
+#include "hw/mem/bank_rows.hpp"
 #include "hw/sys/system.hpp"
 
 namespace fetta::hw {
@@ -24,8 +25,8 @@ std::string Controller::module_name() const {
   const arch::IsaLayout isa(p.cfg);
   std::string variant = ce.ib_double_buffer ? "" : "_ib1";
   if (isa.has_field("os")) variant += ce.psum_double_buffer ? "_os" : "_os_ps1";
-  return fmt::format("controller_g{}_{}x{}_n{}_a{}_q{}_c{}_d{}{}", ce.count, ce.rows, ce.cols, p.cfg.network.lanes,
-                     isa.half_addr_bits(), isa.acc_addr_bits(), p.ctrl_delay, p.acc_delay, variant);
+  return fmt::format("controller_g{}_{}x{}_n{}_b{}_a{}_q{}_c{}_d{}{}", ce.count, ce.rows, ce.cols, p.cfg.network.lanes,
+                     isa.banks(), isa.half_addr_bits(), isa.acc_addr_bits(), p.ctrl_delay, p.acc_delay, variant);
 }
 
 ParamList Controller::params() const {
@@ -34,6 +35,7 @@ ParamList Controller::params() const {
           {"rows", std::to_string(p.cfg.ce.rows)},
           {"cols", std::to_string(p.cfg.ce.cols)},
           {"lanes", std::to_string(p.cfg.network.lanes)},
+          {"banks", std::to_string(isa.banks())},
           {"instr_bits", std::to_string(isa.bits())},
           {"half_addr_bits", std::to_string(isa.half_addr_bits())},
           {"acc_addr_bits", std::to_string(isa.acc_addr_bits())},
@@ -90,7 +92,7 @@ void Controller::build(Module& m) const {
   Sig ce_os = os_hw ? m.output("ce_os", UInt(1)) : Sig();
   Sig ce_last = os_hw ? m.output("ce_last", UInt(1)) : Sig();
   Sig acc_op = m.output("acc_op", UInt(2));
-  Sig acc_row = m.output("acc_row", UInt(QW));
+  Data acc_row = m.output("acc_row", Vec(UInt(QW), isa.banks()));  // per bank: a diagonal STORE reads each at its own
   Data red_sw_mode = m.output("red_sw_mode", Vec(UInt(N), L));
   Sig red_tr_sel = m.output("red_tr_sel", UInt(N));
   // STORE: one move per cycle to the ResultWriter, in step with the accumulator's read data.
@@ -100,6 +102,8 @@ void Controller::build(Module& m) const {
   Sig st_src_lane = m.output("st_src_lane", UInt(L));
   Sig st_dst_lane = m.output("st_dst_lane", UInt(L));
   Sig st_count_m1 = m.output("st_count_m1", UInt(L));
+  Sig st_diag = m.output("st_diag", UInt(1));
+  Sig st_row_bank_stride = m.output("st_row_bank_stride", UInt(AW));
   Sig st_other = m.output("st_other", UInt(1));
   Sig st_pad_neg = fp ? m.output("st_pad_neg", UInt(1)) : Sig();
   Sig st_shift = fp ? Sig() : m.output("st_shift", UInt(6));
@@ -382,6 +386,8 @@ void Controller::build(Module& m) const {
   st_src_lane <<= st_src_q;
   st_dst_lane <<= st_dst_q;
   st_count_m1 <<= fld("st_count_m1");
+  st_diag <<= fld("st_diag");
+  st_row_bank_stride <<= fld("st_dst_row_bank_stride");
   // Only while the STORE runs (its last write is in the DRAIN cycle): the host port owns that
   // half again as soon as the controller is idle.
   st_other <<= fld("st_other_half") & cur_is_store & (state != kIdle);
@@ -391,7 +397,17 @@ void Controller::build(Module& m) const {
     st_shift <<= fld("st_shift");
 
   acc_op <<= mux(st_issue, lit(static_cast<int>(AccumOp::read), 2), acc_out.bits(QW + 1, QW));
-  acc_row <<= mux(st_issue, st_addr[0].sig().bits(QW - 1, 0), acc_out.bits(QW - 1, 0));
+  // A diagonal move's element in accumulator bank b goes to unified bank b + k (k the bank
+  // distance from src_lane to dst_lane), whose row picks the accumulator row it reads.
+  const int B = isa.banks(), LT = L - bits_for(B);
+  std::vector<Expr> st_rows{st_addr[0].sig().bits(QW - 1, 0)};
+  if (B > 1) {
+    Sig neg_k = m.node("st_bank_rot", st_addr[1].sig().bits(L - 1, LT) - st_addr[3].sig().bits(L - 1, LT));
+    Sig stride = m.node("st_acc_bank_stride", mux(fld("st_diag"), fld("st_src_row_bank_stride"), lit(0, QW)));
+    st_rows = diagonal_bank_rows(m, "st_acc_row", st_rows[0], stride, neg_k, B);
+  }
+  for (int b = 0; b < B; ++b)
+    acc_row[b].sig() <<= mux(st_issue, st_rows[static_cast<size_t>(b)], acc_out.bits(QW - 1, 0));
 
   // ---- FSM
   const int DB = bits_for(p.acc_delay + 3 + R) + 1;

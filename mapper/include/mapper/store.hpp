@@ -9,7 +9,10 @@
 // element is one (accumulator row, lane) -> (unified row, lane) pair; runs of lanes that stay
 // together on both sides become moves of `count` lanes, and the moves in the consumer's row order
 // are fitted exactly into 4-level affine nests (several instructions when more levels are
-// needed). When the layouts cannot be joined this way the plan says why.
+// needed). Where those moves are narrower than the banks (a transposition: a result row's
+// elements go to different unified rows), diagonal moves (one element per bank, each bank at its
+// own rows) are planned too, and the cheaper program kept. When the layouts cannot be joined
+// this way the plan says why.
 #pragma once
 
 #include <array>
@@ -29,6 +32,7 @@ struct StorePlan {
   int64_t moves = 0;                      // segments moved (one per cycle)
   int64_t predicted_cycles = 0;           // the controller's busy cycles for the program
   int64_t nests = 0;                      // affine nests the moves were split into (every part's)
+  int64_t diagonal_moves = 0;             // of `moves`, the diagonal ones (one element per bank each)
   // One part per output chunk of the producer that holds some of the image, in the producer's job
   // order: part i is program[part_begin[i] ..] up to the next part and must run right after the
   // producer's job after_job[i] (which completes that chunk), before its next job overwrites the

@@ -511,12 +511,18 @@ class Runner {
     }
     const int64_t store = store_cost(plans);
     if (store >= host) {
-      why = fmt::format("STORE would take {} cycles ({} moves of {} lane(s)), the host and DRAM {}", store,
-                        total(plans, [](const mapper::StorePlan& sp) { return sp.moves; }), plans[0].program[0].count,
-                        host);
+      why = fmt::format("STORE would take {} cycles ({}), the host and DRAM {}", store, moves_text(plans), host);
       return std::nullopt;
     }
     return plans;
+  }
+
+  // "800 moves of 4 lane(s)"; with diagonal moves (whose width varies) "800 moves (768 diagonal)".
+  static std::string moves_text(const std::vector<mapper::StorePlan>& plans) {
+    const int64_t moves = total(plans, [](const mapper::StorePlan& sp) { return sp.moves; });
+    const int64_t diag = total(plans, [](const mapper::StorePlan& sp) { return sp.diagonal_moves; });
+    if (diag == 0) return fmt::format("{} moves of {} lane(s)", moves, plans[0].program[0].count);
+    return fmt::format("{} moves ({} diagonal: an element per bank)", moves, diag);
   }
 
   // STORE programs' cost: their busy cycles and the host's pushes of their instructions.
@@ -643,8 +649,7 @@ class Runner {
     if (!moved.empty()) where += fmt::format(", {} image(s) moved to row(s) {}", moved.size(), fmt::join(moved, "/"));
     const int64_t nests = total(oc.stores, [](const mapper::StorePlan& sp) { return sp.nests; });
     const int64_t one_each = total(oc.stores, [](const mapper::StorePlan& sp) { return sp.part_begin.size(); });
-    return fmt::format("{} moves of {} lane(s) in {} instruction(s){}, as {} of s{}{}",
-                       total(oc.stores, [](const mapper::StorePlan& sp) { return sp.moves; }), oc.stores[0].program[0].count,
+    return fmt::format("{} in {} instruction(s){}, as {} of s{}{}", moves_text(oc.stores),
                        total(oc.stores, [](const mapper::StorePlan& sp) { return sp.program.size(); }),
                        nests > one_each ? fmt::format(" of {} affine nests", nests) : "", oc.as_a ? "A" : "B",
                        oc.consumer_step, where);

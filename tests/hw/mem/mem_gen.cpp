@@ -28,19 +28,21 @@ int main(int argc, char** argv) {
     emit(AccumulationUnit({2, 1, 4, DataType::int16}));           // accum_unit_b2_t1_d4_int48
     emit(AddressGenerator({6, 3, 7, 3}));                         // addr_gen_l6_s3_a7_c3
     emit(AddressGenerator({1, 1, 4, 4}));                         // addr_gen_l1_s1_a4_c4
-    emit(ResultWriter({8, 4, DataType::bf16}));                   // result_writer_n8_a4_bf16
-    emit(ResultWriter({8, 4, DataType::int16}));                  // result_writer_n8_a4_int16
-    emit(ResultWriter({4, 3, DataType::int8}));                   // result_writer_n4_a3_int8
+    emit(ResultWriter({8, 4, 4, DataType::bf16}));                // result_writer_n8_b4_a4_bf16
+    emit(ResultWriter({8, 2, 4, DataType::int16}));               // result_writer_n8_b2_a4_int16
+    emit(ResultWriter({4, 4, 3, DataType::int8}));                // result_writer_n4_b4_a3_int8
     // Edge configurations, linted only: one element, one bank, 1-bit elements, the widest nest.
     emit(UnifiedMemory({2, 1, 4, 1, 2}));                         // unified_mem_b2_t1_d4_w1_h2
     emit(AccumulationUnit({1, 1, 2, DataType::int16}));           // accum_unit_b1_t1_d2_int48
     emit(AddressGenerator({16, 8, 32, 32}));                      // addr_gen_l16_s8_a32_c32
     emit(AddressGenerator({1, 1, 1, 1}));                         // addr_gen_l1_s1_a1_c1
+    emit(ResultWriter({4, 1, 3, DataType::int8}));                // result_writer_n4_b1_a3_int8
     const auto cfg = fetta::arch::load_arch_config(argv[2]);
     emit(UnifiedMemory(unified_memory_params(cfg)));              // unified_mem_b16_t4_d4096_w16_h4
     emit(AccumulationUnit(accumulator_params(cfg)));              // accum_unit_b16_t4_d512_fp32
     emit(AddressGenerator(address_generator_params(cfg)));        // addr_gen_l6_s3_a15_c16
-    emit(ResultWriter({cfg.network.lanes, fetta::rtl::clog2(cfg.memory.unified_depth / 2), cfg.dtype}));  // result_writer_n64_a11_bf16
+    emit(ResultWriter({cfg.network.lanes, unified_memory_params(cfg).banks, fetta::rtl::clog2(cfg.memory.unified_depth / 2),
+                       cfg.dtype}));                              // result_writer_n64_b16_a11_bf16
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mem_gen: %s\n", e.what());
     return 1;

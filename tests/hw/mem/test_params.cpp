@@ -78,12 +78,18 @@ TEST_CASE("AccumBank and AccumulationUnit reject bad parameters", "[mem_params]"
 }
 
 TEST_CASE("ResultWriter rejects bad parameters", "[mem_params]") {
-  CHECK(error_of([] { ResultWriter({1, 11, DataType::bf16}); }) ==
+  CHECK(error_of([] { ResultWriter({1, 1, 11, DataType::bf16}); }) ==
         "ResultWriter: lanes = 1 is not allowed; allowed: a power of two, 2 .. 1024");
-  CHECK_THAT(error_of([] { ResultWriter({48, 11, DataType::bf16}); }), Contains("ResultWriter: lanes = 48"));
-  CHECK_THAT(error_of([] { ResultWriter({64, 0, DataType::int16}); }), Contains("ResultWriter: row_bits = 0") && Contains("1 .. 24"));
-  CHECK_THAT(error_of([] { ResultWriter({64, 11, static_cast<DataType>(7)}); }), Contains("allowed: bf16, int8, int16"));
-  CHECK(error_of([] { ResultWriter({64, 11, DataType::int8}); }).empty());
+  CHECK_THAT(error_of([] { ResultWriter({48, 16, 11, DataType::bf16}); }), Contains("ResultWriter: lanes = 48"));
+  CHECK(error_of([] { ResultWriter({64, 3, 11, DataType::bf16}); }) ==
+        "ResultWriter: banks = 3 is not allowed; allowed: a power of two, 1 .. 64");
+  CHECK_THAT(error_of([] { ResultWriter({8, 16, 11, DataType::bf16}); }), Contains("ResultWriter: banks = 16") && Contains("1 .. 8"));
+  CHECK_THAT(error_of([] { ResultWriter({64, 0, 11, DataType::bf16}); }), Contains("ResultWriter: banks = 0"));
+  CHECK_THAT(error_of([] { ResultWriter({64, 16, 0, DataType::int16}); }), Contains("ResultWriter: row_bits = 0") && Contains("1 .. 24"));
+  CHECK_THAT(error_of([] { ResultWriter({64, 16, 11, static_cast<DataType>(7)}); }), Contains("allowed: bf16, int8, int16"));
+  CHECK(error_of([] { ResultWriter({64, 16, 11, DataType::int8}); }).empty());
+  CHECK(error_of([] { ResultWriter({64, 1, 11, DataType::int8}); }).empty());
+  CHECK(error_of([] { ResultWriter({64, 64, 11, DataType::int8}); }).empty());
 }
 
 TEST_CASE("AddressGenerator rejects bad parameters", "[mem_params]") {

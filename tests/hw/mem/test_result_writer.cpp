@@ -1,18 +1,19 @@
 // ResultWriter (the STORE write-back path) against a model: conversion bit-exact with the golden
 // numerics (verif::fp32_to_bf16; arithmetic shift and saturation for the integer types), the
-// rotation by dst_lane - src_lane, the segment mask and the padding of a lane-0 move, all
-// registered by one cycle. Random moves biased to the corners (NaN, Inf, zeros, subnormals,
-// rounding ties, the carry into Inf; saturation edges, shifts past the accumulator width).
+// rotation by dst_lane - src_lane, the segment mask and the padding of a lane-0 move, and the
+// diagonal moves (one element per bank, each bank at row + stride * source bank), all registered
+// by one cycle. Random moves biased to the corners (NaN, Inf, zeros, subnormals, rounding ties,
+// the carry into Inf; saturation edges, shifts past the accumulator width; strides that wrap the
+// row). Directed diagonal moves are checked against hand-computed masks, rows and data.
 #include <catch2/catch.hpp>
 
 #include <functional>
 #include <random>
-#include <tuple>
 #include <vector>
 
-#include "Vresult_writer_n4_a3_int8.h"
-#include "Vresult_writer_n8_a4_bf16.h"
-#include "Vresult_writer_n8_a4_int16.h"
+#include "Vresult_writer_n4_b4_a3_int8.h"
+#include "Vresult_writer_n8_b2_a4_int16.h"
+#include "Vresult_writer_n8_b4_a4_bf16.h"
 #include "mem_test_util.hpp"
 #include "verif/numerics.hpp"
 #include "verilated.h"
@@ -25,6 +26,12 @@ struct Move {
   bool valid = false;
   unsigned row = 0, src = 0, dst = 0, count_m1 = 0, pad_neg = 0, shift = 0;
   std::vector<uint64_t> data;  // accumulator lane bits (sign-extended for integers)
+  bool diag = false;
+  unsigned stride = 0;  // row_bank_stride
+};
+
+struct BenchPorts {
+  mem_test::Ports data, wr_data, wr_row;
 };
 
 uint64_t random_fp32(std::mt19937_64& rng) {
@@ -56,10 +63,10 @@ uint64_t random_int(std::mt19937_64& rng, int acc_bits, int w) {
 template <typename V>
 class WriterBench {
  public:
-  // `ports` gives the model's data and wr_data port lists.
-  WriterBench(Kind kind, int lanes, int row_bits, const std::function<std::pair<mem_test::Ports, mem_test::Ports>(V&)>& ports)
-      : kind_(kind), lanes_(lanes), row_bits_(row_bits) {
-    std::tie(data_, wr_data_) = ports(dut_);
+  // `ports` gives the model's data, wr_data and wr_row port lists.
+  WriterBench(Kind kind, int lanes, int banks, int row_bits, const std::function<BenchPorts(V&)>& ports)
+      : kind_(kind), lanes_(lanes), banks_(banks), row_bits_(row_bits) {
+    ports_ = ports(dut_);
     acc_bits_ = kind == Kind::bf16 ? 32 : kind == Kind::int16 ? 48 : 32;
     w_ = kind == Kind::int8 ? 8 : 16;
     mem_test::reset(dut_);
@@ -78,9 +85,11 @@ class WriterBench {
     dut_.src_lane = m.src;
     dut_.dst_lane = m.dst;
     dut_.count_m1 = m.count_m1;
+    dut_.diag = m.diag;
+    dut_.row_bank_stride = m.stride;
     if constexpr (requires { dut_.pad_neg; }) dut_.pad_neg = m.pad_neg;
     if constexpr (requires { dut_.shift; }) dut_.shift = m.shift;
-    for (int l = 0; l < lanes_; ++l) data_[static_cast<size_t>(l)].set(m.data[static_cast<size_t>(l)] & mem_test::mask_bits(acc_bits_));
+    for (int l = 0; l < lanes_; ++l) ports_.data[static_cast<size_t>(l)].set(m.data[static_cast<size_t>(l)] & mem_test::mask_bits(acc_bits_));
     mem_test::settle(dut_);
     check();
     prev_ = m;
@@ -88,20 +97,41 @@ class WriterBench {
     ++cycle_;
   }
 
+  // The unified row bank d is written at (the same for every bank unless diag).
+  unsigned want_row(const Move& m, unsigned d) const {
+    if (!m.diag) return m.row;
+    const unsigned b = static_cast<unsigned>(banks_), t = static_cast<unsigned>(lanes_ / banks_);
+    const unsigned k = (m.dst / t - m.src / t + b) % b;  // destination bank - source bank
+    return static_cast<unsigned>((m.row + uint64_t{m.stride} * ((d - k + b) % b)) & mem_test::mask_bits(row_bits_));
+  }
+
+  bool want_mask(const Move& m, unsigned o) const {
+    const unsigned n = static_cast<unsigned>(lanes_), b = static_cast<unsigned>(banks_), t = n / b;
+    if (m.diag) return o % t == m.dst % t && (o / t - m.dst / t + b) % b <= m.count_m1;
+    return (o - m.dst + n) % n <= m.count_m1 || m.dst == 0;
+  }
+
   void check() {
     if (dut_.wr_en != prev_.valid) bad.note(fmt::format("cycle {} wr_en = {}", cycle_, dut_.wr_en));
     if (!prev_.valid) return;
-    if (dut_.wr_row != prev_.row) bad.note(fmt::format("cycle {} wr_row = {}, expected {}", cycle_, dut_.wr_row, prev_.row));
+    for (unsigned d = 0; d < static_cast<unsigned>(banks_); ++d) {
+      const uint64_t got = ports_.wr_row[d].get();
+      if (got != want_row(prev_, d))
+        bad.note(fmt::format("cycle {} wr_row[{}] = {}, expected {} (row {}, stride {}, diag {}, src {}, dst {})", cycle_, d,
+                             got, want_row(prev_, d), prev_.row, prev_.stride, prev_.diag, prev_.src, prev_.dst));
+    }
     const unsigned n = static_cast<unsigned>(lanes_);
     for (unsigned o = 0; o < n; ++o) {
       const unsigned off = (o - prev_.dst + n) % n;
       const bool in_seg = off <= prev_.count_m1;
-      const bool mask = in_seg || prev_.dst == 0;
+      const bool mask = want_mask(prev_, o);
       if (((dut_.wr_mask >> o) & 1U) != (mask ? 1U : 0U))
-        bad.note(fmt::format("cycle {} wr_mask lane {} = {}, expected {}", cycle_, o, (dut_.wr_mask >> o) & 1U, mask));
+        bad.note(fmt::format("cycle {} wr_mask lane {} = {}, expected {} (diag {})", cycle_, o, (dut_.wr_mask >> o) & 1U, mask,
+                             prev_.diag));
       if (!mask) continue;
-      const uint64_t want = in_seg ? convert(prev_.data[(prev_.src + off) % n], prev_) : (prev_.pad_neg ? 0x8000U : 0U);
-      const uint64_t got = wr_data_[o].get();
+      const bool moved = prev_.diag || in_seg;  // else padding
+      const uint64_t want = moved ? convert(prev_.data[(prev_.src + off) % n], prev_) : (prev_.pad_neg ? 0x8000U : 0U);
+      const uint64_t got = ports_.wr_data[o].get();
       if (got != want)
         bad.note(fmt::format("cycle {} wr_data lane {} = 0x{:x}, expected 0x{:x} (src lane {}, input 0x{:x}, shift {})", cycle_, o,
                              got, want, (prev_.src + off) % n, prev_.data[(prev_.src + off) % n], prev_.shift));
@@ -114,7 +144,15 @@ class WriterBench {
     m.row = static_cast<unsigned>(rng() % (1U << row_bits_));
     m.src = static_cast<unsigned>(rng() % static_cast<unsigned>(lanes_));
     m.dst = rng() % 3 == 0 ? 0U : static_cast<unsigned>(rng() % static_cast<unsigned>(lanes_));
-    m.count_m1 = static_cast<unsigned>(rng() % static_cast<unsigned>(lanes_));
+    m.diag = rng() % 3 == 0;
+    // count_m1 counts banks in a diagonal move.
+    m.count_m1 = static_cast<unsigned>(rng() % static_cast<unsigned>(m.diag ? banks_ : lanes_));
+    const unsigned rows = 1U << row_bits_;
+    switch (rng() % 4) {
+      case 0: m.stride = 0; break;
+      case 1: m.stride = rows - 1 - static_cast<unsigned>(rng() % 2); break;  // wraps past the last row
+      default: m.stride = static_cast<unsigned>(rng() % rows);
+    }
     if (kind_ == Kind::bf16) m.pad_neg = rng() % 2;
     else m.shift = rng() % 4 == 0 ? static_cast<unsigned>(rng() % 64) : static_cast<unsigned>(rng() % 24);
     for (int l = 0; l < lanes_; ++l)
@@ -122,14 +160,19 @@ class WriterBench {
     return m;
   }
 
+  // The registered outputs after a step (the move stepped last).
+  uint64_t mask() const { return dut_.wr_mask; }
+  uint64_t row_of(unsigned bank) const { return ports_.wr_row[bank].get(); }
+  uint64_t data_of(unsigned lane) const { return ports_.wr_data[lane].get(); }
+
   mem_test::Mismatches bad;
 
  private:
   VerilatedContext ctx_;
   V dut_{&ctx_};
   Kind kind_;
-  int lanes_, row_bits_, acc_bits_ = 32, w_ = 16;
-  mem_test::Ports data_, wr_data_;
+  int lanes_, banks_, row_bits_, acc_bits_ = 32, w_ = 16;
+  BenchPorts ports_;
   Move prev_;
   long cycle_ = 0;
 };
@@ -139,30 +182,91 @@ void run(WriterBench<V>& b, const std::string& what, uint64_t fallback_seed) {
   std::mt19937_64 rng(mem_test::seed(what, fallback_seed));
   const long n = 4000L * mem_test::scale();
   for (long i = 0; i < n; ++i) b.step(b.random_move(rng));
-  b.step(Move{false, 0, 0, 0, 0, 0, 0, std::vector<uint64_t>(16, 0)});
+  Move idle;
+  idle.data.assign(16, 0);
+  b.step(idle);
   INFO(b.bad.first);
   REQUIRE(b.bad.count == 0);
 }
 
 }  // namespace
 
-TEST_CASE("ResultWriter bf16: round to nearest even, rotation, segment, padding", "[result_writer]") {
-  WriterBench<Vresult_writer_n8_a4_bf16> b(Kind::bf16, 8, 4, [](auto& d) {
-    return std::pair{MEM_PORTS8(d, data), MEM_PORTS8(d, wr_data)};
+TEST_CASE("ResultWriter bf16: round to nearest even, rotation, segment, padding, diagonal", "[result_writer]") {
+  WriterBench<Vresult_writer_n8_b4_a4_bf16> b(Kind::bf16, 8, 4, 4, [](auto& d) {
+    return BenchPorts{MEM_PORTS8(d, data), MEM_PORTS8(d, wr_data), MEM_PORTS4(d, wr_row)};
   });
-  run(b, "result_writer_n8_a4_bf16", 0x5701);
+  run(b, "result_writer_n8_b4_a4_bf16", 0x5701);
 }
 
-TEST_CASE("ResultWriter int16: int48 shifted and saturated", "[result_writer]") {
-  WriterBench<Vresult_writer_n8_a4_int16> b(Kind::int16, 8, 4, [](auto& d) {
-    return std::pair{MEM_PORTS8(d, data), MEM_PORTS8(d, wr_data)};
+TEST_CASE("ResultWriter int16: int48 shifted and saturated, diagonal", "[result_writer]") {
+  WriterBench<Vresult_writer_n8_b2_a4_int16> b(Kind::int16, 8, 2, 4, [](auto& d) {
+    return BenchPorts{MEM_PORTS8(d, data), MEM_PORTS8(d, wr_data), MEM_PORTS2(d, wr_row)};
   });
-  run(b, "result_writer_n8_a4_int16", 0x5702);
+  run(b, "result_writer_n8_b2_a4_int16", 0x5702);
 }
 
-TEST_CASE("ResultWriter int8: int32 shifted and saturated", "[result_writer]") {
-  WriterBench<Vresult_writer_n4_a3_int8> b(Kind::int8, 4, 3, [](auto& d) {
-    return std::pair{MEM_PORTS4(d, data), MEM_PORTS4(d, wr_data)};
+TEST_CASE("ResultWriter int8: int32 shifted and saturated, diagonal with one lane per bank", "[result_writer]") {
+  WriterBench<Vresult_writer_n4_b4_a3_int8> b(Kind::int8, 4, 4, 3, [](auto& d) {
+    return BenchPorts{MEM_PORTS4(d, data), MEM_PORTS4(d, wr_data), MEM_PORTS4(d, wr_row)};
   });
-  run(b, "result_writer_n4_a3_int8", 0x5703);
+  run(b, "result_writer_n4_b4_a3_int8", 0x5703);
+}
+
+// Hand-computed expectations (not the model): 8 lanes = 4 banks x 2 elements, 16 rows. Lane l of
+// the accumulator row holds bf16 0x3F80 + l exactly (as binary32), so the data shows which source
+// lane landed where.
+TEST_CASE("ResultWriter diagonal: a full transposition step, by hand", "[result_writer]") {
+  WriterBench<Vresult_writer_n8_b4_a4_bf16> b(Kind::bf16, 8, 4, 4, [](auto& d) {
+    return BenchPorts{MEM_PORTS8(d, data), MEM_PORTS8(d, wr_data), MEM_PORTS4(d, wr_row)};
+  });
+  auto move = [](unsigned row, unsigned src, unsigned dst, unsigned count_m1, bool diag, unsigned stride) {
+    Move m;
+    m.valid = true;
+    m.row = row, m.src = src, m.dst = dst, m.count_m1 = count_m1, m.diag = diag, m.stride = stride;
+    for (uint64_t l = 0; l < 8; ++l) m.data.push_back((0x3F80 + l) << 16);
+    return m;
+  };
+  auto rows = [&] { return std::vector<uint64_t>{b.row_of(0), b.row_of(1), b.row_of(2), b.row_of(3)}; };
+  using R = std::vector<uint64_t>;
+
+  // Source lane 3 (bank 1, element 1) to lane 4 (bank 2, element 0), all 4 banks: element 0 of
+  // every bank; rotation by 1, so lane o holds source lane o - 1; bank d holds source bank d - 1,
+  // at row 5 + 3 * (d - 1 mod 4).
+  b.step(move(5, 3, 4, 3, true, 3));
+  CHECK(b.mask() == 0x55);
+  CHECK(rows() == R{14, 5, 8, 11});
+  CHECK(b.data_of(0) == 0x3F87);
+  CHECK(b.data_of(2) == 0x3F81);
+  CHECK(b.data_of(4) == 0x3F83);
+  CHECK(b.data_of(6) == 0x3F85);
+
+  // The same from source lane 0 to lane 7 (bank 3, element 1): element 1 of every bank, source
+  // bank d - 3 = d + 1 at row 12 + 7 * (d + 1 mod 4) modulo 16.
+  b.step(move(12, 0, 7, 3, true, 7));
+  CHECK(b.mask() == 0xAA);
+  CHECK(rows() == R{3, 10, 1, 12});
+  CHECK(b.data_of(1) == 0x3F82);
+  CHECK(b.data_of(3) == 0x3F84);
+  CHECK(b.data_of(5) == 0x3F86);
+  CHECK(b.data_of(7) == 0x3F80);
+
+  // Two banks, bank 3 wrapping to bank 0: lanes 7 and 1 only. k = 3 - 0, so bank d is at
+  // 2 + 15 * (d + 1 mod 4) modulo 16. Then one element to lane 0: no padding in a diagonal move.
+  b.step(move(2, 1, 7, 1, true, 15));
+  CHECK(b.mask() == 0x82);
+  CHECK(rows() == R{1, 0, 15, 2});
+  b.step(move(2, 0, 0, 0, true, 4));
+  CHECK(b.mask() == 0x01);
+  CHECK(rows() == R{2, 6, 10, 14});
+  CHECK(b.data_of(0) == 0x3F80);
+
+  // Not diagonal: one row for all banks whatever the stride, and a lane-0 move pads.
+  b.step(move(9, 2, 0, 1, false, 5));
+  CHECK(b.mask() == 0xFF);
+  CHECK(rows() == R{9, 9, 9, 9});
+  CHECK(b.data_of(0) == 0x3F82);
+  CHECK(b.data_of(1) == 0x3F83);
+  CHECK(b.data_of(2) == 0);
+  INFO(b.bad.first);
+  CHECK(b.bad.count == 0);  // the model agrees
 }

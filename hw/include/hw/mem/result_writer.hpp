@@ -4,15 +4,27 @@
 // and written to lanes dst_lane .. dst_lane + count_m1 (modulo N) of unified-memory row `row`.
 // A move with dst_lane 0 also writes the pad value into every other lane of the row.
 //
+// Diagonal moves (diag = 1) let a STORE transpose B elements per cycle instead of one: upstream,
+// accumulator bank s was read at its own row, so its element src_lane % T holds the value for
+// unified row row + row_bank_stride * s. The data is rotated as above, which lands source bank s
+// in destination bank d = s + (bd - bs) mod B at element dst_lane % T; each destination bank is
+// written at that one element, and at its own row. count_m1 then counts banks: destination banks
+// bd .. bd + count_m1 (modulo B) are written, no padding.
+//
 // Conversion (the golden model's, bit for bit): bf16 accumulators (binary32) round to nearest
 // even through Fp32ToBf16; integer accumulators shift right arithmetically by `shift` and
 // saturate to the operand width (the runner's requantization, docs/architecture.md).
 //
-// Ports (N lanes, L = log2 N, hw row bits, A = accumulator lane type, W = operand width):
+// Ports (N lanes = B banks x T elements, lane b*T + e = bank b element e as in UnifiedMemory,
+// L = log2 N, hw row bits, A = accumulator lane type, W = operand width,
+// bs = src_lane / T, bd = dst_lane / T, k = (bd - bs) mod B):
 //   valid UInt<1>, row UInt<hw>, src_lane UInt<L>, dst_lane UInt<L>, count_m1 UInt<L>,
+//   diag UInt<1>, row_bank_stride UInt<hw>,
 //   pad_neg UInt<1> (bf16) or shift UInt<6> (integers), data Vec<N, A>
-//   -> wr_en UInt<1>, wr_row UInt<hw>, wr_mask UInt<N>, wr_data Vec<N, UInt<W>>, registered:
+//   -> wr_en UInt<1>, wr_row Vec<B, UInt<hw>>, wr_mask UInt<N>, wr_data Vec<N, UInt<W>>, registered:
 //      the move presented in one cycle is on the outputs in the next.
+//   wr_row[d] = row, or with diag row + row_bank_stride * ((d - k) mod B) modulo 2^hw (the
+//   source bank whose element lands in bank d). Lanes outside wr_mask carry unspecified data.
 #pragma once
 
 #include <string>
@@ -24,6 +36,7 @@ namespace fetta::hw {
 
 struct ResultWriterParams {
   int lanes = 64;     // a power of two, 2 .. 1024
+  int banks = 16;     // unified-memory banks (B) the lanes split into: a power of two, 1 .. lanes
   int row_bits = 11;  // unified-memory row address bits (one half): 1 .. 24
   arch::DataType dtype = arch::DataType::bf16;
 };
@@ -32,7 +45,7 @@ class ResultWriter : public rtl::Generator<ResultWriterParams> {
  public:
   explicit ResultWriter(ResultWriterParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::ResultWriter"; }
-  std::string module_name() const override;  // "result_writer_n64_a11_bf16"
+  std::string module_name() const override;  // "result_writer_n64_b16_a11_bf16"
   rtl::ParamList params() const override;
   void build(rtl::Module& m) const override;
 };
