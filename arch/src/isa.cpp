@@ -109,8 +109,8 @@ IsaLayout::IsaLayout(const ArchConfig& cfg) {
   add_st("count_m1", L);
   add_st("other_half", 1);
   add_st("diag", 1);
-  add_st("src_row_bank_stride", Q);
-  add_st("dst_row_bank_stride", A);
+  for (int h = 0; h < bank_bits(); ++h) add_st(fmt::format("src_row_bank_stride_b{}", h), Q);
+  for (int h = 0; h < bank_bits(); ++h) add_st(fmt::format("dst_row_bank_stride_b{}", h), A);
   if (cfg.dtype == DataType::bf16)
     add_st("pad_neg", 1);
   else
@@ -118,6 +118,8 @@ IsaLayout::IsaLayout(const ArchConfig& cfg) {
   bits_ = (std::max(gemm_end, at) + 31) / 32 * 32;
   other_ = {{"op", 0, 4}, {"chunk", 4, 8}, {"payload", 12, bits_ - 12}};
 }
+
+int IsaLayout::bank_bits() const { return clog2(banks_); }
 
 bool IsaLayout::has_field(const std::string& name) const {
   for (const auto* v : {&gemm_, &store_, &other_})
@@ -225,13 +227,21 @@ Words encode_store(const IsaLayout& isa, const StoreInstr& s) {
   if (s.diag && s.count > static_cast<uint32_t>(isa.banks()))
     throw IsaError(fmt::format("store: count = {} with diag = 1; allowed: 1 .. {} (one element per bank)", s.count,
                                isa.banks()));
-  if (!s.diag && (s.src_row_bank_stride != 0 || s.dst_row_bank_stride != 0))
-    throw IsaError("store: a row bank stride with diag = 0; allowed: 0 (only diagonal moves address banks apart)");
+  for (int h = 0; h < StoreInstr::kMaxBankBits; ++h) {
+    const int64_t src = s.src_row_bank_stride[static_cast<size_t>(h)], dst = s.dst_row_bank_stride[static_cast<size_t>(h)];
+    if ((src != 0 || dst != 0) && !s.diag)
+      throw IsaError("store: a row bank stride with diag = 0; allowed: 0 (only diagonal moves address banks apart)");
+    if ((src != 0 || dst != 0) && h >= isa.bank_bits())
+      throw IsaError(fmt::format("store: a row bank stride for bank bit {}; allowed: bits 0 .. {} ({} banks)", h,
+                                 isa.bank_bits() - 1, isa.banks()));
+  }
   set("count_m1", s.count - 1);
   set("other_half", s.other_half);
   set("diag", s.diag);
-  wrapped("src_row_bank_stride", s.src_row_bank_stride);
-  wrapped("dst_row_bank_stride", s.dst_row_bank_stride);
+  for (int h = 0; h < isa.bank_bits(); ++h) {
+    wrapped(fmt::format("src_row_bank_stride_b{}", h), s.src_row_bank_stride[static_cast<size_t>(h)]);
+    wrapped(fmt::format("dst_row_bank_stride_b{}", h), s.dst_row_bank_stride[static_cast<size_t>(h)]);
+  }
   if (isa.has_field("st_pad_neg")) {
     if (s.shift != 0) throw IsaError(fmt::format("store: shift = {}; allowed: 0 (bf16 results are rounded, not shifted)", s.shift));
     set("pad_neg", s.pad_neg);

@@ -138,7 +138,7 @@ constexpr int64_t kMaxPartInstrs = 4096;
 // A diagonal program's instruction fields beyond the nest (docs/isa.md §2b).
 struct Diagonal {
   bool on = false;
-  int64_t src_row_bank_stride = 0, dst_row_bank_stride = 0;
+  std::array<int64_t, arch::StoreInstr::kMaxBankBits> src_row_bank_stride{}, dst_row_bank_stride{};  // per bank bit
 };
 
 bool emit_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& moves, int64_t count, bool as_a, uint32_t shift,
@@ -189,8 +189,10 @@ bool emit_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& moves, int6
       st.pad_neg = fp && as_a;
       st.shift = fp ? 0 : shift;
       st.diag = diag.on;
-      st.src_row_bank_stride = wrap(diag.src_row_bank_stride, isa.acc_addr_bits());
-      st.dst_row_bank_stride = wrap(diag.dst_row_bank_stride, isa.half_addr_bits());
+      for (size_t h = 0; h < st.src_row_bank_stride.size(); ++h) {
+        st.src_row_bank_stride[h] = wrap(diag.src_row_bank_stride[h], isa.acc_addr_bits());
+        st.dst_row_bank_stride[h] = wrap(diag.dst_row_bank_stride[h], isa.half_addr_bits());
+      }
       plan.program.push_back(st);
       plan.moves += st.moves();
       if (diag.on) plan.diagonal_moves += st.moves();
@@ -209,36 +211,50 @@ int64_t most_frequent(const std::map<int64_t, int64_t>& counts) {
 }
 
 // One part as diagonal moves (docs/isa.md §2b), appended to `plan`: first an ordinary one-lane
-// move onto lane 0 of every row in `pad_rows` (it pads the row; diagonal moves do not), then the
+// move onto lane 0 of every row in `pad_moves` (it pads the row; diagonal moves do not), then the
 // elements `el` ((dst row, dst lane, src row, src lane)) grouped into diagonals. An element's
-// diagonal is (src lane mod T, dst lane mod T, bank distance k, src row - sigma_s * dst bank, dst
-// row - sigma_d * src bank): elements sharing it sit in distinct banks, and a cyclic run of their
-// source banks is one move. sigma_s and sigma_d are the row steps most elements see between
-// neighbouring banks (a transposition's: T rows of the result per unified bank). False (and
-// plan.why_not) as emit_part.
+// diagonal is (src lane mod T, dst lane mod T, bank distance k, src row less the strides of its
+// dst bank's bits, dst row less those of its src bank's bits): elements sharing it sit in
+// distinct banks, and a cyclic run of their source banks is one move. Bank bit h's strides are
+// the row steps most elements see to the bank 2^h up (a transposition's: T x 2^h rows of the
+// result per unified bank; label digits that change with the bank in mixed radix get one each).
+// False (and plan.why_not) as emit_part.
 bool emit_diagonal_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& el, const std::vector<Vec4>& pad_moves,
                         bool as_a, uint32_t shift, StorePlan& plan) {
   const int64_t B = cfg.memory.banks, T = cfg.memory.elems_per_bank;
-  std::map<int64_t, int64_t> ds, dd;  // sigma candidates: src row step per dst bank, dst row step per src bank
+  Diagonal diag{true, {}, {}};
   {
     std::map<std::pair<int64_t, int64_t>, int64_t> src_at, dst_at;  // (row, lane) -> the other side's row
     for (const Vec4& v : el) {
       dst_at[{v[0], v[1]}] = v[2];
       src_at[{v[2], v[3]}] = v[0];
     }
-    for (const auto& [rl, sr] : dst_at)
-      if (const auto it = dst_at.find({rl.first, rl.second + T}); it != dst_at.end()) ++ds[it->second - sr];
-    for (const auto& [rl, dr] : src_at)
-      if (const auto it = src_at.find({rl.first, rl.second + T}); it != src_at.end()) ++dd[it->second - dr];
+    // The most frequent row step from a (row, lane) whose bank has bit h clear to the bank 2^h up.
+    auto step = [&](const std::map<std::pair<int64_t, int64_t>, int64_t>& at, int64_t h) {
+      std::map<int64_t, int64_t> n;
+      for (const auto& [rl, other] : at)
+        if (!((rl.second / T) >> h & 1))
+          if (const auto it = at.find({rl.first, rl.second + (T << h)}); it != at.end()) ++n[it->second - other];
+      return most_frequent(n);
+    };
+    for (int64_t h = 0; (int64_t{1} << h) < B; ++h) {
+      diag.src_row_bank_stride[static_cast<size_t>(h)] = step(dst_at, h);
+      diag.dst_row_bank_stride[static_cast<size_t>(h)] = step(src_at, h);
+    }
   }
-  const Diagonal diag{true, most_frequent(ds), most_frequent(dd)};
+  auto offset = [](const std::array<int64_t, arch::StoreInstr::kMaxBankBits>& strides, int64_t bank) {
+    int64_t o = 0;
+    for (size_t h = 0; h < strides.size(); ++h)
+      if (bank >> h & 1) o += strides[h];
+    return o;
+  };
   // diagonal -> its elements' source banks (bit mask)
   using Key = std::array<int64_t, 5>;  // src lane mod T, dst lane mod T, k, src row origin, dst row origin
   std::map<Key, uint64_t> diagonals;
   for (const Vec4& v : el) {
     const int64_t sb = v[3] / T, db = v[1] / T;
-    const Key key{v[3] % T, v[1] % T, (db - sb + B) % B, v[2] - diag.src_row_bank_stride * db,
-                  v[0] - diag.dst_row_bank_stride * sb};
+    const Key key{v[3] % T, v[1] % T, (db - sb + B) % B, v[2] - offset(diag.src_row_bank_stride, db),
+                  v[0] - offset(diag.dst_row_bank_stride, sb)};
     diagonals[key] |= uint64_t{1} << sb;
   }
   // count -> moves (src row origin, src lane, dst row origin, dst lane), in the consumer's row order

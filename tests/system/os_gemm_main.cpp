@@ -42,11 +42,14 @@ struct Options {
   int64_t timeout = 10'000'000;  // cycles to wait for the controller
 };
 
-// An operand matrix's bit patterns as a labelled tensor (the layouts' input).
-verif::Tensor<uint16_t> operand_tensor(const sim::ce::Matrix& mtx, std::vector<std::string> labels) {
+// An operand matrix's bit patterns as a labelled tensor (the layouts' input), of `dims` (default:
+// the matrix's rows and columns) in row-major order.
+verif::Tensor<uint16_t> operand_tensor(const sim::ce::Matrix& mtx, std::vector<std::string> labels,
+                                       std::vector<int64_t> dims = {}) {
   std::vector<uint16_t> v;
   for (uint64_t x : mtx.v) v.push_back(static_cast<uint16_t>(x));
-  return verif::Tensor<uint16_t>(std::move(labels), {mtx.rows, mtx.cols}, std::move(v));
+  if (dims.empty()) dims = {mtx.rows, mtx.cols};
+  return verif::Tensor<uint16_t>(std::move(labels), std::move(dims), std::move(v));
 }
 
 struct Outcome {
@@ -91,6 +94,7 @@ class OsGemmTest {
     }
     const int64_t N = cfg.network.lanes;
     for (const int64_t m : {N, N / 2 + 3, int64_t{5}}) run_transposing_store(fmt::format("store M {}", m), m);
+    run_transposing_store(fmt::format("store M {} (b, a)", N), N, N >= 64 ? 8 : 4);
     out.error_flag = bench.error();
   }
 
@@ -249,22 +253,38 @@ class OsGemmTest {
   // consumer contracting over m with its CEs all on K (each image row spans every bank): diagonal
   // moves, an element per bank a cycle, where the banks allow. The image is read back through the
   // host port and compared lane by lane (padding included) with layout_a of the golden result, the
-  // STORE's busy cycles with the plan's.
-  void run_transposing_store(const std::string& what, int64_t M) {
+  // STORE's busy cycles with the plan's. With `a` > 0 the result's rows are two labels (a, b = M /
+  // a) and the consumer contracts over (b, a): digits that change with the bank in mixed radix,
+  // which take a row stride per bank bit.
+  void run_transposing_store(const std::string& what, int64_t M, int64_t a = 0) {
     const arch::ArchConfig& cfg = opt_.cfg;
     const int64_t N = cfg.network.lanes, K = 1 + static_cast<int64_t>(rng_() % 24);
-    const mapper::CompiledGemm p =
-        mapper::compile_gemm(cfg, mapper::gemm_shape("A", {"m", "k"}, {M, K}, "B", {"k", "n"}, {K, N}, {"m", "n"}), 1);
+    auto append = [](auto v, const auto& x) {
+      v.push_back(x);
+      return v;
+    };
+    auto prepend = [](auto v, const auto& x) {
+      v.insert(v.begin(), x);
+      return v;
+    };
+    const std::vector<std::string> ml = a > 0 ? std::vector<std::string>{"a", "b"} : std::vector<std::string>{"m"};
+    const std::vector<int64_t> md = a > 0 ? std::vector<int64_t>{a, M / a} : std::vector<int64_t>{M};
+    const std::vector<std::string> kl = a > 0 ? std::vector<std::string>{"b", "a"} : ml;  // the consumer's K
+    const std::vector<int64_t> kd = a > 0 ? std::vector<int64_t>{M / a, a} : md;
+    const mapper::CompiledGemm p = mapper::compile_gemm(
+        cfg, mapper::gemm_shape("A", append(ml, "k"), append(md, K), "B", {"k", "n"}, {K, N}, append(ml, "n")), 1);
     const mapper::CompiledGemm c = mapper::compile_gemm(
-        cfg, mapper::gemm_shape("Z", {"n", "m"}, {N, M}, "W", {"m", "j"}, {M, 8}, {"n", "j"}), cfg.ce.count);
+        cfg, mapper::gemm_shape("Z", prepend(kl, "n"), prepend(kd, N), "W", append(kl, "j"), append(kd, 8), {"n", "j"}),
+        cfg.ce.count);
     const mapper::StorePlan sp = mapper::plan_store(cfg, p, c, true, 0);
     if (!sp.ok()) throw std::logic_error(what + ": no STORE plan: " + sp.why_not);
     const sim::ce::GemmOperands ops = sim::ce::random_gemm(cfg.dtype, {M, K, N}, rng_(), sim::ce::OperandMix::wide);
-    const verif::Tensor<uint16_t> a = operand_tensor(ops.a, {"m", "k"}), b = operand_tensor(ops.b, {"k", "n"});
+    const verif::Tensor<uint16_t> ta = operand_tensor(ops.a, append(ml, "k"), append(md, K)),
+                                  tb = operand_tensor(ops.b, {"k", "n"});
     for (size_t w = 0; w < p.red_cfg_words(); ++w) bench_->push(p.program[w]);
     for (size_t j = 0; j < p.jobs.size(); ++j) {
-      const mapper::RowImage ia = mapper::layout_a(p, a, static_cast<uint16_t>(sim::ce::ia_padding(cfg.dtype)), j);
-      const mapper::RowImage ib = mapper::layout_b(p, b, j);
+      const mapper::RowImage ia = mapper::layout_a(p, ta, static_cast<uint16_t>(sim::ce::ia_padding(cfg.dtype)), j);
+      const mapper::RowImage ib = mapper::layout_b(p, tb, j);
       bench_->wait_idle(opt_.timeout);
       bench_->write_rows(ia.first_row, ia.rows, ia.lanes, ia.data);
       bench_->write_rows(ib.first_row, ib.rows, ib.lanes, ib.data);
@@ -281,7 +301,7 @@ class OsGemmTest {
     // The operand the consumer should read: the result converted as a STORE converts it.
     std::vector<uint16_t> z;
     if (cfg.dtype == arch::DataType::bf16) {
-      for (uint32_t v : verif::contract_bf16(a, b, {"m", "n"}, mapper::hardware_order(p, cfg.ce.rows)).values())
+      for (uint32_t v : verif::contract_bf16(ta, tb, append(ml, "n"), mapper::hardware_order(p, cfg.ce.rows)).values())
         z.push_back(verif::fp32_to_bf16(v));
     } else {
       const int w = arch::operand_bits(cfg.dtype);
@@ -292,8 +312,8 @@ class OsGemmTest {
         z.push_back(static_cast<uint16_t>(std::clamp(acc, lo, hi) & ((int64_t{1} << w) - 1)));
       }
     }
-    const mapper::RowImage want = mapper::layout_a(
-        c, verif::Tensor<uint16_t>({"m", "n"}, {M, N}, std::move(z)), static_cast<uint16_t>(sim::ce::ia_padding(cfg.dtype)), 0);
+    const mapper::RowImage want = mapper::layout_a(c, verif::Tensor<uint16_t>(append(ml, "n"), append(md, N), std::move(z)),
+                                                   static_cast<uint16_t>(sim::ce::ia_padding(cfg.dtype)), 0);
     const std::vector<uint16_t> got = bench_->read_rows(want.first_row, want.rows, want.lanes);
     int64_t bad = 0;
     for (size_t i = 0; i < got.size(); ++i) bad += got[i] != want.data[i];

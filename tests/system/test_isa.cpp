@@ -108,7 +108,7 @@ TEST_CASE("The os bit exists only where the CEs have output-stationary", "[isa]"
                                                  Contains("allowed: 0"));
   g.os = false;
   CHECK_NOTHROW(encode_gemm(without, g));
-  CHECK(with.bits() == 256);  // the widest format is still the STORE
+  CHECK(with.bits() == 320);  // the widest format is still the STORE
 }
 
 TEST_CASE("RED_CFG chunks carry the register image in order", "[isa]") {

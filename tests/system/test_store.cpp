@@ -27,7 +27,7 @@ using Vec4 = std::array<int64_t, 4>;
 // Runs STORE instructions on accumulator contents into unified-memory rows `um`: (row, lane) ->
 // value. Addresses wrap modulo the field ranges; a move onto lane 0 writes `pad` into the rest of
 // its row; a diagonal move writes element j (lanes src + T*j -> dst + T*j) at rows shifted by the
-// bank strides times the other side's bank, and pads nothing.
+// bank strides of the other side's bank's bits, and pads nothing.
 void run_program(const arch::ArchConfig& cfg, const std::vector<arch::StoreInstr>& prog,
                  const std::map<int64_t, std::vector<uint32_t>>& acc, uint32_t pad,
                  std::map<int64_t, std::vector<uint32_t>>& um) {
@@ -49,10 +49,15 @@ void run_program(const arch::ArchConfig& cfg, const std::vector<arch::StoreInstr
             const int64_t dr = at(s.dst_row_base, s.dst_row_stride, A), dl = at(s.dst_lane_base, s.dst_lane_stride, N);
             if (s.diag) {
               const int64_t T = N / cfg.memory.banks;
+              auto bank_offset = [](const auto& strides, int64_t bank) {
+                int64_t o = 0;
+                for (size_t h = 0; h < strides.size(); ++h) o += (bank >> h & 1) * strides[h];
+                return o;
+              };
               for (int64_t j = 0; j < s.count; ++j) {
                 const int64_t sl_j = mod(sl + T * j, N), dl_j = mod(dl + T * j, N);
-                const int64_t sr_j = mod(sr + s.src_row_bank_stride * (dl_j / T), Q);
-                const int64_t dr_j = mod(dr + s.dst_row_bank_stride * (sl_j / T), A);
+                const int64_t sr_j = mod(sr + bank_offset(s.src_row_bank_stride, dl_j / T), Q);
+                const int64_t dr_j = mod(dr + bank_offset(s.dst_row_bank_stride, sl_j / T), A);
                 auto& row = um[dr_j];
                 if (row.empty()) row.assign(static_cast<size_t>(N), 0xFFFFFFFFU);
                 const auto it = acc.find(sr_j);
@@ -392,10 +397,34 @@ TEST_CASE("A transposition is stored diagonally, an element per bank per cycle",
     for (size_t i = 0; i < sp.program.size(); ++i) {
       const arch::StoreInstr& st = sp.program[i];
       CHECK(st.diag == (i >= (pads ? 1U : 0U)));  // the pad moves come first
-      if (st.diag) CHECK(st.src_row_bank_stride == 4);  // T result rows per unified bank
-      if (st.diag) CHECK(st.dst_row_bank_stride == 4);  // T image rows per accumulator bank
+      // T result rows per unified bank and T image rows per accumulator bank: per bank bit, T x 2^h.
+      const std::array<int64_t, 10> linear{4, 8, 16, 32};
+      if (!st.diag) continue;
+      CHECK(st.dst_row_bank_stride == linear);
+      for (size_t h = 0; h < 4; ++h)  // the bits of the image's banks (M / T of them)
+        if ((int64_t{4} << h) < M) CHECK(st.src_row_bank_stride[h] == linear[h]);
     }
   }
+}
+
+TEST_CASE("A transposition whose digits change with the bank in mixed radix takes a stride per bank bit", "[store]") {
+  // Z[a, b, n] read by a consumer contracting over (b, a): image lane i = 8b + a holds result row
+  // m = 8a + b. Unified bank i / 4 = 2b + a / 4: its bit 0 steps a by 4 (32 rows), bits 1-3 step b
+  // (1, 2, 4 rows) - no one stride per bank, a stride per bank bit.
+  const arch::ArchConfig cfg = cfg_named("default");
+  const CompiledGemm p =
+      compile_gemm(cfg, gemm_shape("A", {"a", "b", "k"}, {8, 8, 16}, "B", {"k", "n"}, {16, 64}, {"a", "b", "n"}), 1);
+  const CompiledGemm c =
+      compile_gemm(cfg, gemm_shape("Z", {"n", "b", "a"}, {64, 8, 8}, "W", {"b", "a", "j"}, {8, 8, 16}, {"n", "j"}), 16);
+  REQUIRE(c.shape.k.labels == std::vector<std::string>{"b", "a"});
+  const StorePlan sp = plan_store(cfg, p, c, true, 0);
+  REQUIRE(sp.ok());
+  check_program(cfg, p, c, true, 0, sp);
+  CHECK(sp.diagonal_moves == 256);  // 4096 elements, 16 a move
+  CHECK(sp.moves == 256);
+  REQUIRE_FALSE(sp.program.empty());
+  CHECK(sp.program[0].src_row_bank_stride == std::array<int64_t, 10>{32, 1, 2, 4});
+  CHECK(sp.program[0].dst_row_bank_stride == std::array<int64_t, 10>{4, 8, 16, 32});
 }
 
 TEST_CASE("Waiting images get rows nothing else writes: the compiler's own, else the highest clear ones", "[store]") {
@@ -464,7 +493,7 @@ TEST_CASE("relocate_image moves one image of one job: base, instruction, program
 
 TEST_CASE("STORE encoding: fields, ranges and the type's conversion field", "[store][isa]") {
   const arch::IsaLayout isa(cfg_named("default"));
-  CHECK(isa.bits() == 256);  // STORE is the widest instruction (233 bits): 8 words
+  CHECK(isa.bits() == 320);  // STORE is the widest instruction (293 bits): 10 words
   int at = 4;
   for (const arch::IsaField& f : isa.store_fields()) {
     CHECK(f.lsb == at);
@@ -497,17 +526,22 @@ TEST_CASE("STORE encoding: fields, ranges and the type's conversion field", "[st
   arch::StoreInstr d = s;
   d.count = 16;
   d.diag = true;
-  d.src_row_bank_stride = -4;
-  d.dst_row_bank_stride = 2049;
+  d.src_row_bank_stride[0] = -4;
+  d.dst_row_bank_stride[3] = 2049;
   const arch::Words dw = arch::encode_store(isa, d);
   CHECK(arch::field_value(dw, isa.field("st_diag")) == 1);
-  CHECK(arch::field_value(dw, isa.field("st_src_row_bank_stride")) == 508);  // -4 modulo 2^9
-  CHECK(arch::field_value(dw, isa.field("st_dst_row_bank_stride")) == 1);    // modulo 2^11
+  CHECK(arch::field_value(dw, isa.field("st_src_row_bank_stride_b0")) == 508);  // -4 modulo 2^9
+  CHECK(arch::field_value(dw, isa.field("st_dst_row_bank_stride_b3")) == 1);    // modulo 2^11
+  CHECK(arch::field_value(dw, isa.field("st_src_row_bank_stride_b1")) == 0);
+  CHECK_FALSE(isa.has_field("st_src_row_bank_stride_b4"));  // 16 banks: bits 0 .. 3
   CHECK(arch::field_value(w, isa.field("st_diag")) == 0);
+  arch::StoreInstr past = d;
+  past.src_row_bank_stride[4] = 1;
+  CHECK_THROWS_WITH(arch::encode_store(isa, past), Contains("bank bit 4; allowed: bits 0 .. 3 (16 banks)"));
   d.count = 17;
   CHECK_THROWS_WITH(arch::encode_store(isa, d), Contains("count = 17 with diag = 1; allowed: 1 .. 16"));
   bad = s;
-  bad.dst_row_bank_stride = 4;
+  bad.dst_row_bank_stride[0] = 4;
   CHECK_THROWS_WITH(arch::encode_store(isa, bad), Contains("row bank stride with diag = 0; allowed: 0"));
   bad = s;
   bad.bound[0] = 0;

@@ -67,10 +67,12 @@ struct GemmInstr {
 // row's lane-0 move must come before its other moves.
 // Diagonal (`diag`, docs/isa.md §2b): a move is `count` (<= banks) elements j, one per bank, from
 // accumulator lane src_lane + T*j to unified lane dst_lane + T*j (T = elements per bank), each
-// bank at its own row: accumulator row src_row + src_row_bank_stride * (the element's unified
-// bank), unified row dst_row + dst_row_bank_stride * (its accumulator bank). No padding. This is
-// how a transposition moves a result row's elements, which all go to different unified rows,
-// at one element per bank per cycle instead of one per cycle.
+// bank at its own row: accumulator row src_row + the sum of src_row_bank_stride[h] over the bits
+// h set in the element's unified bank, unified row dst_row + likewise dst_row_bank_stride[h] over
+// its accumulator bank's bits. No padding. This is how a transposition moves a result row's
+// elements, which all go to different unified rows, at one element per bank per cycle instead of
+// one per cycle; a stride per bank bit follows label digits that change with the bank in mixed
+// radix.
 struct StoreInstr {
   static constexpr int kLevels = 4;
   std::array<uint32_t, kLevels> bound{1, 1, 1, 1};  // iterations of each level
@@ -80,8 +82,10 @@ struct StoreInstr {
   bool other_half = false;   // write the half the host port addresses instead of the compute half
   bool pad_neg = false;      // bf16 only: pad with -0 (the IA padding) instead of +0
   uint32_t shift = 0;        // integer types only: requantization shift
+  static constexpr int kMaxBankBits = 10;  // up to 1024 banks
   bool diag = false;
-  int64_t src_row_bank_stride = 0, dst_row_bank_stride = 0;  // diagonal moves only; modulo the field
+  // Diagonal moves only, per bit of the bank number (bits past log2(banks) must be 0); modulo the field.
+  std::array<int64_t, kMaxBankBits> src_row_bank_stride{}, dst_row_bank_stride{};
   int64_t moves() const { return int64_t{bound[0]} * bound[1] * bound[2] * bound[3]; }
 };
 
@@ -96,6 +100,7 @@ class IsaLayout {
   int levels() const { return levels_; }                  // log2(lanes)
   int banks() const { return banks_; }                    // unified-memory (and accumulator) banks
   int bank_elems() const { return (1 << levels_) / banks_; }
+  int bank_bits() const;                                  // log2(banks)
   int count_bits() const { return 16; }
   int group_bits() const { return 8; }
   // The reduction network's control register: levels() words of `lanes` bits (2 per switch),

@@ -51,7 +51,8 @@ void ResultWriter::build(Module& m) const {
   Sig dst_lane = m.input("dst_lane", UInt(L));
   Sig count_m1 = m.input("count_m1", UInt(L));
   Sig diag = m.input("diag", UInt(1));
-  Sig row_bank_stride = m.input("row_bank_stride", UInt(HW));
+  // Bank bit h's row stride in bits [h*hw +: hw] (none with one bank).
+  Sig row_bank_strides = B > 1 ? m.input("row_bank_strides", UInt(HW * LB)) : Sig();
   Sig pad_neg = fp ? m.input("pad_neg", UInt(1)) : Sig();
   Sig shift = fp ? Sig() : m.input("shift", UInt(6));
   Data data = m.input("data", Vec(fp ? UInt(32) : SInt(AB), N));
@@ -90,13 +91,15 @@ void ResultWriter::build(Module& m) const {
   const Expr pad = fp ? mux(pad_neg, lit(0x8000, W), lit(0, W)) : lit(0, W);
   Sig pad_row = m.node("pad_row", dst_lane == 0);
 
-  // Rows: source bank s's element belongs in row + stride * s (stride 0 unless diag); the data
-  // rotation carries it to bank s + k, so the rows rotate by k = bd - bs too.
+  // Rows: source bank s's element belongs in row + the strides of s's bits (0 unless diag); the
+  // data rotation carries it to bank s + k, so the rows rotate by k = bd - bs too.
   std::vector<Expr> rows{row};
   if (B > 1) {
-    Sig stride = m.node("stride", mux(diag, row_bank_stride, lit(0, HW)));
+    std::vector<Expr> strides;
+    for (int h = 0; h < LB; ++h)
+      strides.push_back(m.node(fmt::format("stride_b{}", h), mux(diag, row_bank_strides.bits(h * HW + HW - 1, h * HW), lit(0, HW))));
     Sig k = m.node("bank_rot", dst_lane.bits(L - 1, LT) - src_lane.bits(L - 1, LT));
-    rows = diagonal_bank_rows(m, "row", row, stride, k, B);
+    rows = diagonal_bank_rows(m, "row", row, strides, k, B);
   }
   // Diagonal lanes: element dst_lane % T of banks bd .. bd + count_m1 (modulo B).
   std::vector<Expr> diag_elem, diag_bank;

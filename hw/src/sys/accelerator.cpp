@@ -214,8 +214,9 @@ void Accelerator::build(Module& m) const {
   // bank: the same in every bank but for diagonal moves; lanes by mask; the compute half, or the
   // host's half with st_other).
   InstanceRef wb = m.instance(ResultWriter(ResultWriterParams{N, B, hw, cfg.dtype}), "writer");
-  for (const char* name : {"valid", "row", "src_lane", "dst_lane", "count_m1", "diag", "row_bank_stride"})
+  for (const char* name : {"valid", "row", "src_lane", "dst_lane", "count_m1", "diag"})
     wb.io(name).sig() <<= ctl.io(fmt::format("st_{}", name)).sig();
+  if (B > 1) wb.io("row_bank_strides").sig() <<= ctl.io("st_row_bank_strides").sig();
   if (fp)
     wb.io("pad_neg").sig() <<= ctl.io("st_pad_neg").sig();
   else

@@ -103,7 +103,8 @@ void Controller::build(Module& m) const {
   Sig st_dst_lane = m.output("st_dst_lane", UInt(L));
   Sig st_count_m1 = m.output("st_count_m1", UInt(L));
   Sig st_diag = m.output("st_diag", UInt(1));
-  Sig st_row_bank_stride = m.output("st_row_bank_stride", UInt(AW));
+  // Per bank bit, packed (bit h in [h*AW +: AW]); no port with one bank.
+  Sig st_row_bank_strides = isa.banks() > 1 ? m.output("st_row_bank_strides", UInt(AW * isa.bank_bits())) : Sig();
   Sig st_other = m.output("st_other", UInt(1));
   Sig st_pad_neg = fp ? m.output("st_pad_neg", UInt(1)) : Sig();
   Sig st_shift = fp ? Sig() : m.output("st_shift", UInt(6));
@@ -387,7 +388,11 @@ void Controller::build(Module& m) const {
   st_dst_lane <<= st_dst_q;
   st_count_m1 <<= fld("st_count_m1");
   st_diag <<= fld("st_diag");
-  st_row_bank_stride <<= fld("st_dst_row_bank_stride");
+  if (isa.banks() > 1) {
+    std::vector<Expr> strides;  // bit LB-1 first: cat puts parts[0] in the MSBs
+    for (int h = isa.bank_bits() - 1; h >= 0; --h) strides.push_back(fld(fmt::format("st_dst_row_bank_stride_b{}", h)));
+    st_row_bank_strides <<= strides.size() == 1 ? strides[0] : cat(strides);
+  }
   // Only while the STORE runs (its last write is in the DRAIN cycle): the host port owns that
   // half again as soon as the controller is idle.
   st_other <<= fld("st_other_half") & cur_is_store & (state != kIdle);
@@ -399,12 +404,15 @@ void Controller::build(Module& m) const {
   acc_op <<= mux(st_issue, lit(static_cast<int>(AccumOp::read), 2), acc_out.bits(QW + 1, QW));
   // A diagonal move's element in accumulator bank b goes to unified bank b + k (k the bank
   // distance from src_lane to dst_lane), whose row picks the accumulator row it reads.
-  const int B = isa.banks(), LT = L - bits_for(B);
+  const int B = isa.banks(), LT = L - isa.bank_bits();
   std::vector<Expr> st_rows{st_addr[0].sig().bits(QW - 1, 0)};
   if (B > 1) {
     Sig neg_k = m.node("st_bank_rot", st_addr[1].sig().bits(L - 1, LT) - st_addr[3].sig().bits(L - 1, LT));
-    Sig stride = m.node("st_acc_bank_stride", mux(fld("st_diag"), fld("st_src_row_bank_stride"), lit(0, QW)));
-    st_rows = diagonal_bank_rows(m, "st_acc_row", st_rows[0], stride, neg_k, B);
+    std::vector<Expr> strides;
+    for (int h = 0; h < isa.bank_bits(); ++h)
+      strides.push_back(m.node(fmt::format("st_acc_bank_stride_b{}", h),
+                               mux(fld("st_diag"), fld(fmt::format("st_src_row_bank_stride_b{}", h)), lit(0, QW))));
+    st_rows = diagonal_bank_rows(m, "st_acc_row", st_rows[0], strides, neg_k, B);
   }
   for (int b = 0; b < B; ++b)
     acc_row[b].sig() <<= mux(st_issue, st_rows[static_cast<size_t>(b)], acc_out.bits(QW - 1, 0));

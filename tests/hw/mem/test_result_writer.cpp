@@ -1,7 +1,8 @@
 // ResultWriter (the STORE write-back path) against a model: conversion bit-exact with the golden
 // numerics (verif::fp32_to_bf16; arithmetic shift and saturation for the integer types), the
 // rotation by dst_lane - src_lane, the segment mask and the padding of a lane-0 move, and the
-// diagonal moves (one element per bank, each bank at row + stride * source bank), all registered
+// diagonal moves (one element per bank, each bank at row + the strides of the source bank's
+// bits), all registered
 // by one cycle. Random moves biased to the corners (NaN, Inf, zeros, subnormals, rounding ties,
 // the carry into Inf; saturation edges, shifts past the accumulator width; strides that wrap the
 // row). Directed diagonal moves are checked against hand-computed masks, rows and data.
@@ -27,7 +28,7 @@ struct Move {
   unsigned row = 0, src = 0, dst = 0, count_m1 = 0, pad_neg = 0, shift = 0;
   std::vector<uint64_t> data;  // accumulator lane bits (sign-extended for integers)
   bool diag = false;
-  unsigned stride = 0;  // row_bank_stride
+  std::vector<unsigned> strides;  // row_bank_strides: one per bank bit
 };
 
 struct BenchPorts {
@@ -86,7 +87,7 @@ class WriterBench {
     dut_.dst_lane = m.dst;
     dut_.count_m1 = m.count_m1;
     dut_.diag = m.diag;
-    dut_.row_bank_stride = m.stride;
+    dut_.row_bank_strides = packed_strides(m);
     if constexpr (requires { dut_.pad_neg; }) dut_.pad_neg = m.pad_neg;
     if constexpr (requires { dut_.shift; }) dut_.shift = m.shift;
     for (int l = 0; l < lanes_; ++l) ports_.data[static_cast<size_t>(l)].set(m.data[static_cast<size_t>(l)] & mem_test::mask_bits(acc_bits_));
@@ -97,12 +98,23 @@ class WriterBench {
     ++cycle_;
   }
 
+  // The row_bank_strides port: bank bit h's stride in bits [h*row_bits +: row_bits].
+  uint64_t packed_strides(const Move& m) const {
+    uint64_t v = 0;
+    for (size_t h = 0; h < m.strides.size(); ++h) v |= uint64_t{m.strides[h]} << (h * static_cast<size_t>(row_bits_));
+    return v;
+  }
+
   // The unified row bank d is written at (the same for every bank unless diag).
   unsigned want_row(const Move& m, unsigned d) const {
     if (!m.diag) return m.row;
     const unsigned b = static_cast<unsigned>(banks_), t = static_cast<unsigned>(lanes_ / banks_);
     const unsigned k = (m.dst / t - m.src / t + b) % b;  // destination bank - source bank
-    return static_cast<unsigned>((m.row + uint64_t{m.stride} * ((d - k + b) % b)) & mem_test::mask_bits(row_bits_));
+    const unsigned s = (d - k + b) % b;                     // the source bank whose element lands in d
+    uint64_t row = m.row;
+    for (size_t h = 0; h < m.strides.size(); ++h)
+      if (s >> h & 1U) row += m.strides[h];
+    return static_cast<unsigned>(row & mem_test::mask_bits(row_bits_));
   }
 
   bool want_mask(const Move& m, unsigned o) const {
@@ -117,8 +129,8 @@ class WriterBench {
     for (unsigned d = 0; d < static_cast<unsigned>(banks_); ++d) {
       const uint64_t got = ports_.wr_row[d].get();
       if (got != want_row(prev_, d))
-        bad.note(fmt::format("cycle {} wr_row[{}] = {}, expected {} (row {}, stride {}, diag {}, src {}, dst {})", cycle_, d,
-                             got, want_row(prev_, d), prev_.row, prev_.stride, prev_.diag, prev_.src, prev_.dst));
+        bad.note(fmt::format("cycle {} wr_row[{}] = {}, expected {} (row {}, strides 0x{:x}, diag {}, src {}, dst {})", cycle_,
+                             d, got, want_row(prev_, d), prev_.row, packed_strides(prev_), prev_.diag, prev_.src, prev_.dst));
     }
     const unsigned n = static_cast<unsigned>(lanes_);
     for (unsigned o = 0; o < n; ++o) {
@@ -148,10 +160,16 @@ class WriterBench {
     // count_m1 counts banks in a diagonal move.
     m.count_m1 = static_cast<unsigned>(rng() % static_cast<unsigned>(m.diag ? banks_ : lanes_));
     const unsigned rows = 1U << row_bits_;
-    switch (rng() % 4) {
-      case 0: m.stride = 0; break;
-      case 1: m.stride = rows - 1 - static_cast<unsigned>(rng() % 2); break;  // wraps past the last row
-      default: m.stride = static_cast<unsigned>(rng() % rows);
+    const bool linear = rng() % 3 == 0;  // stride << h, a transposition's
+    const unsigned first = static_cast<unsigned>(rng() % rows);
+    for (int h = 0; (1 << h) < banks_; ++h) {
+      unsigned st = 0;
+      switch (rng() % 4) {
+        case 0: st = 0; break;
+        case 1: st = rows - 1 - static_cast<unsigned>(rng() % 2); break;  // wraps past the last row
+        default: st = static_cast<unsigned>(rng() % rows);
+      }
+      m.strides.push_back(linear ? (first << h) & (rows - 1) : st);
     }
     if (kind_ == Kind::bf16) m.pad_neg = rng() % 2;
     else m.shift = rng() % 4 == 0 ? static_cast<unsigned>(rng() % 64) : static_cast<unsigned>(rng() % 24);
@@ -219,10 +237,12 @@ TEST_CASE("ResultWriter diagonal: a full transposition step, by hand", "[result_
   WriterBench<Vresult_writer_n8_b4_a4_bf16> b(Kind::bf16, 8, 4, 4, [](auto& d) {
     return BenchPorts{MEM_PORTS8(d, data), MEM_PORTS8(d, wr_data), MEM_PORTS4(d, wr_row)};
   });
+  // One stride per bank: bank bit h steps stride << h rows.
   auto move = [](unsigned row, unsigned src, unsigned dst, unsigned count_m1, bool diag, unsigned stride) {
     Move m;
     m.valid = true;
-    m.row = row, m.src = src, m.dst = dst, m.count_m1 = count_m1, m.diag = diag, m.stride = stride;
+    m.row = row, m.src = src, m.dst = dst, m.count_m1 = count_m1, m.diag = diag;
+    m.strides = {stride & 15U, (stride << 1) & 15U};  // 4 banks, 4 row bits
     for (uint64_t l = 0; l < 8; ++l) m.data.push_back((0x3F80 + l) << 16);
     return m;
   };
@@ -259,6 +279,14 @@ TEST_CASE("ResultWriter diagonal: a full transposition step, by hand", "[result_
   CHECK(b.mask() == 0x01);
   CHECK(rows() == R{2, 6, 10, 14});
   CHECK(b.data_of(0) == 0x3F80);
+
+  // A stride per bank bit, not one per bank (label digits in mixed radix): bit 0 steps 1 row,
+  // bit 1 steps 8; source bank s = destination bank d here (k = 0).
+  Move mixed = move(2, 0, 0, 3, true, 0);
+  mixed.strides = {1, 8};
+  b.step(mixed);
+  CHECK(b.mask() == 0x55);
+  CHECK(rows() == R{2, 3, 10, 11});
 
   // Not diagonal: one row for all banks whatever the stride, and a lane-0 move pads.
   b.step(move(9, 2, 0, 1, false, 5));

@@ -1,5 +1,5 @@
-// The per-bank rows of a diagonal STORE move (docs/isa.md §2b): bank b addresses
-// base + stride * ((b - rot) mod B), modulo the rows' width. The accumulator's banks read at the
+// The per-bank rows of a diagonal STORE move (docs/isa.md §2b): bank b addresses base plus the
+// sum of strides[h] over the bits h set in (b - rot) mod B, modulo the rows' width. The accumulator's banks read at the
 // rows of the unified banks their elements go to (the controller), the unified banks write at
 // the rows of the accumulator banks their elements come from (the ResultWriter).
 #pragma once
@@ -11,10 +11,11 @@
 
 namespace fetta::hw {
 
-// `base` and `stride` of one width, `rot` log2(banks) bits (unused when banks == 1); nodes are
-// named `<prefix>_*`. The B products share partial sums (bank s = bank s - 2^h plus stride << h,
-// h the top bit of s: log2 B adders deep) and are then rotated by `rot` in log2 B mux stages.
+// `base` and the log2(banks) `strides` of one width, `rot` log2(banks) bits (unused when banks
+// == 1); nodes are named `<prefix>_*`. The B sums share partial sums (bank s = bank s - 2^h plus
+// strides[h], h the top bit of s: log2 B adders deep) and are then rotated by `rot` in log2 B mux
+// stages.
 std::vector<rtl::Expr> diagonal_bank_rows(rtl::Module& m, const std::string& prefix, const rtl::Expr& base,
-                                          const rtl::Expr& stride, const rtl::Expr& rot, int banks);
+                                          const std::vector<rtl::Expr>& strides, const rtl::Expr& rot, int banks);
 
 }  // namespace fetta::hw

@@ -6,7 +6,7 @@
 //
 // Diagonal moves (diag = 1) let a STORE transpose B elements per cycle instead of one: upstream,
 // accumulator bank s was read at its own row, so its element src_lane % T holds the value for
-// unified row row + row_bank_stride * s. The data is rotated as above, which lands source bank s
+// unified row row + S(s), S(s) the sum of the strides of the bits set in s. The data is rotated as above, which lands source bank s
 // in destination bank d = s + (bd - bs) mod B at element dst_lane % T; each destination bank is
 // written at that one element, and at its own row. count_m1 then counts banks: destination banks
 // bd .. bd + count_m1 (modulo B) are written, no padding.
@@ -19,12 +19,13 @@
 // L = log2 N, hw row bits, A = accumulator lane type, W = operand width,
 // bs = src_lane / T, bd = dst_lane / T, k = (bd - bs) mod B):
 //   valid UInt<1>, row UInt<hw>, src_lane UInt<L>, dst_lane UInt<L>, count_m1 UInt<L>,
-//   diag UInt<1>, row_bank_stride UInt<hw>,
+//   diag UInt<1>, row_bank_strides UInt<hw * log2 B> (bank bit h's stride in bits [h*hw +: hw]; no
+//   port with one bank),
 //   pad_neg UInt<1> (bf16) or shift UInt<6> (integers), data Vec<N, A>
 //   -> wr_en UInt<1>, wr_row Vec<B, UInt<hw>>, wr_mask UInt<N>, wr_data Vec<N, UInt<W>>, registered:
 //      the move presented in one cycle is on the outputs in the next.
-//   wr_row[d] = row, or with diag row + row_bank_stride * ((d - k) mod B) modulo 2^hw (the
-//   source bank whose element lands in bank d). Lanes outside wr_mask carry unspecified data.
+//   wr_row[d] = row, or with diag row + S((d - k) mod B) modulo 2^hw (the source bank whose
+//   element lands in bank d). Lanes outside wr_mask carry unspecified data.
 #pragma once
 
 #include <string>
