@@ -131,15 +131,16 @@ namespace {
 // slower than the host path anyway; the cap bounds the planner's work).
 constexpr int64_t kMaxPartInstrs = 4096;
 
-// One part's moves (sorted: the consumer's row order) as STORE instructions appended to `plan`:
-// one affine nest when they are one, else consecutive nests (one instruction per index of the
-// levels beyond the instruction's four); false and plan.why_not when that takes more than
-// kMaxPartInstrs instructions.
 // A diagonal program's instruction fields beyond the nest (docs/isa.md §2b).
 struct Diagonal {
   bool on = false;
   std::array<int64_t, arch::StoreInstr::kMaxBankBits> src_row_bank_stride{}, dst_row_bank_stride{};  // per bank bit
 };
+
+// One part's moves (sorted: the consumer's row order) as STORE instructions appended to `plan`:
+// one affine nest when they are one, else consecutive nests (one instruction per index of the
+// levels beyond the instruction's four); false and plan.why_not when that takes more than
+// kMaxPartInstrs instructions.
 
 bool emit_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& moves, int64_t count, bool as_a, uint32_t shift,
                StorePlan& plan, const Diagonal& diag = {}) {
@@ -281,11 +282,18 @@ bool emit_diagonal_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& el
   return true;
 }
 
-// Cycles a part costs the host: the controller's and the pushes of its instructions.
-int64_t part_cost(const arch::IsaLayout& isa, const StorePlan& plan, size_t from) {
-  int64_t c = 0;
-  for (size_t i = from; i < plan.program.size(); ++i) c += arch::store_instr_cycles(plan.program[i]) + isa.words();
-  return c;
+// Cycles a part's program costs the host: the controller's and the pushes of its instructions.
+int64_t part_cost(const arch::IsaLayout& isa, const StorePlan& part) {
+  return part.predicted_cycles + static_cast<int64_t>(part.program.size()) * isa.words();
+}
+
+// Appends a part planned on its own (program and totals) to `plan`.
+void append_part(StorePlan& plan, const StorePlan& part) {
+  plan.program.insert(plan.program.end(), part.program.begin(), part.program.end());
+  plan.moves += part.moves;
+  plan.diagonal_moves += part.diagonal_moves;
+  plan.predicted_cycles += part.predicted_cycles;
+  plan.nests += part.nests;
 }
 
 }  // namespace
@@ -389,23 +397,27 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
   }
   // A STORE writes only rows that receive an element (padding rides on a row's lane-0 move, which
   // pads the whole row: so the chunk holding a row's lane 0 must be the first to write that row).
-  std::map<int64_t, std::pair<size_t, bool>> row_first;  // dst row -> (first chunk writing it, lane 0 in it)
+  // Rows some lane of which no element reaches get, in a diagonal program, a lane-0 move first.
+  struct RowWriters {
+    size_t first_chunk = 0;  // the first chunk writing the row
+    bool lane0 = false;      // its lane 0 is in that chunk
+    int64_t lanes = 0;       // lanes that receive an element
+  };
+  std::map<int64_t, RowWriters> row_first;  // dst row -> its writers
   for (const auto& [ch, v] : el) {
-    const auto it = row_first.try_emplace(v[0], ch, false).first;
-    if (it->second.first == ch && v[1] == 0) it->second.second = true;
+    RowWriters& r = row_first.try_emplace(v[0], RowWriters{ch}).first->second;
+    if (r.first_chunk == ch && v[1] == 0) r.lane0 = true;
+    ++r.lanes;
   }
   if (static_cast<int64_t>(row_first.size()) != image_rows)
     return fail(fmt::format("{} of the consumer's {} image rows hold only padding (a partial {} tile), which a STORE "
                             "does not write",
                             image_rows - static_cast<int64_t>(row_first.size()), image_rows, c.map.ib_top ? "K" : "N"));
   for (const auto& [row, first] : row_first)
-    if (!first.second)
+    if (!first.lane0)
       return fail(chunk_job.size() > 1
                       ? fmt::format("unified row {} gets its lane 0 from a later output chunk than its other lanes", row)
                       : fmt::format("unified row {} has no element on lane 0 to pad it from", row));
-  // Rows some lane of which no element reaches: a diagonal program pads them with a lane-0 move first.
-  std::map<int64_t, int64_t> row_lanes;
-  for (const auto& e : el) ++row_lanes[e.second[0]];
   const arch::IsaLayout isa(cfg);
   for (size_t ch = 0, at = 0; ch < chunk_job.size(); ++ch) {
     const size_t from = at;
@@ -431,20 +443,22 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
       for (int64_t o = 0; o < len; o += count) moves.push_back({r[0], r[1] + o, r[2], r[3] + o});
     plan.part_begin.push_back(plan.program.size());
     plan.after_job.push_back(chunk_job[ch]);
-    const StorePlan before = plan;
-    if (!emit_part(cfg, moves, count, as_a, shift, plan)) return fail(plan.why_not);
-    if (count >= cfg.memory.banks || cfg.memory.banks > 64) continue;  // as wide as a diagonal move (or too many banks for the planner's masks)
-    // Narrower than a diagonal: try the part as diagonal moves, and keep what costs less.
-    std::vector<Vec4> part, pads;
-    for (size_t i = from; i < at; ++i) {
-      const Vec4& v = el[i].second;
-      part.push_back(v);
-      if (v[1] == 0 && row_lanes.at(v[0]) < cfg.network.lanes) pads.push_back({v[2], v[3], v[0], v[1]});
+    StorePlan best;  // this part alone
+    if (!emit_part(cfg, moves, count, as_a, shift, best)) return fail(best.why_not);
+    // Narrower than a diagonal move (and banks few enough for the planner's masks): try the part
+    // as diagonal moves, and keep what costs less.
+    if (count < cfg.memory.banks && cfg.memory.banks <= 64) {
+      std::vector<Vec4> part, pads;
+      for (size_t i = from; i < at; ++i) {
+        const Vec4& v = el[i].second;
+        part.push_back(v);
+        if (v[1] == 0 && row_first.at(v[0]).lanes < cfg.network.lanes) pads.push_back({v[2], v[3], v[0], v[1]});
+      }
+      StorePlan diag;
+      if (emit_diagonal_part(cfg, part, pads, as_a, shift, diag) && part_cost(isa, diag) < part_cost(isa, best))
+        best = std::move(diag);
     }
-    StorePlan diag = before;
-    if (emit_diagonal_part(cfg, part, pads, as_a, shift, diag) &&
-        part_cost(isa, diag, plan.part_begin.back()) < part_cost(isa, plan, plan.part_begin.back()))
-      plan = std::move(diag);
+    append_part(plan, best);
   }
   return plan;
 }

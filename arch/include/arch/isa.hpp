@@ -99,7 +99,6 @@ class IsaLayout {
   int acc_addr_bits() const { return acc_addr_bits_; }
   int levels() const { return levels_; }                  // log2(lanes)
   int banks() const { return banks_; }                    // unified-memory (and accumulator) banks
-  int bank_elems() const { return (1 << levels_) / banks_; }
   int bank_bits() const;                                  // log2(banks)
   int count_bits() const { return 16; }
   int group_bits() const { return 8; }

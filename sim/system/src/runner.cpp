@@ -632,7 +632,7 @@ class Runner {
     return bad;
   }
 
-  // "<moves> moves of <lanes> lane(s) in <n> instruction(s)[ of <k> affine nests], as A of s<t>"
+  // "<moves_text> in <n> instruction(s)[ of <k> affine nests], as A of s<t>"
   // and where the images wait (the nests only when some job's program is more than one).
   std::string describe_store(const OnChip& oc, int s) const {
     const mapper::CompiledGemm& c = oc.consumer->compiled.gemm;

@@ -1,7 +1,8 @@
 // The per-bank rows of a diagonal STORE move (docs/isa.md §2b): bank b addresses base plus the
-// sum of strides[h] over the bits h set in (b - rot) mod B, modulo the rows' width. The accumulator's banks read at the
-// rows of the unified banks their elements go to (the controller), the unified banks write at
-// the rows of the accumulator banks their elements come from (the ResultWriter).
+// sum of strides[h] over the bits h set in (b - rot) mod B, modulo the rows' width. The
+// accumulator's banks read at the rows of the unified banks their elements go to (the
+// controller), the unified banks write at the rows of the accumulator banks their elements come
+// from (the ResultWriter).
 #pragma once
 
 #include <string>

@@ -6,9 +6,9 @@
 //
 // Diagonal moves (diag = 1) let a STORE transpose B elements per cycle instead of one: upstream,
 // accumulator bank s was read at its own row, so its element src_lane % T holds the value for
-// unified row row + S(s), S(s) the sum of the strides of the bits set in s. The data is rotated as above, which lands source bank s
-// in destination bank d = s + (bd - bs) mod B at element dst_lane % T; each destination bank is
-// written at that one element, and at its own row. count_m1 then counts banks: destination banks
+// unified row row + S(s), S(s) the sum of the strides of the bits set in s. The data is rotated
+// as above, which lands source bank s in destination bank d = s + (bd - bs) mod B at element
+// dst_lane % T; each destination bank is written at that one element, and at its own row. count_m1 then counts banks: destination banks
 // bd .. bd + count_m1 (modulo B) are written, no padding.
 //
 // Conversion (the golden model's, bit for bit): bf16 accumulators (binary32) round to nearest
