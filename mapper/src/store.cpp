@@ -127,10 +127,6 @@ std::vector<AffineNest> split_affine_nests(const std::vector<Vec4>& seq, int64_t
 
 namespace {
 
-// The most STORE instructions one part of a program may take (a sequence this fragmented is far
-// slower than the host path anyway; the cap bounds the planner's work).
-constexpr int64_t kMaxPartInstrs = 4096;
-
 // A diagonal program's instruction fields beyond the nest (docs/isa.md §2b).
 struct Diagonal {
   bool on = false;
@@ -139,11 +135,10 @@ struct Diagonal {
 
 // One part's moves (sorted: the consumer's row order) as STORE instructions appended to `plan`:
 // one affine nest when they are one, else consecutive nests (one instruction per index of the
-// levels beyond the instruction's four); false and plan.why_not when that takes more than
-// kMaxPartInstrs instructions.
-
+// levels beyond the instruction's four); false and plan.why_not when the part (`plan` holds it
+// alone) would then take more than `max_instrs` instructions.
 bool emit_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& moves, int64_t count, bool as_a, uint32_t shift,
-               StorePlan& plan, const Diagonal& diag = {}) {
+               int64_t max_instrs, StorePlan& plan, const Diagonal& diag = {}) {
   const arch::IsaLayout isa(cfg);
   const int kL = arch::StoreInstr::kLevels;
   const int64_t max_bound = int64_t{1} << isa.field("st_bound_m1_l0").width;
@@ -156,10 +151,13 @@ bool emit_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& moves, int6
   };
   int64_t instrs = 0;
   for (const AffineNest& nest : nests) instrs += instructions(nest.levels);
-  if (instrs > kMaxPartInstrs) {
-    plan.why_not = fmt::format("its {} moves of {} lane(s) would take {} STORE instructions ({} affine nests: the "
-                               "consumer's tiles cut across the result's label digits)",
-                               moves.size(), count, instrs, nests.size());
+  const int64_t total = static_cast<int64_t>(plan.program.size()) + instrs;  // `plan` holds this part alone
+  if (total > max_instrs) {
+    plan.why_not = diag.on ? fmt::format("as diagonal moves it would take at least {} STORE instructions, more than the {} "
+                                         "a part may take", total, max_instrs)
+                           : fmt::format("its {} moves of {} lane(s) would take {} STORE instructions ({} affine nests: the "
+                                         "consumer's tiles cut across the result's label digits), more than the {} a part "
+                                         "may take", moves.size(), count, total, nests.size(), max_instrs);
     return false;
   }
   const bool fp = cfg.dtype == arch::DataType::bf16;
@@ -221,7 +219,7 @@ int64_t most_frequent(const std::map<int64_t, int64_t>& counts) {
 // result per unified bank; label digits that change with the bank in mixed radix get one each).
 // False (and plan.why_not) as emit_part.
 bool emit_diagonal_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& el, const std::vector<Vec4>& pad_moves,
-                        bool as_a, uint32_t shift, StorePlan& plan) {
+                        bool as_a, uint32_t shift, int64_t max_instrs, StorePlan& plan) {
   const int64_t B = cfg.memory.banks, T = cfg.memory.elems_per_bank;
   Diagonal diag{true, {}, {}};
   {
@@ -272,12 +270,12 @@ bool emit_diagonal_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& el
       by_count[len].push_back({{rd, mv[3], rs, mv[1]}, mv});
     }
   }
-  if (!pad_moves.empty() && !emit_part(cfg, pad_moves, 1, as_a, shift, plan)) return false;
+  if (!pad_moves.empty() && !emit_part(cfg, pad_moves, 1, as_a, shift, max_instrs, plan)) return false;
   for (auto& [count, moves] : by_count) {
     std::sort(moves.begin(), moves.end());
     std::vector<Vec4> seq;
     for (const auto& m : moves) seq.push_back(m.second);
-    if (!emit_part(cfg, seq, count, as_a, shift, plan, diag)) return false;
+    if (!emit_part(cfg, seq, count, as_a, shift, max_instrs, plan, diag)) return false;
   }
   return true;
 }
@@ -299,7 +297,7 @@ void append_part(StorePlan& plan, const StorePlan& part) {
 }  // namespace
 
 StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
-                     uint32_t shift, bool per_chunk) {
+                     uint32_t shift, bool per_chunk, int64_t max_part_instrs) {
   StorePlan plan;
   auto fail = [&](std::string why) {
     plan.program.clear();
@@ -443,10 +441,11 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
       for (int64_t o = 0; o < len; o += count) moves.push_back({r[0], r[1] + o, r[2], r[3] + o});
     plan.part_begin.push_back(plan.program.size());
     plan.after_job.push_back(chunk_job[ch]);
-    StorePlan best;  // this part alone
-    if (!emit_part(cfg, moves, count, as_a, shift, best)) return fail(best.why_not);
-    // Narrower than a diagonal move (and banks few enough for the planner's masks): try the part
-    // as diagonal moves, and keep what costs less.
+    // This part alone, as ordinary moves and, where those are narrower than a diagonal move (and
+    // the banks few enough for the planner's masks), as diagonal moves: the cheaper is kept.
+    StorePlan ordinary, diag;
+    const bool ordinary_ok = emit_part(cfg, moves, count, as_a, shift, max_part_instrs, ordinary);
+    bool diag_ok = false;
     if (count < cfg.memory.banks && cfg.memory.banks <= 64) {
       std::vector<Vec4> part, pads;
       for (size_t i = from; i < at; ++i) {
@@ -454,10 +453,10 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
         part.push_back(v);
         if (v[1] == 0 && row_first.at(v[0]).lanes < cfg.network.lanes) pads.push_back({v[2], v[3], v[0], v[1]});
       }
-      StorePlan diag;
-      if (emit_diagonal_part(cfg, part, pads, as_a, shift, diag) && part_cost(isa, diag) < part_cost(isa, best))
-        best = std::move(diag);
+      diag_ok = emit_diagonal_part(cfg, part, pads, as_a, shift, max_part_instrs, diag);
     }
+    if (!ordinary_ok && !diag_ok) return fail(ordinary.why_not);
+    const StorePlan& best = !ordinary_ok || (diag_ok && part_cost(isa, diag) < part_cost(isa, ordinary)) ? diag : ordinary;
     append_part(plan, best);
   }
   return plan;

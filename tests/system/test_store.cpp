@@ -4,10 +4,13 @@
 // element, with the image the consumer's layout (mapper::layout_a / layout_b) asks for.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <random>
+
+#include <fmt/core.h>
 
 #include "mapper/compile.hpp"
 #include "mapper/placement.hpp"
@@ -105,6 +108,8 @@ struct Tally {
   int into_os = 0;     // planned into an output-stationary consumer's image
   int several = 0;     // planned as several affine nests (moves that are not one)
   int diagonal = 0;    // planned with diagonal moves (a transposition, one element per bank)
+  int capped = 0;      // replanned under a cap of fewer instructions a part than it took
+  int capped_other = 0;  // of those, planned within the cap the other way (ordinary or diagonal)
 };
 
 // Interprets `sp` on an accumulator holding p's result as ids and checks the unified rows it
@@ -170,6 +175,31 @@ void check_program(const arch::ArchConfig& cfg, const CompiledGemm& p, const Com
   CHECK(cycles == sp.predicted_cycles);
 }
 
+// Replans a program whose largest part takes n > 1 instructions under the per-part cap: at n
+// it is the same program; below n a part is refused naming the cap, or planned within the cap
+// the other way (ordinary or diagonal), then checked like any; at 0 it is refused.
+void check_part_cap(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t j,
+                    const StorePlan& sp, Tally& tally) {
+  int64_t n = 0;
+  for (size_t i = 0; i < sp.part_begin.size(); ++i) n = std::max<int64_t>(n, static_cast<int64_t>(sp.part_end(i) - sp.part_begin[i]));
+  if (n < 2) return;
+  ++tally.capped;
+  const StorePlan same = plan_store(cfg, p, c, as_a, j, 0, true, n);
+  CHECK(same.program.size() == sp.program.size());
+  CHECK(same.predicted_cycles == sp.predicted_cycles);
+  const StorePlan under = plan_store(cfg, p, c, as_a, j, 0, true, n - 1);
+  if (under.ok()) {
+    ++tally.capped_other;
+    for (size_t i = 0; i < under.part_begin.size(); ++i) CHECK(under.part_end(i) - under.part_begin[i] <= static_cast<size_t>(n - 1));
+    check_program(cfg, p, c, as_a, j, under);
+  } else {
+    CHECK_THAT(under.why_not, Contains("STORE instructions") && Contains(fmt::format("more than the {} a part may take", n - 1)));
+  }
+  const StorePlan none = plan_store(cfg, p, c, as_a, j, 0, true, 0);
+  CHECK_FALSE(none.ok());
+  CHECK_THAT(none.why_not, Contains("more than the 0 a part may take"));
+}
+
 // Every (producer, consumer) pair of the layer's plans, adjacent or not, every job of the
 // consumer, its image where the compiler put it and moved to the top of its half
 // (relocate_image, as the runner does for images that wait): each STORE program plan_store
@@ -217,6 +247,7 @@ void check_layer(const arch::ArchConfig& cfg, const std::string& layer, Tally& t
               tally.into_os += c.map.os;
               tally.several += sp.nests > static_cast<int64_t>(sp.part_begin.size());
               tally.diagonal += sp.diagonal_moves > 0;
+              check_part_cap(cfg, p, c, as_a, j, sp, tally);
             }
         }
       }
@@ -316,7 +347,7 @@ TEST_CASE("A sequence of several nests is split into them, every bound within th
 
 TEST_CASE("STORE programs put every element where the consumer reads it", "[store]") {
   int later_jobs = 0, chunked = 0, into_top_b = 0, from_os = 0, into_os = 0, refused = 0, several = 0,
-      diagonal = 0;  // not on every config: in all together
+      diagonal = 0, capped = 0, capped_other = 0;  // not on every config: in all together
   for (const char* cfg_name : {"default", "ce4x4_x4", "ce2x4_x8", "ce4x4_x4_int8", "baseline_hier"}) {
     const arch::ArchConfig cfg = cfg_named(cfg_name);
     Tally tally;
@@ -327,7 +358,8 @@ TEST_CASE("STORE programs put every element where the consumer reads it", "[stor
                   << tally.later_jobs << " into later jobs, " << tally.moved << " into moved images, " << tally.chunked
                   << " in parts per output chunk; " << tally.from_os << " from and " << tally.into_os
                   << " into output-stationary mappings; " << tally.several << " in several affine nests, "
-                  << tally.diagonal << " with diagonal moves");
+                  << tally.diagonal << " with diagonal moves; " << tally.capped << " replanned under a cap (" << tally.capped_other
+                  << " planned the other way)");
     CHECK(tally.planned > 0);
     CHECK(tally.later > 0);
     CHECK(tally.moved > 0);
@@ -339,6 +371,8 @@ TEST_CASE("STORE programs put every element where the consumer reads it", "[stor
     refused += tally.refused;
     several += tally.several;
     diagonal += tally.diagonal;
+    capped += tally.capped;
+    capped_other += tally.capped_other;
   }
   CHECK(refused > 0);  // both paths exercised (since programs may be several nests, only the fixed-wiring baseline refuses)
   CHECK(later_jobs > 0);
@@ -348,6 +382,8 @@ TEST_CASE("STORE programs put every element where the consumer reads it", "[stor
   CHECK(into_os > 0);
   CHECK(several > 0);
   CHECK(diagonal > 0);
+  CHECK(capped > capped_other);  // refused under the cap, and
+  CHECK(capped_other > 0);        // rescued by the other kind of move
 }
 
 TEST_CASE("STORE refuses what it cannot do, saying why", "[store]") {

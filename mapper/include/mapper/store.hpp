@@ -49,9 +49,12 @@ struct StorePlan {
 // the program (a row of the image written by several chunks must get its lane 0, which pads the
 // row, from the first of them). The consumer's role must be served by one image (no operand
 // replication: with fixed wiring only a B loaded from the top qualifies). Instructions write the
-// compute half; the caller sets other_half.
+// compute half; the caller sets other_half. A part that would take more than `max_part_instrs`
+// instructions both as ordinary and as diagonal moves is refused (a sequence that fragmented is far
+// slower than the host path; the cap bounds the planner's work).
+inline constexpr int64_t kMaxStorePartInstrs = 4096;
 StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
-                     uint32_t shift = 0, bool per_chunk = false);
+                     uint32_t shift = 0, bool per_chunk = false, int64_t max_part_instrs = kMaxStorePartInstrs);
 
 // Fits a sequence of 4-vectors exactly as an affine nest base + sum_l i_l * stride_l (level 0
 // innermost, bounds >= 2); returns false when the sequence is not one. Exposed for tests.
