@@ -3,11 +3,13 @@
 `baseline: [fetta, tpu, hier]` with `cycles: rtl` (scripts/grids/paper.yaml or
 paper_end_to_end.yaml):
 
-    /usr/bin/python3 scripts/paper_table.py OUT_DIR
+    /usr/bin/python3 scripts/paper_table.py [--phases] OUT_DIR
 
 Per layer, FP+BP+WG summed: compute cycles of each array and FETTA's speedup over the baselines,
 then the same end to end (compute + STORE + host + DRAM cycles, the serial sum a run reports),
-and the geometric means over the layers. Markdown on stdout.
+and the geometric means over the layers. With --phases: per layer and phase, compute cycles and
+PE utilization of each array and the speedups (a BP row only where BP differs from FP).
+Markdown on stdout.
 """
 import csv
 import math
@@ -18,12 +20,44 @@ from collections import defaultdict
 BASELINES = ("tpu", "hier")
 
 
+def phase_table(rows):
+    """The per-phase compute table: (layer, phase) -> baseline -> (MACs, cycles, utilization)."""
+    cell = defaultdict(dict)
+    layers = []
+    for r in rows:
+        if r["status"] == "ok" and r["cycles"]:
+            cell[(r["layer"], r["phase"])][r["baseline"]] = (int(r["macs"]), int(r["cycles"]), float(r["utilization"]))
+            if r["layer"] not in layers:
+                layers.append(r["layer"])
+    print("| layer | phase | MACs | FETTA cycles (util) | TPU-like cycles (util) | speedup "
+          "| hierarchical cycles (util) | speedup |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for layer in layers:
+        fp = cell.get((layer, "fp"))
+        for i, ph in enumerate(("fp", "bp", "wg")):
+            at = cell.get((layer, ph))
+            if at is None or (ph == "bp" and at == fp):
+                continue
+            if any(b not in at for b in ("fetta",) + BASELINES):
+                sys.exit(f"layer {layer} {ph} is missing a baseline")
+            macs, fc, fu = at["fetta"]
+            cells = [layer if i == 0 else "", ph.upper(), f"{macs:,}", f"{fc:,} ({100 * fu:.1f}%)"]
+            for b in BASELINES:
+                _, c, u = at[b]
+                cells += [f"{c:,} ({100 * u:.1f}%)", f"{c / fc:.2f}x"]
+            print("| " + " | ".join(cells) + " |")
+
+
 def main():
-    if len(sys.argv) != 2:
+    args = [a for a in sys.argv[1:] if a != "--phases"]
+    if len(args) != 1:
         sys.exit(__doc__)
-    path = os.path.join(sys.argv[1], "results.csv")
+    path = os.path.join(args[0], "results.csv")
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
+    if "--phases" in sys.argv[1:]:
+        phase_table(rows)
+        return
     compute = defaultdict(lambda: defaultdict(int))
     end_to_end = defaultdict(lambda: defaultdict(int))
     layers = []
