@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <numeric>
 
@@ -201,11 +202,15 @@ bool emit_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& moves, int6
   return true;
 }
 
-// The most frequent value of `counts` (0 when empty; the smallest among equals, deterministic).
-int64_t most_frequent(const std::map<int64_t, int64_t>& counts) {
+// The most frequent of `values` (0 when empty; the smallest among equally frequent ones, so the
+// result does not depend on their order).
+int64_t most_frequent(std::vector<int64_t> values) {
+  std::sort(values.begin(), values.end());
   int64_t best = 0, n = 0;
-  for (const auto& [v, c] : counts)
-    if (c > n) best = v, n = c;
+  for (size_t i = 0, j = 0; i < values.size(); i = j) {
+    while (j < values.size() && values[j] == values[i]) ++j;
+    if (static_cast<int64_t>(j - i) > n) best = values[i], n = static_cast<int64_t>(j - i);
+  }
   return best;
 }
 
@@ -217,24 +222,40 @@ int64_t most_frequent(const std::map<int64_t, int64_t>& counts) {
 // distinct banks, and a cyclic run of their source banks is one move. Bank bit h's strides are
 // the row steps most elements see to the bank 2^h up (a transposition's: T x 2^h rows of the
 // result per unified bank; label digits that change with the bank in mixed radix get one each).
-// False (and plan.why_not) as emit_part.
+// False (and plan.why_not) as emit_part. Sorted vectors rather than ordered maps: the runner
+// plans a STORE for every candidate mapping it weighs, so this is the compiler's hot spot.
 bool emit_diagonal_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& el, const std::vector<Vec4>& pad_moves,
                         bool as_a, uint32_t shift, int64_t max_instrs, StorePlan& plan) {
   const int64_t B = cfg.memory.banks, T = cfg.memory.elems_per_bank;
   Diagonal diag{true, {}, {}};
   {
-    std::map<std::pair<int64_t, int64_t>, int64_t> src_at, dst_at;  // (row, lane) -> the other side's row
+    // Each side's slots, (row, lane, the other side's row), sorted: (row, lane) is unique per side.
+    using Slot = std::array<int64_t, 3>;
+    std::vector<Slot> dst_at, src_at;
+    dst_at.reserve(el.size());
+    src_at.reserve(el.size());
     for (const Vec4& v : el) {
-      dst_at[{v[0], v[1]}] = v[2];
-      src_at[{v[2], v[3]}] = v[0];
+      dst_at.push_back({v[0], v[1], v[2]});
+      src_at.push_back({v[2], v[3], v[0]});
     }
-    // The most frequent row step from a (row, lane) whose bank has bit h clear to the bank 2^h up.
-    auto step = [&](const std::map<std::pair<int64_t, int64_t>, int64_t>& at, int64_t h) {
-      std::map<int64_t, int64_t> n;
-      for (const auto& [rl, other] : at)
-        if (!((rl.second / T) >> h & 1))
-          if (const auto it = at.find({rl.first, rl.second + (T << h)}); it != at.end()) ++n[it->second - other];
-      return most_frequent(n);
+    if (!std::is_sorted(dst_at.begin(), dst_at.end())) std::sort(dst_at.begin(), dst_at.end());  // el's order, as a rule
+    std::sort(src_at.begin(), src_at.end());
+    // The most frequent row step from a (row, lane) whose bank has bit h clear to the bank 2^h up
+    // (same row, further on in its row's run).
+    auto step = [&](const std::vector<Slot>& at, int64_t h) {
+      std::vector<int64_t> steps;
+      for (auto row = at.begin(); row != at.end();) {
+        auto row_end = row;
+        while (row_end != at.end() && (*row_end)[0] == (*row)[0]) ++row_end;
+        for (auto it = row; it != row_end; ++it) {
+          const int64_t lane = (*it)[1] + (T << h);
+          if (((*it)[1] / T) >> h & 1) continue;
+          const auto up = std::lower_bound(it + 1, row_end, lane, [](const Slot& x, int64_t l) { return x[1] < l; });
+          if (up != row_end && (*up)[1] == lane) steps.push_back((*up)[2] - (*it)[2]);
+        }
+        row = row_end;
+      }
+      return most_frequent(std::move(steps));
     };
     for (int64_t h = 0; (int64_t{1} << h) < B; ++h) {
       diag.src_row_bank_stride[static_cast<size_t>(h)] = step(dst_at, h);
@@ -247,25 +268,34 @@ bool emit_diagonal_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& el
       if (bank >> h & 1) o += strides[h];
     return o;
   };
-  // diagonal -> its elements' source banks (bit mask)
+  // Every element's diagonal and source bank, sorted: each diagonal's banks (a bit mask), in key order.
   using Key = std::array<int64_t, 5>;  // src lane mod T, dst lane mod T, k, src row origin, dst row origin
-  std::map<Key, uint64_t> diagonals;
+  std::vector<std::pair<Key, int64_t>> members;
+  members.reserve(el.size());
   for (const Vec4& v : el) {
     const int64_t sb = v[3] / T, db = v[1] / T;
-    const Key key{v[3] % T, v[1] % T, (db - sb + B) % B, v[2] - offset(diag.src_row_bank_stride, db),
-                  v[0] - offset(diag.dst_row_bank_stride, sb)};
-    diagonals[key] |= uint64_t{1} << sb;
+    members.push_back({Key{v[3] % T, v[1] % T, (db - sb + B) % B, v[2] - offset(diag.src_row_bank_stride, db),
+                           v[0] - offset(diag.dst_row_bank_stride, sb)},
+                       sb});
+  }
+  std::sort(members.begin(), members.end());
+  std::vector<std::pair<Key, uint64_t>> diagonals;
+  for (const auto& [key, sb] : members) {
+    if (diagonals.empty() || diagonals.back().first != key) diagonals.push_back({key, 0});
+    diagonals.back().second |= uint64_t{1} << sb;
   }
   // count -> moves (src row origin, src lane, dst row origin, dst lane), in the consumer's row order
   std::map<int64_t, std::vector<std::pair<Vec4, Vec4>>> by_count;  // (sort key, move)
+  const uint64_t all = B == 64 ? ~uint64_t{0} : (uint64_t{1} << B) - 1;
+  auto rotr = [&](uint64_t x, int64_t r) {  // within B bits
+    return r == 0 ? x : ((x >> r) | (x << (B - r))) & all;
+  };
   for (const auto& [key, banks] : diagonals) {
     const auto [a, e, k, rs, rd] = key;
-    const uint64_t all = B == 64 ? ~uint64_t{0} : (uint64_t{1} << B) - 1;
-    for (int64_t b = 0; b < B; ++b) {  // each cyclic run of banks, from its first
-      const bool starts = (banks >> b) & 1U && (banks == all ? b == 0 : !((banks >> ((b + B - 1) % B)) & 1U));
-      if (!starts) continue;
-      int64_t len = 1;
-      while (len < B && (banks >> ((b + len) % B)) & 1U) ++len;
+    // Each cyclic run of banks, from its first: a set bank whose cyclic predecessor is clear.
+    for (uint64_t starts = banks == all ? 1 : banks & ~rotr(banks, B - 1); starts != 0; starts &= starts - 1) {
+      const int64_t b = std::countr_zero(starts);
+      const int64_t len = banks == all ? B : std::countr_one(rotr(banks, b));
       const Vec4 mv{rs, b * T + a, rd, (b + k) % B * T + e};
       by_count[len].push_back({{rd, mv[3], rs, mv[1]}, mv});
     }
