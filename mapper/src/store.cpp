@@ -248,8 +248,8 @@ bool emit_diagonal_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& el
         auto row_end = row;
         while (row_end != at.end() && (*row_end)[0] == (*row)[0]) ++row_end;
         for (auto it = row; it != row_end; ++it) {
-          const int64_t lane = (*it)[1] + (T << h);
           if (((*it)[1] / T) >> h & 1) continue;
+          const int64_t lane = (*it)[1] + (T << h);
           const auto up = std::lower_bound(it + 1, row_end, lane, [](const Slot& x, int64_t l) { return x[1] < l; });
           if (up != row_end && (*up)[1] == lane) steps.push_back((*up)[2] - (*it)[2]);
         }

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <random>
 
@@ -412,35 +414,46 @@ TEST_CASE("STORE refuses what it cannot do, saying why", "[store]") {
 TEST_CASE("A transposition is stored diagonally, an element per bank per cycle", "[store]") {
   // Z[m, n] (rows m, n on the lanes) read by a consumer contracting over m: every result row's
   // elements go to one lane of different image rows, one lane per move, unless moved diagonally.
-  const arch::ArchConfig cfg = cfg_named("default");
-  for (const int64_t M : {64, 32, 40}) {
-    INFO("M = " << M);
-    // The producer's 16 CEs side by side on N (64 result lanes, every bank), the consumer's on K
-    // (a 64-lane K tile): a diagonal can take an element from every bank into every bank.
-    const CompiledGemm p = compile_gemm(cfg, gemm_shape("A", {"m", "k"}, {M, 16}, "B", {"k", "n"}, {16, 64}, {"m", "n"}), 1);
-    const CompiledGemm c = compile_gemm(cfg, gemm_shape("Z", {"n", "m"}, {64, M}, "W", {"m", "j"}, {M, 16}, {"n", "j"}), 16);
-    REQUIRE(c.jobs.size() == 1);
-    const StorePlan sp = plan_store(cfg, p, c, true, 0);
-    REQUIRE(sp.ok());
-    check_program(cfg, p, c, true, 0, sp);
-    // 64 x M elements, 16 a move; a partial K tile (M < 64) leaves lanes to pad: one lane-0 move per row first.
-    const int64_t pads = M == 64 ? 0 : 64;
-    CHECK(sp.moves - sp.diagonal_moves == pads);
-    // One move per (src lane mod T, dst lane mod T, bank distance): 4 x 4 x 16, each as many
-    // elements as the image has banks of K (16, 8, 10).
-    CHECK(sp.diagonal_moves == 256);
-    CHECK(sp.predicted_cycles < 64 * M / 4);  // one lane a cycle would take 64 M
-    for (size_t i = 0; i < sp.program.size(); ++i) {
-      const arch::StoreInstr& st = sp.program[i];
-      CHECK(st.diag == (i >= (pads ? 1U : 0U)));  // the pad moves come first
-      // T result rows per unified bank and T image rows per accumulator bank: per bank bit, T x 2^h.
-      const std::array<int64_t, 10> linear{4, 8, 16, 32};
-      if (!st.diag) continue;
-      CHECK(st.dst_row_bank_stride == linear);
-      for (size_t h = 0; h < 4; ++h)  // the bits of the image's banks (M / T of them)
-        if ((int64_t{4} << h) < M) CHECK(st.src_row_bank_stride[h] == linear[h]);
-    }
+  // The default's 16 banks of 4 lanes, and 64 banks of one lane (every bank mask bit in use).
+  arch::ArchConfig banks64 = cfg_named("default");
+  {
+    std::ifstream f(std::string(FETTA_SOURCE_DIR) + "configs/default.yaml");
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    text.replace(text.find("banks: 16"), 9, "banks: 64");
+    text.replace(text.find("elems_per_bank: 4"), 17, "elems_per_bank: 1");
+    banks64 = arch::parse_arch_config(text, "default with 64 banks");
   }
+  for (const arch::ArchConfig& cfg : {cfg_named("default"), banks64})
+    for (const int64_t M : {64, 32, 40}) {
+      const int64_t B = cfg.memory.banks, T = cfg.memory.elems_per_bank;
+      INFO(B << " banks of " << T << ", M = " << M);
+      // The producer's 16 CEs side by side on N (64 result lanes, every bank), the consumer's on K
+      // (a 64-lane K tile): a diagonal can take an element from every bank into every bank.
+      const CompiledGemm p = compile_gemm(cfg, gemm_shape("A", {"m", "k"}, {M, 16}, "B", {"k", "n"}, {16, 64}, {"m", "n"}), 1);
+      const CompiledGemm c = compile_gemm(cfg, gemm_shape("Z", {"n", "m"}, {64, M}, "W", {"m", "j"}, {M, 16}, {"n", "j"}), 16);
+      REQUIRE(c.jobs.size() == 1);
+      const StorePlan sp = plan_store(cfg, p, c, true, 0);
+      REQUIRE(sp.ok());
+      check_program(cfg, p, c, true, 0, sp);
+      // 64 x M elements, 64 / T a move; a partial K tile (M < 64) leaves lanes to pad: one lane-0 move per row first.
+      const int64_t pads = M == 64 ? 0 : 64;
+      CHECK(sp.moves - sp.diagonal_moves == pads);
+      // One move per (src lane mod T, dst lane mod T, bank distance): T x T x B, each as many
+      // elements as the image has banks of K.
+      CHECK(sp.diagonal_moves == T * T * B);
+      CHECK(sp.predicted_cycles < 64 * M / 4);  // one lane a cycle would take 64 M
+      for (size_t i = 0; i < sp.program.size(); ++i) {
+        const arch::StoreInstr& st = sp.program[i];
+        CHECK(st.diag == (i >= (pads ? 1U : 0U)));  // the pad moves come first
+        if (!st.diag) continue;
+        // T result rows per unified bank and T image rows per accumulator bank: per bank bit, T x 2^h.
+        std::array<int64_t, 10> linear{};
+        for (size_t h = 0; (int64_t{1} << h) < B; ++h) linear[h] = T << h;
+        CHECK(st.dst_row_bank_stride == linear);
+        for (size_t h = 0; (int64_t{1} << h) < B; ++h)  // the bits of the image's banks (M / T of them)
+          if ((T << h) < M) CHECK(st.src_row_bank_stride[h] == linear[h]);
+      }
+    }
 }
 
 TEST_CASE("A transposition whose digits change with the bank in mixed radix takes a stride per bank bit", "[store]") {
