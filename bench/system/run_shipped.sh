@@ -18,17 +18,10 @@ for layer in configs/layers/tt_fetta_example.yaml configs/layers/*_transformer_7
   ./build/fetta run --config "$cfg" --layer "$layer" --seed 1 --json $extra > "$out/$name.json"
   /usr/bin/python3 - "$out/$name.json" <<'PY'
 import json, sys
-from collections import defaultdict
+sys.path.insert(0, "scripts")
+from shipped_table import phase_totals
 r = json.load(open(sys.argv[1]))
-tot = defaultdict(lambda: defaultdict(int))
-for s in r["steps"]:
-    t = tot[(s["layer"], s["phase"])]
-    for k in ("macs", "cycles", "predicted_cycles", "store_cycles", "host_cycles", "dram_cycles"):
-        t[k] += s[k]
-    t["bad"] += s["mismatches"] + s["stored_mismatches"]
-    if s["step"] + 1 < s["steps"]:
-        t["intermediates"] += 1
-        t["on_chip"] += s["kept_on_chip"]
+tot = phase_totals(r)
 for (layer, phase), t in tot.items():
     print(f"{layer:22} {phase}  MACs {t['macs']:>12,}  cycles {t['cycles']:>9,}  model {t['predicted_cycles']:>9,}  "
           f"util {100 * t['macs'] / (t['cycles'] * r['pes']):5.1f}%  on chip {t['on_chip']:>2}/{t['intermediates']:<2}  "
