@@ -78,8 +78,11 @@ void add_synth_command(CLI::App& app) {
                   "Clock target: asap7 (default: the config's clock_mhz, else 1000), ice40 (default 50)");
   cmd->add_option("--modules", o->flow.modules, "all | top | comma-separated module names")->capture_default_str();
   cmd->add_flag("--keep-hierarchy", o->flow.keep_hierarchy,
-                "asap7: map each distinct submodule once (out of context) and sum over instances, instead of "
-                "flattening first: the default top in about 4 minutes");
+                "asap7: map each distinct submodule once (out of context), then flatten the mapped netlist for the "
+                "figures and OpenSTA, instead of flattening first: the default top in a few minutes");
+  cmd->add_flag("--fmax", o->flow.fmax,
+                "asap7: also find each module's highest clock: resynthesize at the period OpenSTA says the netlist "
+                "needs until that stops improving by 1 % (up to 4 mappings per module)");
   cmd->add_option("--pdk", o->flow.pdk_dir, "asap7: directory of the ASAP7 .lib.gz files (default: ../shared/pdk/asap7 "
                                              "of the repository, or $FETTA_ASAP7_DIR)");
   cmd->add_option("--cache-dir", o->flow.cache_dir, "asap7: where the merged Liberty files are kept (default: "
@@ -92,6 +95,10 @@ void add_synth_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--sram-port-factor", o->flow.sram.extra_port_factor,
                   "asap7 SRAM model: area growth per port beyond 1R+1W")
+      ->capture_default_str();
+  cmd->add_option("--sram-clk-to-q-ps", o->flow.sram.clk_to_q_ps, "asap7 SRAM macros: read data after the clock edge")
+      ->capture_default_str();
+  cmd->add_option("--sram-setup-ps", o->flow.sram.setup_ps, "asap7 SRAM macros: setup of every input")
       ->capture_default_str();
   cmd->add_flag("--lint", o->lint, "With --config: lint the generated RTL before synthesis");
   cmd->callback([o] { run(*o); });

@@ -61,7 +61,7 @@ function(fetta_verilate target)
             --prefix V${ARG_TOP} --top-module ${ARG_TOP} -y ${ARG_DIR} ${ARG_ARGS} ${ARG_DIR}/${ARG_TOP}.sv
     COMMAND make -s -C ${mdir} -f V${ARG_TOP}.mk V${ARG_TOP}__ALL.a VM_PARALLEL_BUILDS=1
             OPT_FAST=-O2 OPT_SLOW=-O1 CXX=${CMAKE_CXX_COMPILER}
-    DEPENDS ${ARG_DIR}/${ARG_TOP}.sv
+    DEPENDS ${ARG_DIR}/${ARG_TOP}.sv ${ARG_DIR}/manifest.json
     COMMENT "Verilating ${ARG_TOP}"
     VERBATIM)
   add_custom_target(${target}_V${ARG_TOP} DEPENDS ${lib})
@@ -93,7 +93,9 @@ function(fetta_generated_rtl name)
   cmake_parse_arguments(ARG "" "GENERATOR;DIR" "TOPS;ARGS;DEPENDS" ${ARGN})
   set(files)
   foreach(top IN LISTS ARG_TOPS)
-    list(APPEND files ${ARG_DIR}/${top}/${top}.sv)
+    # manifest.json carries the hash of every file of the design: models depend on it, so a
+    # change in a submodule alone rebuilds them too.
+    list(APPEND files ${ARG_DIR}/${top}/${top}.sv ${ARG_DIR}/${top}/manifest.json)
   endforeach()
   add_custom_command(OUTPUT ${files}
     COMMAND ${ARG_GENERATOR} ${ARG_DIR} ${ARG_ARGS}

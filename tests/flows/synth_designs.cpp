@@ -58,6 +58,27 @@ struct ShiftBank : Generator<ShiftBankParams> {
   }
 };
 
+// Two registers of one clock: `slow_q` behind a width x width multiplier, `fast_q` behind an XOR.
+// The sign-off timing tests know which one must fail at a fast clock.
+struct TimingPair : Generator<int> {
+  using Generator::Generator;
+  std::string generator_name() const override { return "tests::TimingPair"; }
+  std::string module_name() const override { return fmt::format("timing_pair_w{}", p); }
+  ParamList params() const override { return {{"width", std::to_string(p)}}; }
+  void build(Module& m) const override {
+    Sig a = m.input("a", UInt(p));
+    Sig b = m.input("b", UInt(p));
+    Sig slow = m.output("slow", UInt(2 * p));
+    Sig fast = m.output("fast", UInt(p));
+    Sig slow_q = m.reg("slow_q", UInt(2 * p));
+    Sig fast_q = m.reg("fast_q", UInt(p));
+    slow_q <<= a * b;
+    fast_q <<= a ^ b;
+    slow <<= slow_q;
+    fast <<= fast_q;
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -74,6 +95,7 @@ int main(int argc, char** argv) {
   try {
     emit(MulPair(8));                                // mul_pair_s8
     emit(ShiftBank({8, 64}));                        // shift_bank_w8_d64
+    emit(TimingPair(16));                            // timing_pair_w16
     emit(fetta::hw::IntMac({8, 32, 2}));             // int_mac_i8_acc32_s2
     emit(fetta::hw::FpMac({0}));                     // fp_mac_bf16_fp32_s0
     emit(fetta::hw::FpMac({2}));                     // fp_mac_bf16_fp32_s2

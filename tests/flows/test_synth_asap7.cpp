@@ -6,10 +6,13 @@
 #include <filesystem>
 #include <set>
 
+#include "flows/asap7.hpp"
+#include "flows/sta.hpp"
 #include "flows/synth.hpp"
 #include "flows/synth_tools.hpp"
 
 using namespace fetta::flows::synth;
+namespace sta = fetta::flows::sta;
 
 namespace {
 
@@ -40,8 +43,19 @@ void check_plausible(const ModuleResult& m, double period_ps) {
   CHECK(a.logic_area_um2 < 0.5 * static_cast<double>(a.cells));
   CHECK(a.flop_overhead_ps > 20);
   CHECK(a.flop_overhead_ps < 200);
-  CHECK(a.delay_ps == Approx(a.logic_delay_ps + a.flop_overhead_ps));
-  CHECK(a.slack_ps == Approx(period_ps - a.delay_ps));
+  CHECK(a.abc_delay_ps == Approx(a.abc_logic_delay_ps + a.flop_overhead_ps));
+  CHECK(a.abc_slack_ps == Approx(a.mapped_period_ps - a.abc_delay_ps));
+  // Sign-off timing ran on the netlist against the target period.
+  REQUIRE(a.sta);
+  CHECK(a.sta->period_ps == Approx(period_ps));
+  CHECK(a.sta->wns_ps <= 0);
+  CHECK(a.sta->tns_ps <= a.sta->wns_ps);
+  CHECK(a.sta->endpoints > 0);
+  CHECK((a.sta->failing_endpoints > 0) == (a.sta->wns_ps < 0));
+  REQUIRE(a.sta->worst_slack_ps);
+  CHECK(*a.sta->min_period_ps() == Approx(period_ps - *a.sta->worst_slack_ps));
+  CHECK(std::filesystem::exists(m.work_dir + "/timing.txt"));
+  CHECK(std::filesystem::exists(m.work_dir + "/constraints.sdc"));
   long long counted = 0;
   for (const auto& [type, n] : m.cells_by_type) counted += n;
   CHECK(counted == a.cells);
@@ -66,9 +80,10 @@ TEST_CASE("asap7: the 8-input adder tree, every module out of context", "[synth_
   CHECK(top.top);
   CHECK(top.asap7->flops == 4 * 9 + 2 * 10 + 11);
   // An 8-bit add is a short path, far inside 1 ns; the tree adds no logic between its stages.
-  CHECK(top.asap7->logic_delay_ps > 20);
-  CHECK(top.asap7->logic_delay_ps < 400);
-  CHECK(top.asap7->slack_ps > 0);
+  CHECK(top.asap7->abc_logic_delay_ps > 20);
+  CHECK(top.asap7->abc_logic_delay_ps < 400);
+  CHECK(top.asap7->sta->wns_ps == 0);
+  CHECK(*top.asap7->sta->worst_slack_ps > 0);
   // The tree is its stages: its area is about their sum. Out of context each stage drives port
   // loads (3.9 fF) that inside the tree are one flop input, so the tree comes out ~10 % smaller.
   double stages = 4 * module(r, "add_stage_w8").asap7->area_um2 + 2 * module(r, "add_stage_w9").asap7->area_um2 +
@@ -80,15 +95,19 @@ TEST_CASE("asap7: the 8-input adder tree, every module out of context", "[synth_
 
   // The report: deterministic part, tool versions, one command per module.
   nlohmann::json j = to_json(r);
-  CHECK(j["schema"] == "fetta.synth.v1");
+  CHECK(j["schema"] == "fetta.synth.v2");
   CHECK(j["target"] == "asap7");
   CHECK(j["clock_period_ps"] == 1000.0);
   CHECK(j["modules"].size() == 4);
-  for (const char* key : {"area_um2", "cells", "flops", "delay_ps", "slack_ps", "logic_delay_ps", "memories"})
+  for (const char* key : {"area_um2", "cells", "flops", "abc_delay_ps", "abc_slack_ps", "abc_logic_delay_ps", "memories",
+                          "sta"})
     CHECK(j["modules"][3].contains(key));
+  for (const char* key : {"wns_ps", "tns_ps", "failing_endpoints", "worst_path", "fmax_mhz", "min_period_ps"})
+    CHECK(j["modules"][3]["sta"].contains(key));
+  CHECK(j["modules"][3]["sta"]["worst_path"].contains("stages"));
   CHECK(j["tools"].contains("yosys"));
   CHECK(j["run"].contains("started"));
-  CHECK(r.commands.size() == 4);
+  CHECK(r.commands.size() == 3 * 4);  // per module: generic synthesis, mapping, OpenSTA
   CHECK(std::filesystem::exists(work + "/adder_tree_n8_w8/netlist.v"));
   std::string table = format_table(r);
   CHECK(table.find("adder_tree_n8_w8 *") != std::string::npos);
@@ -108,11 +127,28 @@ TEST_CASE("asap7: memories are black boxes sized by the SRAM model", "[synth_asa
   CHECK(mem.rd_ports == 1);
   CHECK(mem.wr_ports == 1);
   CHECK(mem.area_um2 == Approx(o.sram.area_um2(512, 1, 1)));
+  CHECK(mem.cell == "fetta_sram_w16_d32_1r1w");
   CHECK(a.sram_area_um2 == Approx(mem.area_um2));
   CHECK(a.area_um2 == Approx(a.logic_area_um2 + a.sram_area_um2));
+  CHECK(a.memories_in_flops.empty());
   // No flop array was built for the 512 bits: the read register went into the macro too.
   CHECK(a.flops < 16);
   CHECK(r.modules[0].cells_by_type.count("$mem_v2") == 0);
+  // The macro is a cell of the netlist with a Liberty model: OpenSTA times the paths out of it
+  // (the worst here: read data clock-to-Q after the edge, to the output port) and into it.
+  REQUIRE(a.sta);
+  REQUIRE(a.sta->worst_path);
+  const sta::TimingPath& p = *a.sta->worst_path;
+  CHECK(p.startpoint.rfind("mem ", 0) == 0);
+  REQUIRE(p.stages.size() >= 2);
+  CHECK(p.stages[1].cell == "fetta_sram_w16_d32_1r1w");
+  CHECK(p.stages[1].delay_ps == Approx(o.sram.clk_to_q_ps));
+  // The write enable drives the 16 mask pins of the macro (80 fF): the fanout repair buffers it.
+  CHECK(a.fanout_buffers >= 4);
+  CHECK(a.fanout_nets == 1);
+  CHECK(a.sta->endpoints == 16 + 5 + 1 + 5 + 16 + 16);  // rdata, the macro's addresses, enables, data, mask
+  std::string netlist = read_text(work + "/dp_ram_w16_d32/netlist.v");
+  CHECK(netlist.find("fetta_sram_w16_d32_1r1w mem") != std::string::npos);
 }
 
 TEST_CASE("asap7: a faster clock leaves less slack on the same logic", "[synth_asap7]") {
@@ -122,7 +158,7 @@ TEST_CASE("asap7: a faster clock leaves less slack on the same logic", "[synth_a
   const Asap7Metrics& a = *r.modules[0].asap7;
   check_plausible(r.modules[0], 250);
   CHECK(a.flops == 2 + 2 + 3 + 4 * 8);  // rd_ptr, wr_ptr, used, 4 slots of 8 bits
-  CHECK(a.slack_ps == Approx(250 - a.delay_ps));
+  CHECK(a.abc_slack_ps == Approx(250 - a.abc_delay_ps));
 }
 
 TEST_CASE("asap7: the bf16 MAC (large)", "[synth_large]") {
@@ -131,9 +167,10 @@ TEST_CASE("asap7: the bf16 MAC (large)", "[synth_large]") {
   const Asap7Metrics& a = *r.modules[0].asap7;
   check_plausible(r.modules[0], 1000);
   CHECK(a.flops == 0);             // combinational
-  CHECK(a.logic_delay_ps > 200);   // a multiplier, an alignment shifter, an adder, a normalizer
+  CHECK(a.abc_logic_delay_ps > 200);   // a multiplier, an alignment shifter, an adder, a normalizer
   CHECK(a.area_um2 > 50);
-  WARN(fmt::format("fp_mac_bf16_fp32_s0: {:.1f} um^2, {} cells, {:.1f} ps", a.area_um2, a.cells, a.delay_ps));
+  WARN(fmt::format("fp_mac_bf16_fp32_s0: {:.1f} um^2, {} cells, STA min period {:.1f} ps", a.area_um2, a.cells,
+                   *a.sta->min_period_ps()));
 }
 
 TEST_CASE("asap7: two runs give the same report but for the run's times", "[synth_asap7]") {
@@ -164,8 +201,16 @@ TEST_CASE("asap7: a kept hierarchy is the sum of its submodules mapped out of co
   const double stages = 4 * module(flat, "add_stage_w8").asap7->area_um2 +
                         2 * module(flat, "add_stage_w9").asap7->area_um2 + module(flat, "add_stage_w10").asap7->area_um2;
   CHECK(top.asap7->area_um2 == Approx(stages).epsilon(0.1));
-  // The delay is the worst stage's out-of-context path: an add of at most 10 bits.
-  CHECK(top.asap7->logic_delay_ps < 400);
+  // ABC's estimate is the worst stage's out-of-context path: an add of at most 10 bits.
+  CHECK(top.asap7->abc_logic_delay_ps < 400);
+  // OpenSTA times the flattened netlist: the worst path starts at a register of one stage and
+  // ends in another stage, through both modules' ports (out of context it would start at a port).
+  REQUIRE(top.asap7->sta->worst_path);
+  const std::string start = top.asap7->sta->worst_path->startpoint, end = top.asap7->sta->worst_path->endpoint;
+  INFO(start << " -> " << end);
+  CHECK(start.find("_reg") != std::string::npos);
+  CHECK(end.find("_reg") != std::string::npos);
+  CHECK(start.substr(0, start.find('.')) != end.substr(0, end.find('.')));
   bool noted = false;
   for (const std::string& n : top.notes) noted = noted || n.find("hierarchy kept") != std::string::npos;
   CHECK(noted);
@@ -176,4 +221,81 @@ TEST_CASE("asap7: --keep-hierarchy is refused for the FPGA targets", "[synth_asa
   o.keep_hierarchy = true;
   o.target = Target::xilinx;
   CHECK_THROWS_WITH(validate_options(o), Catch::Contains("--keep-hierarchy") && Catch::Contains("asap7"));
+}
+
+TEST_CASE("sta: a module that closes at 1 GHz", "[synth_asap7]") {
+  SynthReport r = run_synth(SYNTH_DESIGNS_DIR "/timing_pair_w16", std::string(SYNTH_WORK_DIR) + "/sta_close",
+                            asap7_options());
+  const Asap7Metrics& a = *r.modules[0].asap7;
+  check_plausible(r.modules[0], 1000);
+  CHECK(a.sta->wns_ps == 0);
+  CHECK(a.sta->tns_ps == 0);
+  CHECK(a.sta->failing_endpoints == 0);
+  CHECK(*a.sta->worst_slack_ps > 0);
+  CHECK(*a.sta->fmax_mhz() > 1000);
+  // The worst path is the multiplier's, into the slow register.
+  CHECK(a.sta->worst_path->endpoint.rfind("slow_q[", 0) == 0);
+  std::string sdc = read_text(r.modules[0].work_dir + "/constraints.sdc");
+  CHECK(sdc.find("create_clock -name clk -period 1000.000 [get_ports clk]") != std::string::npos);
+}
+
+TEST_CASE("sta: a module that fails, at the endpoint the logic says", "[synth_asap7]") {
+  Options o = asap7_options();
+  o.clock_mhz = 4000;  // 250 ps: the 16 x 16 multiplier cannot make it, the XOR can
+  SynthReport r = run_synth(SYNTH_DESIGNS_DIR "/timing_pair_w16", std::string(SYNTH_WORK_DIR) + "/sta_fail", o);
+  const Asap7Metrics& a = *r.modules[0].asap7;
+  check_plausible(r.modules[0], 250);
+  CHECK(a.sta->wns_ps < 0);
+  CHECK(a.sta->tns_ps <= a.sta->wns_ps);
+  REQUIRE(a.sta->worst_path);
+  CHECK(a.sta->worst_path->endpoint.rfind("slow_q[", 0) == 0);
+  CHECK(a.sta->worst_path->startpoint.find("fast_q") == std::string::npos);
+  CHECK(a.sta->worst_path->slack_ps == Approx(a.sta->wns_ps).margin(0.01));
+  // Only the product's bits fail (32 of them at most); the XOR's 16 meet.
+  CHECK(a.sta->failing_endpoints >= 1);
+  CHECK(a.sta->failing_endpoints <= 32);
+  std::string timing = read_text(r.modules[0].work_dir + "/timing.txt");
+  CHECK(timing.find("VIOLATED") != std::string::npos);
+  CHECK(format_table(r).find("worst path") != std::string::npos);
+}
+
+TEST_CASE("sta: the clock option sets the period OpenSTA checks", "[synth_asap7]") {
+  Options o = asap7_options();
+  o.clock_mhz = 500;
+  SynthReport r = run_synth(SYNTH_DESIGNS_DIR "/timing_pair_w16", std::string(SYNTH_WORK_DIR) + "/sta_500", o);
+  const Asap7Metrics& a = *r.modules[0].asap7;
+  check_plausible(r.modules[0], 2000);
+  CHECK(a.sta->period_ps == 2000);
+  CHECK(*a.sta->worst_slack_ps > 1000);  // the same logic with twice the time
+  std::string sdc = read_text(r.modules[0].work_dir + "/constraints.sdc");
+  CHECK(sdc.find("-period 2000.000") != std::string::npos);
+  CHECK(to_json(r)["modules"][0]["sta"]["period_ps"] == 2000.0);
+}
+
+TEST_CASE("sta: --fmax resynthesizes toward the highest clock", "[synth_asap7]") {
+  Options o = asap7_options();
+  o.clock_mhz = 4000;
+  o.fmax = true;
+  SynthReport r = run_synth(SYNTH_DESIGNS_DIR "/timing_pair_w16", std::string(SYNTH_WORK_DIR) + "/sta_fmax", o);
+  const Asap7Metrics& a = *r.modules[0].asap7;
+  REQUIRE(a.fmax_search.size() >= 2);
+  CHECK(a.fmax_search[0].mapped_period_ps == 250);
+  // The second mapping targets the period the first needed; the figures are of the best.
+  CHECK(a.fmax_search[1].mapped_period_ps == Approx(a.fmax_search[0].min_period_ps).margin(1));
+  double best = a.fmax_search[0].min_period_ps;
+  for (const auto& t : a.fmax_search) best = std::min(best, t.min_period_ps);
+  CHECK(*a.sta->min_period_ps() == Approx(best));
+}
+
+TEST_CASE("sta: a netlist OpenSTA cannot link names the file", "[synth_asap7]") {
+  const std::string dir = std::string(SYNTH_WORK_DIR) + "/sta_bad";
+  std::filesystem::create_directories(dir);
+  Asap7Libraries libs = prepare_asap7_libraries(default_pdk_dir(), SYNTH_CACHE_DIR);
+  write_text(dir + "/netlist.v", "module bad(a, y);\n  input a;\n  output y;\n  NOT_A_CELL u (.A(a), .Y(y));\nendmodule\n");
+  write_text(dir + "/c.sdc", "create_clock -name clk -period 1000\n");
+  fetta::flows::sta::Run run{{libs.comb_lib, libs.seq_lib}, dir + "/netlist.v", "bad", dir + "/c.sdc", dir};
+  CHECK_THROWS_WITH(fetta::flows::sta::run_sta(run, 1000, nullptr), Catch::Contains(dir + "/netlist.v"));
+  write_text(dir + "/netlist.v", "module bad(a, y);\n  input a;\n  output y;\n  INVx1_ASAP7_75t_R u (.A(a), .Y(y));\nendmodule\n");
+  write_text(dir + "/c.sdc", "create_clock -name clk -period 1000\nset_load 1 [get_ports nope]\n");
+  CHECK_THROWS_WITH(fetta::flows::sta::run_sta(run, 1000, nullptr), Catch::Contains(dir + "/c.sdc"));
 }

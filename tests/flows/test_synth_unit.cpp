@@ -14,6 +14,7 @@
 #include "flows/design_dir.hpp"
 #include "flows/fpga.hpp"
 #include "flows/liberty.hpp"
+#include "flows/sta.hpp"
 #include "flows/synth.hpp"
 #include "flows/synth_tools.hpp"
 #include "flows/yosys_output.hpp"
@@ -324,8 +325,23 @@ TEST_CASE("a missing tool names its Debian package", "[synth_unit]") {
   } catch (const MissingToolError& e) {
     msg = e.what();
   }
+  std::string asap7;
+  try {
+    require_tools(Target::asap7);
+  } catch (const MissingToolError& e) {
+    asap7 = e.what();
+  }
+  std::string sta;
+  try {
+    fetta::flows::sta::require_sta();
+  } catch (const std::runtime_error& e) {
+    sta = e.what();
+  }
   ::setenv("PATH", saved.c_str(), 1);
   CHECK_THAT(msg, Contains("nextpnr-ice40") && Contains("apt-get install") && Contains("yosys"));
+  // Sign-off timing: OpenSTA's program is `sta`, its Debian package `opensta`.
+  CHECK_THAT(asap7, Contains("sta") && Contains("apt-get install") && Contains("opensta"));
+  CHECK_THAT(sta, Contains("apt-get install opensta"));
 }
 
 TEST_CASE("run_synth refuses bad options before running anything", "[synth_unit]") {

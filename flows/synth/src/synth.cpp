@@ -71,6 +71,8 @@ void validate_options(const Options& opt) {
     throw std::invalid_argument("--device: only for --target xilinx (a family) or ice40 (a part)");
   if (opt.target != Target::asap7 && opt.keep_hierarchy)
     throw std::invalid_argument("--keep-hierarchy: only for --target asap7 (the FPGA flows always flatten)");
+  if (opt.target != Target::asap7 && opt.fmax)
+    throw std::invalid_argument("--fmax: only for --target asap7 (ice40 always reports nextpnr's Fmax)");
   if (opt.target != Target::ice40 && !opt.package.empty())
     throw std::invalid_argument("--package: only for --target ice40");
   if (opt.modules.empty())
@@ -118,9 +120,22 @@ SynthReport run_synth(const std::string& rtl_dir, const std::string& work_dir, c
     rep.settings["abc_driver_cell"] = kAsap7DriverCell;
     rep.settings["abc_output_load_ff"] = fmt::format("{}", kAsap7OutputLoadFf);
     rep.settings["flop_timing_at"] = fmt::format("{} ps slew, {} fF load", kAsap7FlopSlewPs, kAsap7FlopLoadFf);
+    rep.settings["signoff_timing"] =
+        "OpenSTA on the mapped netlist (NLDM, TT 0.7 V 25 C, ideal clock, no wires), constraints.sdc per module";
+    rep.settings["sta_io_constraints"] = fmt::format(
+        "inputs: a flop's clock-to-Q after the edge through {}; outputs: a flop's setup before it, {} fF",
+        kAsap7DriverCell, kAsap7OutputLoadFf);
     rep.settings["sram_um2_per_bit"] = fmt::format("{}", opt.sram.um2_per_bit);
     rep.settings["sram_array_efficiency"] = fmt::format("{}", opt.sram.array_efficiency);
     rep.settings["sram_extra_port_factor"] = fmt::format("{}", opt.sram.extra_port_factor);
+    rep.settings["sram_timing"] = fmt::format("clock-to-Q {} ps, setup {} ps, hold {} ps (FakeRAM2.0 ASAP7)",
+                                              opt.sram.clk_to_q_ps, opt.sram.setup_ps, opt.sram.hold_ps);
+    rep.settings["sram_leakage_nw_per_bit"] = fmt::format("{}", opt.sram.leakage_nw_per_bit);
+    const FanoutLimits fl;
+    rep.settings["fanout_repair"] = fmt::format("after mapping: a {} tree on every net over {} pins or {} fF "
+                                                "(but the clock and constants)",
+                                                fl.buffer_cell, fl.max_fanout, fl.max_load_ff);
+    if (opt.fmax) rep.settings["fmax"] = "each module resynthesized at the period OpenSTA found until < 1 % better";
   } else if (opt.target == Target::xilinx) {
     rep.settings["family"] = family;
   } else {
@@ -132,11 +147,15 @@ SynthReport run_synth(const std::string& rtl_dir, const std::string& work_dir, c
   for (const DesignModule& m : modules) {
     std::string dir = fmt::format("{}/{}", work, m.name);
     switch (opt.target) {
-      case Target::asap7:
-        rep.modules.push_back(synth_asap7_module(design, m, libs, rep.clock_mhz, opt.sram,
-                                                  opt.keep_hierarchy ? Hierarchy::keep : Hierarchy::flatten, dir,
-                                                  &rep.commands));
+      case Target::asap7: {
+        Asap7Run run;
+        run.clock_mhz = rep.clock_mhz;
+        run.sram = opt.sram;
+        run.hierarchy = opt.keep_hierarchy ? Hierarchy::keep : Hierarchy::flatten;
+        run.fmax = opt.fmax;
+        rep.modules.push_back(synth_asap7_module(design, m, libs, run, dir, &rep.commands));
         break;
+      }
       case Target::xilinx:
         rep.modules.push_back(synth_xilinx_module(design, m, family, dir, &rep.commands));
         break;

@@ -40,6 +40,16 @@ void SramModel::validate() const {
     throw std::invalid_argument(fmt::format("--sram-efficiency: {} is outside (0, 1]", array_efficiency));
   if (!(extra_port_factor >= 0 && extra_port_factor <= 10))
     throw std::invalid_argument(fmt::format("--sram-port-factor: {} is outside [0, 10]", extra_port_factor));
+  if (!(clk_to_q_ps > 0 && clk_to_q_ps < 100000))
+    throw std::invalid_argument(fmt::format("--sram-clk-to-q-ps: {} is outside (0, 100000) ps", clk_to_q_ps));
+  if (!(setup_ps >= 0 && setup_ps < 100000))
+    throw std::invalid_argument(fmt::format("--sram-setup-ps: {} is outside [0, 100000) ps", setup_ps));
+  if (!(hold_ps >= 0 && hold_ps < 100000) || !(min_period_ps >= 0 && min_period_ps < 100000))
+    throw std::invalid_argument("SRAM model: hold and minimum period must be in [0, 100000) ps");
+  if (!(leakage_nw_per_bit >= 0 && leakage_nw_per_bit < 1000))
+    throw std::invalid_argument(fmt::format("SRAM model: leakage {} nW per bit is outside [0, 1000)", leakage_nw_per_bit));
+  if (!(input_cap_ff >= 0 && input_cap_ff < 1000) || !(clock_cap_ff >= 0 && clock_cap_ff < 1000))
+    throw std::invalid_argument("SRAM model: pin capacitances must be in [0, 1000) fF");
 }
 
 namespace {
@@ -50,6 +60,37 @@ using nlohmann::json;
 double round_to(double v, int digits) {
   double s = std::pow(10.0, digits);
   return std::round(v * s) / s;
+}
+
+json sta_json(const sta::StaResult& r, const std::string& sdc) {
+  json j;
+  j["tool"] = "OpenSTA";
+  j["constraints"] = sdc;
+  j["period_ps"] = round_to(r.period_ps, 3);
+  j["worst_slack_ps"] = r.worst_slack_ps ? json(round_to(*r.worst_slack_ps, 2)) : json(nullptr);
+  j["wns_ps"] = round_to(r.wns_ps, 2);
+  j["tns_ps"] = round_to(r.tns_ps, 2);
+  j["failing_endpoints"] = r.failing_endpoints;
+  j["endpoints"] = r.endpoints;
+  j["min_period_ps"] = r.min_period_ps() ? json(round_to(*r.min_period_ps(), 2)) : json(nullptr);
+  j["fmax_mhz"] = r.fmax_mhz() ? json(round_to(*r.fmax_mhz(), 2)) : json(nullptr);
+  if (r.worst_path) {
+    const sta::TimingPath& p = *r.worst_path;
+    json stages = json::array();
+    for (const sta::PathStage& s : p.stages)
+      stages.push_back({{"pin", s.pin}, {"cell", s.cell}, {"edge", s.edge}, {"delay_ps", round_to(s.delay_ps, 2)},
+                        {"time_ps", round_to(s.time_ps, 2)}});
+    j["worst_path"] = {{"startpoint", p.startpoint},
+                       {"endpoint", p.endpoint},
+                       {"path_group", p.path_group},
+                       {"arrival_ps", round_to(p.arrival_ps, 2)},
+                       {"required_ps", round_to(p.required_ps, 2)},
+                       {"slack_ps", round_to(p.slack_ps, 2)},
+                       {"stages", stages}};
+  } else {
+    j["worst_path"] = nullptr;
+  }
+  return j;
 }
 
 json module_json(const ModuleResult& m) {
@@ -65,21 +106,35 @@ json module_json(const ModuleResult& m) {
     j["sram_area_um2"] = round_to(a.sram_area_um2, 3);
     j["cells"] = a.cells;
     j["flops"] = a.flops;
-    j["logic_delay_ps"] = round_to(a.logic_delay_ps, 2);
+    j["abc_logic_delay_ps"] = round_to(a.abc_logic_delay_ps, 2);
     j["flop_overhead_ps"] = round_to(a.flop_overhead_ps, 2);
-    j["delay_ps"] = round_to(a.delay_ps, 2);
-    j["slack_ps"] = round_to(a.slack_ps, 2);
+    j["abc_delay_ps"] = round_to(a.abc_delay_ps, 2);
+    j["abc_slack_ps"] = round_to(a.abc_slack_ps, 2);
+    j["mapped_period_ps"] = round_to(a.mapped_period_ps, 3);
+    j["fanout_repair"] = {{"buffers", a.fanout_buffers},
+                          {"nets", a.fanout_nets},
+                          {"worst_fanout", a.worst_fanout},
+                          {"worst_fanout_net", a.worst_fanout_net}};
     j["flop_cell"] = a.flop_cell;
-    json mems = json::array();
-    for (const MemoryMacro& mm : a.memories)
-      mems.push_back({{"name", mm.name},
-                      {"width", mm.width},
-                      {"depth", mm.depth},
-                      {"bits", mm.bits()},
-                      {"rd_ports", mm.rd_ports},
-                      {"wr_ports", mm.wr_ports},
-                      {"area_um2", round_to(mm.area_um2, 3)}});
+    auto mem_json = [](const MemoryMacro& mm) {
+      json e{{"name", mm.name},         {"width", mm.width},       {"depth", mm.depth},
+             {"bits", mm.bits()},       {"rd_ports", mm.rd_ports}, {"wr_ports", mm.wr_ports},
+             {"area_um2", round_to(mm.area_um2, 3)}};
+      if (!mm.cell.empty()) e["cell"] = mm.cell;
+      return e;
+    };
+    json mems = json::array(), flop_mems = json::array();
+    for (const MemoryMacro& mm : a.memories) mems.push_back(mem_json(mm));
+    for (const MemoryMacro& mm : a.memories_in_flops) flop_mems.push_back(mem_json(mm));
     j["memories"] = mems;
+    j["memories_in_flops"] = flop_mems;
+    if (a.sta) j["sta"] = sta_json(*a.sta, a.sta_constraints);
+    if (!a.fmax_search.empty()) {
+      json tries = json::array();
+      for (const auto& t : a.fmax_search)
+        tries.push_back({{"mapped_period_ps", round_to(t.mapped_period_ps, 3)}, {"min_period_ps", round_to(t.min_period_ps, 2)}});
+      j["fmax_search"] = tries;
+    }
   }
   if (m.xilinx) {
     const XilinxMetrics& x = *m.xilinx;
@@ -118,7 +173,7 @@ json module_json(const ModuleResult& m) {
 
 json to_json(const SynthReport& r) {
   json j;
-  j["schema"] = "fetta.synth.v1";
+  j["schema"] = "fetta.synth.v2";
   j["target"] = to_string(r.target);
   j["design"] = {{"rtl_dir", r.rtl_dir}, {"top", r.top}, {"config", r.design_config}};
   if (!r.config_file.empty()) j["config"] = {{"file", r.config_file}, {"yaml", r.config_text}};
@@ -147,14 +202,27 @@ std::string format_table(const SynthReport& r) {
   auto name = [&](const ModuleResult& m) { return m.top ? m.name + " *" : m.name; };
   switch (r.target) {
     case Target::asap7:
-      out += fmt::format("ASAP7 RVT TT, clock {} MHz (period {:.0f} ps); * = top\n", r.clock_mhz, 1e6 / r.clock_mhz);
-      out += fmt::format("{:<{}}  {:>12} {:>12} {:>8} {:>7} {:>9} {:>9}\n", "module", w, "area um^2", "sram um^2",
-                         "cells", "flops", "delay ps", "slack ps");
+      out += fmt::format("ASAP7 RVT TT, clock {} MHz (period {:.0f} ps); timing: OpenSTA on the mapped netlist "
+                         "(sign-off), ABC's estimate beside it; * = top\n",
+                         r.clock_mhz, 1e6 / r.clock_mhz);
+      out += fmt::format("{:<{}}  {:>12} {:>12} {:>8} {:>7} {:>9} {:>12} {:>8} {:>9} {:>9}\n", "module", w, "area um^2",
+                         "sram um^2", "cells", "flops", "WNS ps", "TNS ps", "failing", "fmax MHz", "ABC ps");
       for (const ModuleResult& m : r.modules) {
         const Asap7Metrics& a = *m.asap7;
-        out += fmt::format("{:<{}}  {:>12.2f} {:>12.2f} {:>8} {:>7} {:>9.1f} {:>9.1f}\n", name(m), w, a.area_um2,
-                           a.sram_area_um2, a.cells, a.flops, a.delay_ps, a.slack_ps);
+        std::string wns = "-", tns = "-", failing = "-", fmax = "-";
+        if (a.sta) {
+          wns = fmt::format("{:.1f}", a.sta->wns_ps);
+          tns = fmt::format("{:.1f}", a.sta->tns_ps);
+          failing = std::to_string(a.sta->failing_endpoints);
+          fmax = a.sta->fmax_mhz() ? fmt::format("{:.1f}", *a.sta->fmax_mhz()) : std::string("no path");
+        }
+        out += fmt::format("{:<{}}  {:>12.2f} {:>12.2f} {:>8} {:>7} {:>9} {:>12} {:>8} {:>9} {:>9.1f}\n", name(m), w,
+                           a.area_um2, a.sram_area_um2, a.cells, a.flops, wns, tns, failing, fmax, a.abc_delay_ps);
       }
+      for (const ModuleResult& m : r.modules)
+        if (m.asap7->sta && m.asap7->sta->worst_path && m.asap7->sta->wns_ps < 0)
+          out += fmt::format("  {}: worst path {} -> {}, slack {:.1f} ps\n", m.name, m.asap7->sta->worst_path->startpoint,
+                             m.asap7->sta->worst_path->endpoint, m.asap7->sta->worst_path->slack_ps);
       break;
     case Target::xilinx:
       out += fmt::format("Xilinx {} (Yosys synth_xilinx, out of context, no I/O buffers); * = top\n",

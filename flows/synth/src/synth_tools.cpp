@@ -13,6 +13,7 @@ namespace fetta::flows::synth {
 std::vector<Tool> tools_for(Target t) {
   // Debian's Yosys runs ABC as the separate program berkeley-abc (a dependency of its package).
   std::vector<Tool> tools{{"yosys", "yosys", "yosys -V"}, {"berkeley-abc", "berkeley-abc", "berkeley-abc -q version"}};
+  if (t == Target::asap7) tools.push_back({"sta", "opensta", "sta -version"});  // sign-off timing (OpenSTA)
   if (t == Target::ice40) tools.push_back({"nextpnr-ice40", "nextpnr-ice40", "nextpnr-ice40 --version"});
   return tools;
 }

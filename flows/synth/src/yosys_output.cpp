@@ -1,5 +1,6 @@
 #include "flows/yosys_output.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
@@ -52,13 +53,18 @@ StatResult parse_stat(const std::string& text) {
     }
     if (in_cells) {
       if (std::regex_match(line, m, cell_re)) {
-        r.cells[m[1]] += std::stoll(m[2]);
+        std::string type = m[1];
+        if (!type.empty() && type[0] == '\\') type = type.substr(1);  // a user cell (an SRAM macro)
+        r.cells[type] += std::stoll(m[2]);
         continue;
       }
       in_cells = false;
     }
     if (std::regex_search(line, m, area_re)) r.chip_area = std::stod(m[1]);
-    if (std::regex_search(line, m, unknown_re)) r.unknown_area.push_back(m[1]);
+    if (std::regex_search(line, m, unknown_re)) {
+      std::string type = m[1];
+      r.unknown_area.push_back(!type.empty() && type[0] == '\\' ? type.substr(1) : type);
+    }
   }
   return r;
 }
@@ -94,6 +100,17 @@ std::vector<MemoryMacro> parse_memory_dump(const std::string& text) {
   std::vector<MemoryMacro> out;
   static const std::regex cell_re(R"(^\s*cell \$mem(?:_v2)? (\S+))");
   static const std::regex param_re(R"(^\s*parameter \\(\w+) (\S+))");
+  static const std::regex connect_re(R"(^\s*connect \\(\w+) (.*\S)\s*$)");
+  // The bits of a Yosys constant ("2'10", "16'x"); a plain integer ("1") has no bits listed.
+  auto bits = [](const std::string& v) {
+    size_t q = v.find('\'');
+    return q == std::string::npos ? std::string() : v.substr(q + 1);
+  };
+  auto all_of = [&](const std::string& v, char c) {
+    std::string b = bits(v);
+    if (b.empty()) return (c == '0' && v == "0") || (c == '1' && v == "1");
+    return std::all_of(b.begin(), b.end(), [c](char x) { return x == c; });
+  };
   bool in_mem = false;
   for (const std::string& line : lines_of(text)) {
     std::smatch m;
@@ -106,13 +123,25 @@ std::vector<MemoryMacro> parse_memory_dump(const std::string& text) {
       continue;
     }
     if (line.find("cell ") != std::string::npos || line.rfind("module", 0) == 0) in_mem = false;
-    if (in_mem && std::regex_search(line, m, param_re)) {
+    if (!in_mem) continue;
+    MemoryMacro& mm = out.back();
+    if (std::regex_search(line, m, param_re)) {
       const std::string key = m[1], value = m[2];
-      MemoryMacro& mm = out.back();
       if (key == "WIDTH") mm.width = static_cast<int>(parse_yosys_int(value));
       else if (key == "SIZE") mm.depth = static_cast<int>(parse_yosys_int(value));
+      else if (key == "ABITS") mm.abits = static_cast<int>(parse_yosys_int(value));
       else if (key == "RD_PORTS") mm.rd_ports = static_cast<int>(parse_yosys_int(value));
       else if (key == "WR_PORTS") mm.wr_ports = static_cast<int>(parse_yosys_int(value));
+      else if (key == "RD_CLK_ENABLE" || key == "RD_CLK_POLARITY") mm.sync_read = mm.sync_read && all_of(value, '1');
+      else if (key == "RD_TRANSPARENCY_MASK") mm.read_first = all_of(value, '0');
+      else if (key == "RD_WIDE_CONTINUATION") mm.plain_read = mm.plain_read && all_of(value, '0');
+      else if (key == "WR_CLK_ENABLE" || key == "WR_CLK_POLARITY") mm.plain_write = mm.plain_write && all_of(value, '1');
+      else if (key == "WR_WIDE_CONTINUATION") mm.plain_write = mm.plain_write && all_of(value, '0');
+      else if (key == "INIT") mm.initialized = !all_of(value, 'x');
+      else if (key == "OFFSET") mm.plain_read = mm.plain_read && parse_yosys_int(value) == 0;
+    } else if (std::regex_search(line, m, connect_re)) {
+      const std::string key = m[1], value = m[2];
+      if (key == "RD_ARST" || key == "RD_SRST") mm.plain_read = mm.plain_read && all_of(value, '0');
     }
   }
   return out;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "flows/design_dir.hpp"
+#include "flows/fanout_repair.hpp"
 #include "flows/liberty.hpp"
 #include "flows/synth_report.hpp"
 
@@ -18,6 +19,7 @@ struct Asap7Libraries {
   std::vector<std::string> sources;  // the .lib.gz files used
   std::vector<std::string> seq_cells;
   LibertyGroup seq;      // parsed SEQ library (flip-flop timing)
+  CellLibrary cells;     // every cell's pins and area (fanout repair)
 };
 
 // Finds the five RVT TT libraries in `pdk_dir` (throws naming the directory and the missing
@@ -35,19 +37,41 @@ inline constexpr double kAsap7FlopLoadFf = 2.88;
 // How a module's hierarchy is synthesized. `flatten`: the module flattened before mapping, so
 // ABC optimizes across its submodules' boundaries (the reference figures; slow on large tops).
 // `keep`: every distinct submodule mapped once by ABC, out of context, and the mapped netlist
-// flattened for the figures (area and flops summed over every instance; the delay is the worst
-// submodule's, paths through module ports are not timed). Far faster on a top of identical CEs.
+// flattened for the figures and for OpenSTA (area and flops summed over every instance; every
+// path, through module ports too, timed whole). Far faster on a top of identical CEs.
 enum class Hierarchy { flatten, keep };
 
-// Synthesizes `module` and measures it. Logs and netlists go to `work_dir`; every command line
-// is appended to `commands`.
-ModuleResult synth_asap7_module(const DesignDir& design, const DesignModule& module, const Asap7Libraries& libs,
-                                double clock_mhz, const SramModel& sram, Hierarchy hierarchy,
-                                const std::string& work_dir, std::vector<std::string>* commands);
+struct Asap7Run {
+  double clock_mhz = 1000;
+  SramModel sram;
+  Hierarchy hierarchy = Hierarchy::flatten;
+  // Also search the highest clock: resynthesize at the period OpenSTA says the netlist needs
+  // until it stops improving (at most `fmax_runs` mappings in all).
+  bool fmax = false;
+  int fmax_runs = 4;
+  FanoutLimits fanout;
+};
 
-// The Yosys script and the ABC script of one module (exposed for tests and docs).
-std::string asap7_yosys_script(const DesignDir& design, const std::string& module, const Asap7Libraries& libs,
-                               double clock_mhz, Hierarchy hierarchy, const std::string& work_dir);
+// Synthesizes `module`, times it with OpenSTA and measures it. Logs, netlists, SDC and timing
+// reports go to `work_dir`; every command line is appended to `commands`.
+ModuleResult synth_asap7_module(const DesignDir& design, const DesignModule& module, const Asap7Libraries& libs,
+                                const Asap7Run& run, const std::string& work_dir, std::vector<std::string>* commands);
+
+// The scripts of one module (exposed for tests and docs). The coarse script reads the RTL,
+// runs Yosys' generic synthesis up to its fine stage (memories kept as $mem_v2 cells), lists the
+// memories and writes a checkpoint; the map script maps that checkpoint at `period_ps`: memories
+// to the macros of `sram_dir` (when given) or to flip-flops, the rest to ASAP7 cells.
+std::string asap7_coarse_script(const DesignDir& design, const std::string& module, Hierarchy hierarchy,
+                                const std::string& work_dir);
+std::string asap7_map_script(const std::string& module, const Asap7Libraries& libs, double period_ps,
+                             Hierarchy hierarchy, const std::string& checkpoint, const std::string& sram_dir,
+                             const std::string& work_dir);
 std::string asap7_abc_script();
+
+// The out-of-context constraints of a module (docs/synthesis.md, "Sign-off timing"): clock on
+// `clk` when the module has one, inputs a flop's clock-to-Q after the edge through a BUFx2,
+// outputs a flop's setup before it into 3.898 fF.
+sta::Constraints asap7_constraints(const Asap7Libraries& libs, const std::string& flop_cell, double period_ps,
+                                   bool has_clock);
 
 }  // namespace fetta::flows::synth

@@ -17,6 +17,7 @@ struct Options {
   double clock_mhz = 0;        // 0: the target's default (asap7 1000, ice40 50; xilinx has none)
   std::string modules = "all";  // all | top | comma-separated module names
   bool keep_hierarchy = false;  // asap7: map each distinct submodule once instead of flattening first
+  bool fmax = false;            // asap7: also search each module's highest clock (resynthesizing)
   std::string pdk_dir;          // asap7: the Liberty files (default: <repo>/../shared/pdk/asap7)
   std::string cache_dir;        // asap7: where the merged Liberty files are kept
   std::string device;           // xilinx: family (xcup); ice40: hx8k, up5k, ...

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "flows/design_dir.hpp"
+#include "flows/sta.hpp"
 
 namespace fetta::flows::synth {
 
@@ -20,42 +21,80 @@ Target parse_target(const std::string& name);
 std::string to_string(Target t);
 std::string target_names();  // "asap7, xilinx, ice40"
 
-// Analytical area of a black-boxed memory in a 7 nm-class SRAM (docs/synthesis.md, "SRAM model"):
+// The model of every memory the ASAP7 flow turns into an SRAM macro (docs/synthesis.md, "The SRAM
+// model"). Area is analytical:
 //   area = bits * um2_per_bit * (1 + extra_port_factor * (ports - 2 clipped at 0)) / array_efficiency
 // where ports = read ports + write ports (one read and one write port is the base two-port macro).
+// Timing and leakage are those OpenROAD's ASAP7 platform gives its FakeRAM2.0 macros
+// (fakeram7_*.lib): a registered read, data out clk_to_q after the edge, every input sampled with
+// setup and hold around it; leakage per bit from fakeram7_2048x39 (128.9 uW over 79,872 bits).
 struct SramModel {
   double um2_per_bit = 0.027;      // 6T high-density bitcell, 7 nm FinFET (TSMC N7, ISSCC 2017)
   double array_efficiency = 0.70;  // bitcell area / macro area (decoders, sense amps, I/O, control)
   double extra_port_factor = 0.5;  // cell growth per port beyond 1R + 1W (wider cell, more wires)
+  double clk_to_q_ps = 218;        // read data after the clock edge
+  double setup_ps = 50;            // address, enables, write data and mask before the edge
+  double hold_ps = 50;
+  double min_period_ps = 157;
+  double leakage_nw_per_bit = 1.614;
+  double input_cap_ff = 5;         // every input pin but the clock
+  double clock_cap_ff = 25;
 
   double area_um2(long long bits, int rd_ports, int wr_ports) const;
-  // Throws std::invalid_argument naming the field and its allowed range.
+  double leakage_nw(long long bits) const { return static_cast<double>(bits) * leakage_nw_per_bit; }
+  // Throws std::invalid_argument naming the option and its allowed range.
   void validate() const;
 };
 
-// A memory found in the RTL (a Yosys $mem cell after `memory -nomap`), black-boxed in ASAP7.
+// A memory found in the RTL (a Yosys $mem_v2 cell after `memory -nomap`). In ASAP7 it becomes an
+// instance of a macro (`cell`), or, when no macro can do what it does (an asynchronous read, a
+// transparent read, a reset of the read data), flip-flops and multiplexers (`cell` empty).
 struct MemoryMacro {
   std::string name;  // hierarchical name inside the module
   int width = 0;
   int depth = 0;
+  int abits = 0;
   int rd_ports = 0;
   int wr_ports = 0;
-  double area_um2 = 0;
+  bool sync_read = true;       // every read port registered on the rising edge
+  bool read_first = true;      // no read port transparent to a write of the same cycle
+  bool plain_read = true;      // no reset or initial value on the read data, no wide ports
+  bool plain_write = true;     // every write port clocked on the rising edge, no wide ports
+  bool initialized = false;    // has initial contents
+  std::string cell;            // the macro it became, empty when built from flip-flops
+  double area_um2 = 0;         // the macro's, 0 when built from flip-flops
   long long bits() const { return static_cast<long long>(width) * depth; }
 };
 
 struct Asap7Metrics {
-  double area_um2 = 0;        // standard cells + SRAM model
+  double area_um2 = 0;        // standard cells + SRAM macros
   double logic_area_um2 = 0;  // standard cells (Yosys `stat -liberty`)
-  double sram_area_um2 = 0;   // sum of the memories' model areas
-  long long cells = 0;        // standard cells (memories not counted)
+  double sram_area_um2 = 0;   // sum of the macros' model areas
+  long long cells = 0;        // standard cells (macros not counted)
   long long flops = 0;        // cells of the sequential library
-  double logic_delay_ps = 0;  // ABC's longest combinational path (`stime -p`), 0 without logic
-  double flop_overhead_ps = 0;  // clock-to-Q + setup of the mapped flip-flop (Liberty tables)
-  double delay_ps = 0;          // logic_delay_ps + flop_overhead_ps
-  double slack_ps = 0;          // clock period - delay_ps
+  // ABC's estimate while mapping (secondary: the sign-off figure is `sta`): its longest
+  // combinational path (`stime -p`, 0 without logic), plus the flop's clock-to-Q + setup.
+  double abc_logic_delay_ps = 0;
+  double flop_overhead_ps = 0;
+  double abc_delay_ps = 0;   // abc_logic_delay_ps + flop_overhead_ps
+  double abc_slack_ps = 0;   // mapped period - abc_delay_ps
+  double mapped_period_ps = 0;  // the clock ABC mapped for (the target, or the --fmax search's best)
+  // Fanout repair after mapping (docs/synthesis.md): buffers inserted (counted in cells and logic
+  // area), nets repaired, and the largest fanout found before it.
+  long long fanout_buffers = 0;
+  long long fanout_nets = 0;
+  long long worst_fanout = 0;
+  std::string worst_fanout_net;
   std::string flop_cell;        // the cell `dfflibmap` chose for $_DFF_P_
-  std::vector<MemoryMacro> memories;
+  std::vector<MemoryMacro> memories;           // macros, one entry per instance (flattened names)
+  std::vector<MemoryMacro> memories_in_flops;  // memories no macro could take, built from flip-flops
+  std::optional<sta::StaResult> sta;           // OpenSTA on the mapped netlist: the sign-off timing
+  std::string sta_constraints;                 // the SDC file it was timed against
+  struct FmaxTry {
+    double mapped_period_ps = 0;  // ABC's target
+    double min_period_ps = 0;     // what OpenSTA found the netlist needs
+  };
+  std::vector<FmaxTry> fmax_search;  // --fmax: every mapping tried, in order
 };
 
 struct XilinxMetrics {

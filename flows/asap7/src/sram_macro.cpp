@@ -1,0 +1,221 @@
+#include "flows/sram_macro.hpp"
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <sstream>
+
+namespace fetta::flows::synth {
+
+namespace {
+
+// Liberty tables of the macros: flat in slew and load, as FakeRAM writes them (one figure per
+// arc, the index only spans the range the standard cells see).
+constexpr const char* kSlewIndex = "5, 500";
+constexpr const char* kLoadIndex = "1, 500";
+
+std::string flat2(double v) { return fmt::format("\"{0:.3f}, {0:.3f}\", \"{0:.3f}, {0:.3f}\"", v); }
+
+std::string constraint_arcs(const SramModel& s) {
+  std::string t;
+  for (const auto& [type, value] : {std::pair<const char*, double>{"setup_rising", s.setup_ps}, {"hold_rising", s.hold_ps}})
+    t += fmt::format(
+        "      timing () {{ related_pin : \"clk\"; timing_type : {};\n"
+        "        rise_constraint (fetta_sram_constraint) {{ index_1 (\"{}\"); index_2 (\"{}\"); values ({}); }}\n"
+        "        fall_constraint (fetta_sram_constraint) {{ index_1 (\"{}\"); index_2 (\"{}\"); values ({}); }} }}\n",
+        type, kSlewIndex, kSlewIndex, flat2(value), kSlewIndex, kSlewIndex, flat2(value));
+  return t;
+}
+
+std::string input_pin(const std::string& kind, const std::string& name, const std::string& bus_type,
+                      const SramModel& s) {
+  std::string head = kind == "bus" ? fmt::format("    bus ({}) {{ bus_type : {};", name, bus_type)
+                                   : fmt::format("    pin ({}) {{", name);
+  return fmt::format("{} direction : input; capacitance : {:.3f};\n{}    }}\n", head, s.input_cap_ff,
+                     constraint_arcs(s));
+}
+
+std::string output_bus(const std::string& name, const std::string& bus_type, const SramModel& s) {
+  return fmt::format(
+      "    bus ({0}) {{ bus_type : {1}; direction : output; max_capacitance : 500;\n"
+      "      timing () {{ related_pin : \"clk\"; timing_type : rising_edge; timing_sense : non_unate;\n"
+      "        cell_rise (fetta_sram_delay) {{ index_1 (\"{2}\"); index_2 (\"{3}\"); values ({4}); }}\n"
+      "        cell_fall (fetta_sram_delay) {{ index_1 (\"{2}\"); index_2 (\"{3}\"); values ({4}); }}\n"
+      "        rise_transition (fetta_sram_slew) {{ index_1 (\"{3}\"); values (\"10, 200\"); }}\n"
+      "        fall_transition (fetta_sram_slew) {{ index_1 (\"{3}\"); values (\"10, 200\"); }} }}\n"
+      "    }}\n",
+      name, bus_type, kSlewIndex, kLoadIndex, flat2(s.clk_to_q_ps));
+}
+
+std::string liberty_cell(const MemoryMacro& m, const SramModel& s) {
+  const std::string data_t = m.cell + "_data", addr_t = m.cell + "_addr";
+  std::string t;
+  t += fmt::format("  type ({}) {{ base_type : array; data_type : bit; bit_width : {}; bit_from : {}; bit_to : 0; "
+                   "downto : true; }}\n",
+                   data_t, m.width, m.width - 1);
+  t += fmt::format("  type ({}) {{ base_type : array; data_type : bit; bit_width : {}; bit_from : {}; bit_to : 0; "
+                   "downto : true; }}\n",
+                   addr_t, m.abits, m.abits - 1);
+  t += fmt::format("  cell ({}) {{\n", m.cell);
+  t += fmt::format("    /* {} x {} bits, {} read / {} write ports: {} bits */\n", m.depth, m.width, m.rd_ports,
+                   m.wr_ports, m.bits());
+  t += fmt::format("    area : {:.3f};\n    interface_timing : true;\n    dont_use : true;\n", m.area_um2);
+  t += fmt::format("    cell_leakage_power : {:.3f};\n", s.leakage_nw(m.bits()));
+  t += fmt::format("    pin (clk) {{ direction : input; capacitance : {:.3f}; clock : true; min_period : {:.3f}; }}\n",
+                   s.clock_cap_ff, s.min_period_ps);
+  for (int i = 0; i < m.rd_ports; ++i) {
+    t += input_pin("pin", fmt::format("rd{}_en", i), "", s);
+    t += input_pin("bus", fmt::format("rd{}_addr", i), addr_t, s);
+    t += output_bus(fmt::format("rd{}_data", i), data_t, s);
+  }
+  for (int j = 0; j < m.wr_ports; ++j) {
+    t += input_pin("bus", fmt::format("wr{}_mask", j), data_t, s);
+    t += input_pin("bus", fmt::format("wr{}_addr", j), addr_t, s);
+    t += input_pin("bus", fmt::format("wr{}_data", j), data_t, s);
+  }
+  t += "  }\n";
+  return t;
+}
+
+std::string verilog_stub(const MemoryMacro& m) {
+  std::vector<std::string> ports{"input clk"};
+  for (int i = 0; i < m.rd_ports; ++i) {
+    ports.push_back(fmt::format("input rd{}_en", i));
+    ports.push_back(fmt::format("input [{}:0] rd{}_addr", m.abits - 1, i));
+    ports.push_back(fmt::format("output [{}:0] rd{}_data", m.width - 1, i));
+  }
+  for (int j = 0; j < m.wr_ports; ++j) {
+    ports.push_back(fmt::format("input [{}:0] wr{}_mask", m.width - 1, j));
+    ports.push_back(fmt::format("input [{}:0] wr{}_addr", m.abits - 1, j));
+    ports.push_back(fmt::format("input [{}:0] wr{}_data", m.width - 1, j));
+  }
+  return fmt::format("(* blackbox *)\nmodule {} ({});\nendmodule\n", m.cell, fmt::join(ports, ", "));
+}
+
+// The techmap branch for one shape: only a $mem_v2 of exactly this shape, with registered
+// read-first reads, no read reset, rising-edge writes and no initial contents becomes the macro.
+std::string techmap_branch(const MemoryMacro& m, bool first) {
+  const int R = m.rd_ports, W = m.wr_ports;
+  std::string cond = fmt::format(
+      "SIZE == {} && WIDTH == {} && ABITS == {} && OFFSET == 0 && RD_PORTS == {} && WR_PORTS == {}"
+      " && RD_CLK_ENABLE == {{{}{{1'b1}}}} && RD_CLK_POLARITY == {{{}{{1'b1}}}} && RD_TRANSPARENCY_MASK == 0"
+      " && RD_WIDE_CONTINUATION == 0 && WR_CLK_ENABLE == {{{}{{1'b1}}}} && WR_CLK_POLARITY == {{{}{{1'b1}}}}"
+      " && WR_WIDE_CONTINUATION == 0 && _TECHMAP_CONSTMSK_RD_ARST_ == {{{}{{1'b1}}}} && _TECHMAP_CONSTVAL_RD_ARST_ == 0"
+      " && _TECHMAP_CONSTMSK_RD_SRST_ == {{{}{{1'b1}}}} && _TECHMAP_CONSTVAL_RD_SRST_ == 0 && INIT === {{(SIZE * WIDTH){{1'bx}}}}",
+      m.depth, m.width, m.abits, R, W, R, R, W, W, R, R);
+  std::vector<std::string> conns{".clk(RD_CLK[0])"};
+  for (int i = 0; i < R; ++i) {
+    conns.push_back(fmt::format(".rd{0}_en(RD_EN[{0}])", i));
+    conns.push_back(fmt::format(".rd{}_addr(RD_ADDR[{}:{}])", i, (i + 1) * m.abits - 1, i * m.abits));
+    conns.push_back(fmt::format(".rd{}_data(RD_DATA[{}:{}])", i, (i + 1) * m.width - 1, i * m.width));
+  }
+  for (int j = 0; j < W; ++j) {
+    conns.push_back(fmt::format(".wr{}_mask(WR_EN[{}:{}])", j, (j + 1) * m.width - 1, j * m.width));
+    conns.push_back(fmt::format(".wr{}_addr(WR_ADDR[{}:{}])", j, (j + 1) * m.abits - 1, j * m.abits));
+    conns.push_back(fmt::format(".wr{}_data(WR_DATA[{}:{}])", j, (j + 1) * m.width - 1, j * m.width));
+  }
+  return fmt::format("    {}if ({}) begin\n      {} _TECHMAP_REPLACE_ ({});\n    end\n", first ? "" : "else ", cond,
+                     m.cell, fmt::join(conns, ", "));
+}
+
+}  // namespace
+
+std::string macro_obstacle(const MemoryMacro& m) {
+  if (!m.sync_read) return "an asynchronous read port";
+  if (!m.read_first) return "a read port transparent to writes of the same cycle";
+  if (!m.plain_read) return "a reset or wide read port";
+  if (!m.plain_write) return "a write port not on the rising clock edge, or a wide write port";
+  if (m.initialized) return "initial contents";
+  if (m.rd_ports < 1 || m.wr_ports < 1) return "no read or no write port";
+  if (m.width < 1 || m.depth < 2 || m.abits < 1) return "a degenerate shape";
+  return {};
+}
+
+std::string macro_cell_name(const MemoryMacro& m) {
+  return fmt::format("fetta_sram_w{}_d{}_{}r{}w", m.width, m.depth, m.rd_ports, m.wr_ports);
+}
+
+MacroLibrary make_macro_library(const std::vector<MemoryMacro>& found, const SramModel& model) {
+  std::map<std::string, MemoryMacro> shapes;
+  for (const MemoryMacro& f : found) {
+    if (!macro_obstacle(f).empty()) continue;
+    MemoryMacro m = f;
+    m.name.clear();
+    m.cell = macro_cell_name(f);
+    m.area_um2 = model.area_um2(m.bits(), m.rd_ports, m.wr_ports);
+    shapes.emplace(m.cell, m);
+  }
+  MacroLibrary lib;
+  for (const auto& [name, m] : shapes) lib.cells.push_back(m);
+  if (lib.cells.empty()) return lib;
+
+  std::string& l = lib.liberty;
+  l += "/* fetta: SRAM macros of one design (docs/synthesis.md, \"The SRAM macros\"): area from the SRAM\n";
+  l += fmt::format("   model ({} um^2/bit, efficiency {}, port factor {}), timing and leakage as OpenROAD's\n",
+                   model.um2_per_bit, model.array_efficiency, model.extra_port_factor);
+  l += "   ASAP7 FakeRAM2.0 macros: flat in slew and load. */\n";
+  l += "library (fetta_sram) {\n  technology (cmos);\n  delay_model : table_lookup;\n";
+  l += "  time_unit : \"1ps\";\n  voltage_unit : \"1V\";\n  current_unit : \"1mA\";\n";
+  l += "  leakage_power_unit : \"1nW\";\n  capacitive_load_unit (1, ff);\n  pulling_resistance_unit : \"1kohm\";\n";
+  l += "  nom_process : 1;\n  nom_temperature : 25;\n  nom_voltage : 0.7;\n";
+  l += "  input_threshold_pct_rise : 50;\n  input_threshold_pct_fall : 50;\n";
+  l += "  output_threshold_pct_rise : 50;\n  output_threshold_pct_fall : 50;\n";
+  l += "  slew_lower_threshold_pct_rise : 10;\n  slew_upper_threshold_pct_rise : 90;\n";
+  l += "  slew_lower_threshold_pct_fall : 10;\n  slew_upper_threshold_pct_fall : 90;\n";
+  l += fmt::format("  lu_table_template (fetta_sram_delay) {{ variable_1 : input_net_transition; "
+                   "variable_2 : total_output_net_capacitance; index_1 (\"{}\"); index_2 (\"{}\"); }}\n",
+                   kSlewIndex, kLoadIndex);
+  l += fmt::format("  lu_table_template (fetta_sram_slew) {{ variable_1 : total_output_net_capacitance; "
+                   "index_1 (\"{}\"); }}\n",
+                   kLoadIndex);
+  l += fmt::format("  lu_table_template (fetta_sram_constraint) {{ variable_1 : related_pin_transition; "
+                   "variable_2 : constrained_pin_transition; index_1 (\"{}\"); index_2 (\"{}\"); }}\n",
+                   kSlewIndex, kSlewIndex);
+  for (const MemoryMacro& m : lib.cells) l += liberty_cell(m, model);
+  l += "}\n";
+
+  lib.verilog_stubs = "// fetta: SRAM macro stubs (black boxes) for Yosys.\n";
+  for (const MemoryMacro& m : lib.cells) lib.verilog_stubs += verilog_stub(m);
+
+  std::string& t = lib.techmap;
+  t += "// fetta: $mem_v2 cells of these exact shapes become SRAM macro instances; any other memory\n";
+  t += "// is left to memory_map (flip-flops).\n";
+  t += "(* techmap_celltype = \"$mem_v2\" *)\n";
+  t += "module _fetta_sram_map (RD_CLK, RD_EN, RD_ARST, RD_SRST, RD_ADDR, RD_DATA, WR_CLK, WR_EN, WR_ADDR, WR_DATA);\n";
+  t += "  parameter MEMID = \"\";\n  parameter integer SIZE = 0;\n  parameter integer OFFSET = 0;\n";
+  t += "  parameter integer ABITS = 0;\n  parameter integer WIDTH = 0;\n  parameter INIT = 0;\n";
+  t += "  parameter integer RD_PORTS = 0;\n  parameter RD_CLK_ENABLE = 0;\n  parameter RD_CLK_POLARITY = 0;\n";
+  t += "  parameter RD_TRANSPARENCY_MASK = 0;\n  parameter RD_COLLISION_X_MASK = 0;\n";
+  t += "  parameter RD_WIDE_CONTINUATION = 0;\n  parameter RD_CE_OVER_SRST = 0;\n  parameter RD_ARST_VALUE = 0;\n";
+  t += "  parameter RD_SRST_VALUE = 0;\n  parameter RD_INIT_VALUE = 0;\n  parameter integer WR_PORTS = 0;\n";
+  t += "  parameter WR_CLK_ENABLE = 0;\n  parameter WR_CLK_POLARITY = 0;\n  parameter WR_PRIORITY_MASK = 0;\n";
+  t += "  parameter WR_WIDE_CONTINUATION = 0;\n";
+  t += "  parameter _TECHMAP_CONSTMSK_RD_ARST_ = 0;\n  parameter _TECHMAP_CONSTVAL_RD_ARST_ = 0;\n";
+  t += "  parameter _TECHMAP_CONSTMSK_RD_SRST_ = 0;\n  parameter _TECHMAP_CONSTVAL_RD_SRST_ = 0;\n";
+  t += "  input [RD_PORTS-1:0] RD_CLK, RD_EN, RD_ARST, RD_SRST;\n  input [RD_PORTS*ABITS-1:0] RD_ADDR;\n";
+  t += "  output [RD_PORTS*WIDTH-1:0] RD_DATA;\n  input [WR_PORTS-1:0] WR_CLK;\n";
+  t += "  input [WR_PORTS*WIDTH-1:0] WR_EN, WR_DATA;\n  input [WR_PORTS*ABITS-1:0] WR_ADDR;\n";
+  t += "  generate\n";
+  for (size_t i = 0; i < lib.cells.size(); ++i) t += techmap_branch(lib.cells[i], i == 0);
+  t += "    else begin\n      wire _TECHMAP_FAIL_ = 1'b1;\n    end\n  endgenerate\nendmodule\n";
+  return lib;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_macro_instances(const std::string& dump_text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  static const std::regex cell_re(R"(^\s*cell \\?(fetta_sram_\S+) (\S+))");
+  std::stringstream ss(dump_text);
+  for (std::string line; std::getline(ss, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, cell_re)) continue;
+    std::string name = m[2];
+    if (!name.empty() && name[0] == '\\') name = name.substr(1);
+    out.emplace_back(m[1], name);
+  }
+  return out;
+}
+
+}  // namespace fetta::flows::synth
