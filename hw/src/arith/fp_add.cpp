@@ -17,7 +17,10 @@ Fp32AddParams checked(Fp32AddParams p) {
         fmt::format("Fp32Add: stages = {} is out of range; allowed: 0 (combinational) .. 16", p.stages));
   if (p.lead_levels < 0 || p.lead_levels > 64)
     throw std::invalid_argument(fmt::format("Fp32Add: lead_levels = {} is out of range; allowed: 0..64", p.lead_levels));
+  fp32_add_arch_name(p.arch, "Fp32Add: arch");
+  prefix_tag(p.prefix, "Fp32Add: prefix");
   if (p.stages == 0) p.lead_levels = 0;  // no cuts to move: one module for every lead
+  if (p.arch == Fp32AddArch::basic) p.prefix = Fp32AddParams{}.prefix;  // no prefix adders in it
   return p;
 }
 
@@ -32,25 +35,50 @@ constexpr int kMaxShift = kAligned;     // shifting this far leaves only the sti
 
 }  // namespace
 
+std::string fp32_add_arch_name(Fp32AddArch arch, const std::string& what) {
+  switch (arch) {
+    case Fp32AddArch::basic: return "basic";
+    case Fp32AddArch::two_path: return "two_path";
+  }
+  throw std::invalid_argument(
+      fmt::format("{} = {} is not an adder architecture; allowed: basic, two_path", what, static_cast<int>(arch)));
+}
+
 Fp32Add::Fp32Add(Fp32AddParams params) : Generator(checked(params)) {}
 
 std::string Fp32Add::module_name() const {
-  if (p.lead_levels == 0) return fmt::format("fp32_add_s{}", p.stages);
-  return fmt::format("fp32_add_s{}_lead{}", p.stages, p.lead_levels);
+  const std::string arch = p.arch == Fp32AddArch::basic ? "" : "twopath_" + prefix_tag(p.prefix) + "_";
+  if (p.lead_levels == 0) return fmt::format("fp32_add_{}s{}", arch, p.stages);
+  return fmt::format("fp32_add_{}s{}_lead{}", arch, p.stages, p.lead_levels);
 }
 
 ParamList Fp32Add::params() const {
-  return {{"stages", std::to_string(p.stages)}, {"lead_levels", std::to_string(p.lead_levels)}};
+  ParamList l{{"stages", std::to_string(p.stages)}, {"lead_levels", std::to_string(p.lead_levels)}};
+  if (p.arch != Fp32AddArch::basic) {
+    l.emplace_back("arch", fp32_add_arch_name(p.arch));
+    l.emplace_back("prefix", prefix_name(p.prefix));
+  }
+  return l;
 }
 
-// Gate levels per step, measured on this datapath (Yosys 0.23 `synth -flatten`, generic gates,
-// `ltp -noff` per register-to-register segment of fp32_add_s4; docs/arith.md). They only steer
-// where registers go.
-std::vector<int> Fp32Add::step_levels() { return {18, 10, 17, 16, 18}; }
+// Gate levels per step, measured on each datapath (Yosys 0.23 `synth -flatten`, generic gates,
+// `ltp -noff` per register-to-register segment of the adder with all four inner cuts;
+// docs/arith.md). They only steer where registers go.
+std::vector<int> Fp32Add::step_levels(Fp32AddArch arch) {
+  if (arch == Fp32AddArch::two_path) return {16, 14, 14, 8, 13};  // fp32_add_twopath_sk_s4
+  return {18, 10, 17, 16, 18};                                     // fp32_add_s4
+}
 
-std::vector<int> Fp32Add::cuts() const { return place_cuts(step_levels(), p.stages, p.lead_levels); }
+std::vector<int> Fp32Add::cuts() const { return place_cuts(step_levels(p.arch), p.stages, p.lead_levels); }
 
 void Fp32Add::build(Module& m) const {
+  if (p.arch == Fp32AddArch::two_path)
+    build_two_path(m);
+  else
+    build_basic(m);
+}
+
+void Fp32Add::build_basic(Module& m) const {
   m.add_comment("binary32 add, RNE, DAZ/FTZ, canonical NaN; latency " + std::to_string(p.stages) +
                 " cycle(s) (docs/arith.md).");
   Sig a = m.input("a", UInt(32));

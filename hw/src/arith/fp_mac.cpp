@@ -17,13 +17,16 @@ FpMacParams checked(FpMacParams p) {
   if (p.stages < 0 || p.stages > 16)
     throw std::invalid_argument(
         fmt::format("FpMac: stages = {} is out of range; allowed: 0 (combinational) .. 16", p.stages));
+  fp32_add_arch_name(p.adder_arch, "FpMac: adder_arch");
+  prefix_tag(p.adder_prefix, "FpMac: adder_prefix");
+  if (p.adder_arch == Fp32AddArch::basic) p.adder_prefix = FpMacParams{}.adder_prefix;  // not used
   return p;
 }
 
 // Multiplier then adder steps, for balancing the register stages over both.
-std::vector<int> mac_levels() {
+std::vector<int> mac_levels(Fp32AddArch arch) {
   std::vector<int> levels{Bf16Mul::kLevels};
-  for (int l : Fp32Add::step_levels()) levels.push_back(l);
+  for (int l : Fp32Add::step_levels(arch)) levels.push_back(l);
   return levels;
 }
 
@@ -31,9 +34,21 @@ std::vector<int> mac_levels() {
 
 FpMac::FpMac(FpMacParams params) : Generator(checked(params)) {}
 
-std::string FpMac::module_name() const { return fmt::format("fp_mac_bf16_fp32_s{}", p.stages); }
+std::string FpMac::module_name() const {
+  if (p.adder_arch == Fp32AddArch::basic) return fmt::format("fp_mac_bf16_fp32_s{}", p.stages);
+  return fmt::format("fp_mac_bf16_fp32_twopath_{}_s{}", prefix_tag(p.adder_prefix), p.stages);
+}
 
-bool FpMac::product_registered() const { return place_cuts(mac_levels(), p.stages)[0] > 0; }
+ParamList FpMac::params() const {
+  ParamList l{{"stages", std::to_string(p.stages)}};
+  if (p.adder_arch != Fp32AddArch::basic) {
+    l.emplace_back("adder_arch", fp32_add_arch_name(p.adder_arch));
+    l.emplace_back("adder_prefix", prefix_name(p.adder_prefix));
+  }
+  return l;
+}
+
+bool FpMac::product_registered() const { return place_cuts(mac_levels(p.adder_arch), p.stages)[0] > 0; }
 
 void FpMac::build(Module& m) const {
   m.add_comment(fmt::format("out = fp32_add(acc, bf16_mul(a, b)); latency {} cycle(s) (docs/arith.md).", p.stages));
@@ -58,7 +73,7 @@ void FpMac::build(Module& m) const {
     addend = acc_q;
     lead = 0;
   }
-  InstanceRef add = m.instance(Fp32Add({adder_stages(), lead}), "add");
+  InstanceRef add = m.instance(Fp32Add({adder_stages(), lead, p.adder_arch, p.adder_prefix}), "add");
   add.io("a").sig() <<= addend;
   add.io("b").sig() <<= product;
   out <<= add.io("sum").sig();

@@ -1,8 +1,11 @@
-// FpMac (combinational and 6-stage) against verif::fp32_mac, bit-exact.
+// FpMac (combinational and 6-stage, with the basic and the two-path adder) against
+// verif::fp32_mac, bit-exact.
 #include <catch2/catch.hpp>
 
 #include "Vfp_mac_bf16_fp32_s0.h"
 #include "Vfp_mac_bf16_fp32_s6.h"
+#include "Vfp_mac_bf16_fp32_twopath_sk_s0.h"
+#include "Vfp_mac_bf16_fp32_twopath_sk_s6.h"
 #include "arith_test_util.hpp"
 #include "hw/arith/fp_mac.hpp"
 #include "verif/numerics.hpp"
@@ -32,8 +35,17 @@ void check_macs(Dut& dut, int latency, const std::vector<MacIn>& v, const std::s
       bad.note(fmt::format("{} + {} x {}: rtl {} want {}", hex(v[i].acc, 8), hex(v[i].a, 4), hex(v[i].b, 4),
                            hex(dut.out, 8), hex(want, 8)));
   });
-  INFO(what << ": " << bad.count << " of " << v.size() << " differ\n" << bad.first);
+  INFO(dut.modelName() << " " << what << ": " << bad.count << " of " << v.size() << " differ\n" << bad.first);
   REQUIRE(bad.count == 0);
+}
+
+// The same operand sets through both combinational MACs.
+void check_combinational(const std::vector<MacIn>& v, const std::string& what) {
+  VerilatedContext ctx;
+  Vfp_mac_bf16_fp32_s0 basic{&ctx};
+  check_macs(basic, 0, v, what);
+  Vfp_mac_bf16_fp32_twopath_sk_s0 two_path{&ctx};
+  check_macs(two_path, 0, v, what);
 }
 
 // bf16 corners x bf16 corners x a set of accumulator corners.
@@ -94,52 +106,54 @@ std::vector<MacIn> biased_macs(std::mt19937_64& rng, size_t n) {
 }  // namespace
 
 TEST_CASE("FpMac: every combination of corner operands and accumulators", "[fp_mac]") {
-  VerilatedContext ctx;
-  Vfp_mac_bf16_fp32_s0 dut{&ctx};
-  check_macs(dut, 0, corner_macs(), "corners");
+  check_combinational(corner_macs(), "corners");
 }
 
 TEST_CASE("FpMac: 10^6 uniform random operand sets", "[fp_mac]") {
   std::mt19937_64 rng(seed("fp_mac uniform", 0x3AC00001));
-  VerilatedContext ctx;
-  Vfp_mac_bf16_fp32_s0 dut{&ctx};
-  check_macs(dut, 0, uniform_macs(rng, 1000000), "uniform");
+  check_combinational(uniform_macs(rng, 1000000), "uniform");
 }
 
 TEST_CASE("FpMac: 10^6 biased operand sets (cancellation, ties, range ends)", "[fp_mac]") {
   std::mt19937_64 rng(seed("fp_mac biased", 0x3AC00002));
-  VerilatedContext ctx;
-  Vfp_mac_bf16_fp32_s0 dut{&ctx};
   const auto v = biased_macs(rng, 1000000);
   size_t zeros = 0;
   for (const MacIn& m : v) zeros += fp32_mac(m.acc, m.a, m.b) == 0;
   std::cout << fmt::format("[arith] fp_mac biased: {} exact cancellations\n", zeros);
   CHECK(zeros > 10000);
-  check_macs(dut, 0, v, "biased");
+  check_combinational(v, "biased");
 }
 
 TEST_CASE("FpMac, 6 stages: product register, adder cuts, latency 6", "[fp_mac]") {
-  const fetta::hw::FpMac mac({6});
-  REQUIRE(mac.product_registered());
-  REQUIRE(mac.adder_stages() == 5);
+  using fetta::hw::FpMac, fetta::hw::Fp32AddArch, fetta::hw::PrefixKind;
+  for (const FpMac& mac : {FpMac({6}), FpMac({6, Fp32AddArch::two_path, PrefixKind::sklansky})}) {
+    REQUIRE(mac.product_registered());
+    REQUIRE(mac.adder_stages() == 5);
+  }
   std::mt19937_64 rng(seed("fp_mac pipelined", 0x3AC00003));
-  VerilatedContext ctx;
-  Vfp_mac_bf16_fp32_s6 dut{&ctx};
   std::vector<MacIn> v = uniform_macs(rng, 200000);
   const auto b = biased_macs(rng, 200000);
   v.insert(v.end(), b.begin(), b.end());
   const auto c = corner_macs();
   v.insert(v.end(), c.begin(), c.begin() + 200000);
-  check_macs(dut, 6, v, "pipelined");
+  VerilatedContext ctx;
+  Vfp_mac_bf16_fp32_s6 basic{&ctx};
+  check_macs(basic, 6, v, "pipelined");
+  Vfp_mac_bf16_fp32_twopath_sk_s6 two_path{&ctx};
+  check_macs(two_path, 6, v, "pipelined");
 }
 
 // FETTA_LARGE_TESTS: 2 x 10^8 random operand sets.
 TEST_CASE("FpMac: 2 x 10^8 random operand sets", "[.large][arith_large]") {
   std::mt19937_64 rng(seed("fp_mac large", 0x3AC00004));
   VerilatedContext ctx;
-  Vfp_mac_bf16_fp32_s0 dut{&ctx};
+  Vfp_mac_bf16_fp32_s0 basic{&ctx};
+  Vfp_mac_bf16_fp32_twopath_sk_s0 two_path{&ctx};
   for (int round = 0; round < 100; ++round) {
-    check_macs(dut, 0, uniform_macs(rng, 1000000), "large uniform");
-    check_macs(dut, 0, biased_macs(rng, 1000000), "large biased");
+    const auto u = uniform_macs(rng, 1000000), b = biased_macs(rng, 1000000);
+    check_macs(basic, 0, u, "large uniform");
+    check_macs(basic, 0, b, "large biased");
+    check_macs(two_path, 0, u, "large uniform");
+    check_macs(two_path, 0, b, "large biased");
   }
 }

@@ -50,6 +50,14 @@ TEST_CASE("bad arithmetic parameters name the field and the allowed values", "[a
   REQUIRE_THROWS_WITH(place_cuts({}, 1), Contains("step_levels is empty"));
   REQUIRE_THROWS_WITH(place_cuts({3, 4}, -1), Contains("stages = -1") && Contains("allowed: 0 or more"));
   REQUIRE_THROWS_AS(Fp32Add({17, 0}), std::invalid_argument);
+  REQUIRE_THROWS_WITH(Fp32Add({0, 0, static_cast<Fp32AddArch>(5)}),
+                      Contains("Fp32Add: arch = 5 is not an adder architecture; allowed: basic, two_path"));
+  REQUIRE_THROWS_WITH(Fp32Add({0, 0, Fp32AddArch::two_path, static_cast<PrefixKind>(7)}),
+                      Contains("Fp32Add: prefix = 7 is not a prefix adder; allowed: kogge_stone, sklansky, brent_kung"));
+  REQUIRE_THROWS_WITH(FpMac({0, static_cast<Fp32AddArch>(-1)}),
+                      Contains("FpMac: adder_arch = -1") && Contains("allowed: basic, two_path"));
+  REQUIRE_THROWS_WITH(FpMac({0, Fp32AddArch::two_path, static_cast<PrefixKind>(3)}),
+                      Contains("FpMac: adder_prefix = 3") && Contains("allowed: kogge_stone, sklansky, brent_kung"));
 }
 
 TEST_CASE("the data-type factory picks the MAC, its widths and the adder", "[arith_params]") {
@@ -84,6 +92,20 @@ TEST_CASE("module names and ports other generators instantiate by name", "[arith
   CHECK(Fp32Add({0, 20}).module_name() == "fp32_add_s0");  // no cuts: the lead is irrelevant
   CHECK(Fp32Add({2, 16}).module_name() == "fp32_add_s2_lead16");
   CHECK(ports_of(Fp32Add({})) == P{{"a", {32, false}}, {"b", {32, false}}, {"sum", {32, false}}});
+  // The architecture and prefix kind are in the name; the prefix of a basic adder is ignored.
+  constexpr auto two_path = Fp32AddArch::two_path;
+  CHECK(Fp32Add({0, 0, two_path, PrefixKind::sklansky}).module_name() == "fp32_add_twopath_sk_s0");
+  CHECK(Fp32Add({2, 16, two_path, PrefixKind::brent_kung}).module_name() == "fp32_add_twopath_bk_s2_lead16");
+  CHECK(Fp32Add({0, 0, Fp32AddArch::basic, PrefixKind::kogge_stone}).module_name() == "fp32_add_s0");
+  CHECK(Fp32Add({}).params() == rtl::ParamList{{"stages", "0"}, {"lead_levels", "0"}});
+  CHECK(Fp32Add({1, 0, two_path, PrefixKind::kogge_stone}).params() ==
+        rtl::ParamList{{"stages", "1"}, {"lead_levels", "0"}, {"arch", "two_path"}, {"prefix", "kogge_stone"}});
+  CHECK(emit_all(Fp32Add({0, 0, Fp32AddArch::basic, PrefixKind::brent_kung})) == emit_all(Fp32Add({})));
+  CHECK(ports_of(Fp32Add({0, 0, two_path})) == ports_of(Fp32Add({})));
+  CHECK(ports_of(Fp32Add({3, 0, two_path})) == ports_of(Fp32Add({3, 0})));
+  CHECK(FpMac({0, two_path, PrefixKind::kogge_stone}).module_name() == "fp_mac_bf16_fp32_twopath_ks_s0");
+  CHECK(FpMac({3, Fp32AddArch::basic, PrefixKind::brent_kung}).module_name() == "fp_mac_bf16_fp32_s3");
+  CHECK(FpMac({}).params() == rtl::ParamList{{"stages", "0"}});
   {
     rtl::Design d;
     auto m = d.elaborate(Fp32Add({3, 0}));
@@ -127,6 +149,14 @@ TEST_CASE("register stages go where the deepest segment is shallowest", "[arith_
   CHECK(FpMac({1}).adder_stages() == 1);
   CHECK(FpMac({6}).product_registered());
   CHECK(FpMac({6}).adder_stages() == 5);
+  // The two-path adder's own measured levels steer its cuts the same way.
+  const std::vector<int> fast = Fp32Add::step_levels(Fp32AddArch::two_path);
+  REQUIRE(fast.size() == levels.size());
+  CHECK(Fp32Add({2, 0, Fp32AddArch::two_path}).cuts() == place_cuts(fast, 2));
+  CHECK(Fp32Add({6, 0, Fp32AddArch::two_path}).cuts() == std::vector<int>{1, 1, 1, 1, 2});
+  CHECK(FpMac({6, Fp32AddArch::two_path}).product_registered());
+  CHECK(FpMac({6, Fp32AddArch::two_path}).adder_stages() == 5);
+  CHECK(FpMac({1, Fp32AddArch::two_path}).adder_stages() == 1);
 }
 
 TEST_CASE("generation is deterministic and every signal is named", "[arith_params]") {
@@ -136,6 +166,12 @@ TEST_CASE("generation is deterministic and every signal is named", "[arith_param
   gens.push_back(std::make_unique<Bf16Mul>(Bf16MulParams{5, 2, 5}));
   gens.push_back(std::make_unique<IntMac>(IntMacParams{16, 48, 3}));
   gens.push_back(std::make_unique<Fp32ToBf16>(Fp32ToBf16Params{}));
+  for (auto kind : {PrefixKind::kogge_stone, PrefixKind::sklansky, PrefixKind::brent_kung}) {
+    gens.push_back(std::make_unique<Fp32Add>(Fp32AddParams{0, 0, Fp32AddArch::two_path, kind}));
+    gens.push_back(std::make_unique<Fp32Add>(Fp32AddParams{3, 0, Fp32AddArch::two_path, kind}));
+  }
+  gens.push_back(std::make_unique<FpMac>(FpMacParams{0, Fp32AddArch::two_path, PrefixKind::sklansky}));
+  gens.push_back(std::make_unique<FpMac>(FpMacParams{3, Fp32AddArch::two_path, PrefixKind::sklansky}));
   for (const auto& g : gens) {
     const std::string first = emit_all(*g), second = emit_all(*g);
     CHECK(first == second);

@@ -8,20 +8,25 @@
 
 #include <string>
 
+#include "hw/arith/fp_add.hpp"
 #include "rtl_gen/rtl.hpp"
 
 namespace fetta::hw {
 
 struct FpMacParams {
   int stages = 0;  // register stages (0 = combinational), 0..16
+  // The adder's datapath (Fp32AddParams::arch, ::prefix; the prefix is ignored for basic).
+  Fp32AddArch adder_arch = Fp32AddArch::basic;
+  PrefixKind adder_prefix = PrefixKind::sklansky;
 };
 
 class FpMac : public rtl::Generator<FpMacParams> {
  public:
   explicit FpMac(FpMacParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::FpMac"; }
-  std::string module_name() const override;  // "fp_mac_bf16_fp32_s0"
-  rtl::ParamList params() const override { return {{"stages", std::to_string(p.stages)}}; }
+  // "fp_mac_bf16_fp32_s0" (basic adder), "fp_mac_bf16_fp32_twopath_sk_s0"
+  std::string module_name() const override;
+  rtl::ParamList params() const override;  // stages; + adder_arch, adder_prefix unless basic
   void build(rtl::Module& m) const override;
 
   // Whether a register sits between the multiplier and the adder, and the adder's own stages.
