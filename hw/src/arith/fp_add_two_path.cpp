@@ -128,14 +128,12 @@ void Fp32Add::build_two_path(Module& m) const {
     Sig sd = m.node("lza_s", (~x) & y);
     Sig ed = m.node("lza_e", ~(x ^ y));
     const int n = x.width();
-    std::vector<Expr> f;  // MSB first
-    for (int k = n - 1; k >= 0; --k) {
-      Expr e_up = k == n - 1 ? lit(1, 1) : ed.bit(k + 1);  // above the top both digits are 0
-      Expr g_dn = k == 0 ? lit(0, 1) : gd.bit(k - 1), s_dn = k == 0 ? lit(0, 1) : sd.bit(k - 1);
-      f.push_back((e_up & ((gd.bit(k) & !s_dn) | (sd.bit(k) & !g_dn))) |
-                  ((!e_up) & ((sd.bit(k) & !s_dn) | (gd.bit(k) & !g_dn))));
-    }
-    Sig lza = m.node("lza_f", cat(f));
+    // Per digit k: e of digit k+1 (1 above the top), g and s of digit k-1 (0 below the bottom),
+    // a word at a time.
+    Sig e_up = m.node("lza_e_up", cat({lit(1, 1), ed.bits(n - 1, 1)}));
+    Sig g_dn = m.node("lza_g_dn", cat({gd.bits(n - 2, 0), lit(0, 1)}));
+    Sig s_dn = m.node("lza_s_dn", cat({sd.bits(n - 2, 0), lit(0, 1)}));
+    Sig lza = m.node("lza_f", (e_up & ((gd & ~s_dn) | (sd & ~g_dn))) | (~e_up & ((sd & ~s_dn) | (gd & ~g_dn))));
     pipe.def(kAlign, "near_lz", leading_zeros(m, "near_lz", lza));
   }
 

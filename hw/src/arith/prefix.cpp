@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <map>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -71,30 +72,54 @@ struct GroupSignals {
   Sig g, p;  // after the last level: G[i:0] and P[i:0] (p only when asked for)
 };
 
+// A constant of `n` bits with the bits of `positions` set.
+Expr mask_of(int n, const std::vector<int>& positions) {
+  std::vector<Expr> bits(n, lit(0, 1));
+  for (int i : positions) bits[n - 1 - i] = lit(1, 1);  // cat: MSB first
+  return n == 1 ? bits[0] : cat(bits);
+}
+
+// For every (i, j) pair of a level, v[j] moved to position i, other positions 0: one masked
+// shift per distinct distance i - j. Written a word at a time rather than a bit at a time, so
+// that simulators see a few vector operations per level (the gates are the same).
+Expr partner_bits(const Sig& v, const Level& level) {
+  const int n = v.width();
+  std::map<int, std::vector<int>> by_distance;
+  for (auto [i, j] : level) by_distance[i - j].push_back(i);
+  Expr out;
+  for (const auto& [d, positions] : by_distance) {
+    Expr term = (v << d) & mask_of(n, positions);
+    out = out.valid() ? Expr(out | term) : term;
+  }
+  return out;
+}
+
 // Runs the carry network on the bit generate/propagate vectors (g0 with any carry in folded
-// into bit 0). P of a span that reaches bit 0 is only built when `need_p` (a compound adder).
+// into bit 0): at every level G'[i] = G[i] | P[i] & G[j] and P'[i] = P[i] & P[j] for the level's
+// pairs, the other positions unchanged. P of a span that reaches bit 0 is only kept when
+// `need_p` (a compound adder); otherwise such positions read as 0 (nothing uses them).
 GroupSignals carry_network(Module& m, const std::string& name, Sig g, Sig p, PrefixKind kind, bool need_p) {
   const int n = g.width();
   std::vector<int> lo(n);
   for (int i = 0; i < n; ++i) lo[i] = i;
   const auto levels = prefix_levels(n, kind);
   for (size_t k = 0; k < levels.size(); ++k) {
-    std::vector<Expr> gb(n), pb(n);
-    for (int i = 0; i < n; ++i) {
-      gb[i] = g.bit(i);
-      pb[i] = p.bit(i);
-    }
+    std::vector<int> paired, keep_p;  // positions combined at this level; P positions still needed
     std::vector<int> next = lo;
     for (auto [i, j] : levels[k]) {
-      gb[i] = g.bit(i) | (p.bit(i) & g.bit(j));
+      paired.push_back(i);
       next[i] = lo[j];
-      if (need_p || next[i] != 0) pb[i] = p.bit(i) & p.bit(j);
     }
+    for (int i = 0; i < n; ++i)
+      if (need_p || next[i] != 0) keep_p.push_back(i);
     lo = next;
-    std::vector<Expr> gm(gb.rbegin(), gb.rend()), pm(pb.rbegin(), pb.rend());  // cat: MSB first
-    g = m.node(fmt::format("{}_g{}", name, k + 1), cat(gm));
+    Expr gp = partner_bits(g, levels[k]), pp = partner_bits(p, levels[k]);
+    Expr unpaired = ~mask_of(n, paired);
+    Sig g_next = m.node(fmt::format("{}_g{}", name, k + 1), g | (p & gp));
     // The last level's P is read only by a compound adder.
-    if (need_p || k + 1 < levels.size()) p = m.node(fmt::format("{}_p{}", name, k + 1), cat(pm));
+    if (need_p || k + 1 < levels.size())
+      p = m.node(fmt::format("{}_p{}", name, k + 1), p & (pp | unpaired) & mask_of(n, keep_p));
+    g = g_next;
   }
   return {g, p};
 }
