@@ -23,6 +23,17 @@ std::string to_string(DataType t) {
 
 std::string to_string(NetworkTopology t) { return t == NetworkTopology::fixed ? "fixed" : "butterfly"; }
 
+std::string to_string(Fp32Adder a) { return a == Fp32Adder::basic ? "basic" : "two_path"; }
+
+std::string to_string(PrefixAdder p) {
+  switch (p) {
+    case PrefixAdder::kogge_stone: return "kogge_stone";
+    case PrefixAdder::sklansky: return "sklansky";
+    case PrefixAdder::brent_kung: return "brent_kung";
+  }
+  return "?";
+}
+
 std::string to_string(Dataflow d) {
   switch (d) {
     case Dataflow::ws: return "ws";
@@ -143,6 +154,10 @@ const std::map<std::string, DataType> kDataTypes{
     {"bf16", DataType::bf16}, {"int8", DataType::int8}, {"int16", DataType::int16}};
 const std::map<std::string, NetworkTopology> kTopologies{{"butterfly", NetworkTopology::butterfly},
                                                           {"fixed", NetworkTopology::fixed}};
+const std::map<std::string, Fp32Adder> kFp32Adders{{"basic", Fp32Adder::basic}, {"two_path", Fp32Adder::two_path}};
+const std::map<std::string, PrefixAdder> kPrefixAdders{{"kogge_stone", PrefixAdder::kogge_stone},
+                                                        {"sklansky", PrefixAdder::sklansky},
+                                                        {"brent_kung", PrefixAdder::brent_kung}};
 const std::map<std::string, Dataflow> kDataflows{
     {"ws", Dataflow::ws}, {"is", Dataflow::is}, {"os", Dataflow::os}};
 
@@ -171,11 +186,18 @@ ArchConfig parse_root(const YAML::Node& root, const std::string& file) {
   ce.get_bool("ib_double_buffer", cfg.ce.ib_double_buffer);
   ce.get_bool("psum_double_buffer", cfg.ce.psum_double_buffer);
   ce.get_int("mac_pipeline_stages", cfg.ce.mac_pipeline_stages, 0, 8);
+  ce.get_int("mac_product_stages", cfg.ce.mac_product_stages, 0, 4);
   ce.reject_unknown();
+
+  Section ar = top.sub("arith");
+  ar.get_enum("fp32_adder", cfg.arith.fp32_adder, kFp32Adders);
+  ar.get_enum("prefix", cfg.arith.prefix, kPrefixAdders);
+  ar.reject_unknown();
 
   Section net = top.sub("network");
   net.get_int("lanes", cfg.network.lanes, 2, 4096);
   net.get_int("dist_pipeline_every", cfg.network.dist_pipeline_every, 0, 64);
+  net.get_bool("dist_output_register", cfg.network.dist_output_register);
   net.get_enum("topology", cfg.network.topology, kTopologies);
   net.reject_unknown();
 
@@ -184,6 +206,7 @@ ArchConfig parse_root(const YAML::Node& root, const std::string& file) {
   mem.get_int("elems_per_bank", cfg.memory.elems_per_bank, 1, 64);
   mem.get_int("unified_depth", cfg.memory.unified_depth, 2, 1 << 24);
   mem.get_int("accum_depth", cfg.memory.accum_depth, 2, 1 << 24);
+  mem.get_int("accum_pipeline", cfg.memory.accum_pipeline, 2, 3);
   mem.reject_unknown();
 
   Section dram = top.sub("dram");

@@ -35,13 +35,22 @@ SystemTiming system_timing(const ArchConfig& cfg) {
   const int L = clog2(cfg.network.lanes);
   const int pe = cfg.network.dist_pipeline_every;
   const bool fixed = cfg.network.topology == NetworkTopology::fixed;  // wires: no network latency
-  t.dist_latency = fixed || pe == 0 ? 0 : (L + 1) / pe;
+  // The butterfly's registers, and one at its output unless the last of those is already there.
+  const bool ends_registered = pe > 0 && (L + 1) % pe == 0;
+  t.dist_latency = fixed ? 0 : (pe == 0 ? 0 : (L + 1) / pe) + (cfg.network.dist_output_register && !ends_registered ? 1 : 0);
   t.red_latency = fixed ? 0 : L + 1;
   t.ctrl_delay = 1 + t.dist_latency;
-  t.acc_delay = t.ctrl_delay + cfg.ce.rows * (cfg.ce.mac_pipeline_stages + 1) + t.red_latency;
-  t.drain = t.acc_delay + 3;
+  t.acc_delay = t.ctrl_delay + cfg.ce.rows * (cfg.ce.mac_pipeline_stages + 1) + cfg.ce.mac_product_stages + t.red_latency;
+  // The last accumulator op's write lands accum_pipeline - 1 cycles after it.
+  t.drain = t.acc_delay + 2 + (cfg.memory.accum_pipeline - 1);
   t.ib_top_load = 1 + (cfg.ce.rows - 1) * (cfg.ce.mac_pipeline_stages + 1);
   return t;
+}
+
+int red_first_add_level(const ArchConfig& cfg) {
+  const int c = cfg.ce.cols;
+  if (c <= 0 || (c & (c - 1)) != 0) return 0;
+  return std::min(clog2(c), clog2(cfg.network.lanes));
 }
 
 std::string to_string(Opcode op) {

@@ -180,7 +180,7 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
     c.red.routable = true;
   } else {
     // IA and IB networks: CE g = gn*gk + q, row r reads lane q*R + r (the K tile, multicast over gn).
-    const route::NetGeometry geom(N, T);
+    const route::NetGeometry geom(N, T, arch::red_first_add_level(cfg));
     route::LaneMap lanes(static_cast<size_t>(N), -1);
     for (int g = 0; g < G; ++g)
       for (int r = 0; r < R; ++r) lanes[static_cast<size_t>(g * R + r)] = (g % gk) * R + r;

@@ -74,7 +74,7 @@ std::string AnalyticalModel::name() const {
 StepCost AnalyticalModel::step_with(const StepShape& s, const std::string& dataflow) const {
   const double R = cfg_.ce.rows, C = cfg_.ce.cols, P = cfg_.ce.count;
   const double lanes = static_cast<double>(cfg_.memory.banks) * cfg_.memory.elems_per_bank;
-  const double stages = cfg_.ce.mac_pipeline_stages;
+  const double stages = cfg_.ce.mac_pipeline_stages + cfg_.ce.mac_product_stages;
   const double ob = operand_bytes(cfg_.dtype), ab = accumulator_bytes(cfg_.dtype);
   const double batch = static_cast<double>(s.batch), m = static_cast<double>(s.m), n = static_cast<double>(s.n),
                k = static_cast<double>(s.k);

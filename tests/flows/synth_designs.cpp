@@ -1,6 +1,8 @@
 // Writes the small designs the synthesis-flow tests run (<out>/<top>/), next to the rtl_gen
-// corpus: two multipliers for DSP mapping, a flop bank too big for a small iCE40, and the
-// arithmetic units of hw/arith whose figures docs/synthesis.md reports.
+// corpus: two multipliers for DSP mapping, a flop bank too big for a small iCE40, the
+// arithmetic units of hw/arith whose figures docs/synthesis.md reports, and a unified-memory
+// bank half in both storage forms (a read and a write port on one address: a 1R1RW macro; two
+// copies: two 1R1W macros).
 #include <fmt/core.h>
 
 #include <cstdio>
@@ -8,6 +10,7 @@
 #include <filesystem>
 
 #include "hw/arith/arith.hpp"
+#include "hw/mem/mem_bank.hpp"
 #include "rtl_gen/rtl.hpp"
 
 namespace {
@@ -99,6 +102,8 @@ int main(int argc, char** argv) {
     emit(fetta::hw::IntMac({8, 32, 2}));             // int_mac_i8_acc32_s2
     emit(fetta::hw::FpMac({0}));                     // fp_mac_bf16_fp32_s0
     emit(fetta::hw::FpMac({2}));                     // fp_mac_bf16_fp32_s2
+    emit(fetta::hw::MemBank({32, 1, 16}));           // mem_bank_d32_t1_w16
+    emit(fetta::hw::MemBank({32, 1, 16, fetta::hw::BankStorage::two_copies}));  // mem_bank_d32_t1_w16_2copy
   } catch (const std::exception& e) {
     std::fprintf(stderr, "synth_designs: %s\n", e.what());
     return 1;

@@ -151,6 +151,55 @@ TEST_CASE("asap7: memories are black boxes sized by the SRAM model", "[synth_asa
   CHECK(netlist.find("fetta_sram_w16_d32_1r1w mem") != std::string::npos);
 }
 
+TEST_CASE("asap7: a read and a write port on one address become a 1R1RW macro of the two-port area", "[synth_asap7]") {
+  // MemBank, one 32 x 16 lane: read port A, and port B at `wr_en ? wr_addr : rd_b_addr`, whose
+  // read is off while it writes (docs/memory.md §1).
+  const std::string work = std::string(SYNTH_WORK_DIR) + "/asap7_rw";
+  Options o = asap7_options();
+  SynthReport r = run_synth(SYNTH_DESIGNS_DIR "/mem_bank_d32_t1_w16", work + "/shared", o);
+  REQUIRE(r.modules.size() == 1);
+  const ModuleResult& m = r.modules[0];
+  check_plausible(m, 1000);
+  const Asap7Metrics& a = *m.asap7;
+  REQUIRE(a.memories.size() == 1);
+  const MemoryMacro& mem = a.memories[0];
+  CHECK(mem.name == "ram_e0");
+  CHECK(mem.cell == "fetta_sram_w16_d32_1r1rw");
+  CHECK(mem.rd_ports == 2);
+  CHECK(mem.wr_ports == 1);
+  CHECK(mem.rw_ports() == 1);
+  CHECK(mem.area_um2 == Approx(o.sram.area_um2(512, 1, 1)));  // the base two-port macro
+  CHECK(a.sram_area_um2 == Approx(mem.area_um2));
+  CHECK(a.memories_in_flops.empty());
+  nlohmann::json j = to_json(r);
+  CHECK(j["modules"][0]["memories"][0]["rw_ports"] == 1);
+  CHECK(j["modules"][0]["memories"][0]["cell"] == "fetta_sram_w16_d32_1r1rw");
+  // OpenSTA times paths out of the macro (the worst: read data clock-to-Q to an output port) and
+  // into it: every input pin of the macro is an endpoint, besides the 32 output bits.
+  REQUIRE(a.sta);
+  REQUIRE(a.sta->worst_path);
+  CHECK(a.sta->wns_ps == 0);
+  const sta::TimingPath& p = *a.sta->worst_path;
+  CHECK(p.startpoint.rfind("ram_e0 ", 0) == 0);
+  REQUIRE(p.stages.size() >= 2);
+  CHECK(p.stages[1].cell == "fetta_sram_w16_d32_1r1rw");
+  CHECK(p.stages[1].delay_ps == Approx(o.sram.clk_to_q_ps));
+  CHECK(a.sta->endpoints == 32 + (1 + 5) + (1 + 5 + 16 + 16));  // outputs; rd0 en, addr; rw0 en, addr, mask, wdata
+  const std::string netlist = read_text(work + "/shared/mem_bank_d32_t1_w16/netlist.v");
+  CHECK(netlist.find("fetta_sram_w16_d32_1r1rw ram_e0") != std::string::npos);
+  CHECK(netlist.find(".rw0_wdata") != std::string::npos);
+
+  // The two-copy form: two 1R1W macros, twice the SRAM area.
+  SynthReport r2 = run_synth(SYNTH_DESIGNS_DIR "/mem_bank_d32_t1_w16_2copy", work + "/two_copies", o);
+  const Asap7Metrics& a2 = *r2.modules[0].asap7;
+  REQUIRE(a2.memories.size() == 2);
+  for (const MemoryMacro& c : a2.memories) {
+    CHECK(c.cell == "fetta_sram_w16_d32_1r1w");
+    CHECK(c.rw_ports() == 0);
+  }
+  CHECK(a2.sram_area_um2 == Approx(2 * a.sram_area_um2));
+}
+
 TEST_CASE("asap7: a faster clock leaves less slack on the same logic", "[synth_asap7]") {
   Options o = asap7_options();
   o.clock_mhz = 4000;  // 250 ps

@@ -16,6 +16,7 @@ ArchConfig one_ce(int rows, int cols) {
   c.ce.rows = rows;
   c.ce.cols = cols;
   c.ce.count = 1;
+  c.ce.mac_product_stages = 0;  // the textbook formulas: a MAC without pipeline stages
   return c;
 }
 
@@ -72,6 +73,15 @@ TEST_CASE("cycles follow the SCALE-Sim fold formulas", "[costmodel]") {
     CHECK(m.step_with(s, "WS").compute_cycles == 15 * 8 + (8 + 4 - 2));
     const auto tiny_t = gemm(1, 2, 4, 4);  // WS: T = m = 2 < R: preload bound
     CHECK(m.step_with(tiny_t, "WS").compute_cycles == 1 * 4 + 10);
+  }
+  SECTION("MAC stages, product stages included, add one cycle per fold each") {
+    ArchConfig c = one_ce(4, 4);
+    c.ce.ib_double_buffer = false;
+    c.ce.psum_double_buffer = false;
+    c.ce.mac_product_stages = 1;
+    AnalyticalModel m(c);
+    CHECK(m.step_with(gemm(1, 8, 12, 20), "OS").compute_cycles == 6 * 27);
+    CHECK(m.step_with(gemm(1, 8, 12, 20), "WS").compute_cycles == 15 * 19);
   }
   SECTION("folds spread over the CEs, batch multiplies folds") {
     ArchConfig c = one_ce(4, 4);

@@ -133,13 +133,14 @@ TEST_CASE("RED_CFG chunks carry the register image in order", "[isa]") {
 
 TEST_CASE("Timing contract of the generated top", "[isa]") {
   const SystemTiming d = system_timing(cfg_named("default"));
-  CHECK(d.dist_latency == 0);
-  CHECK(d.red_latency == 7);  // log2(64) levels + the transpose level, a register after each
-  CHECK(d.ctrl_delay == 1);
-  CHECK(d.acc_delay == 1 + 4 + 7);
-  CHECK(d.drain == d.acc_delay + 3);
+  CHECK(d.dist_latency == 1);  // the output register
+  CHECK(d.red_latency == 7);   // log2(64) levels + the transpose level, a register after each
+  CHECK(d.ctrl_delay == 2);
+  CHECK(d.acc_delay == 2 + 4 + 1 + 7);  // + the CE column, the product stage, the reduction network
+  CHECK(d.drain == d.acc_delay + 4);    // the 3-stage accumulator's write lands 2 cycles after its op
   const SystemTiming s = system_timing(cfg_named("ce2x4_x8"));
   CHECK(s.dist_latency == 3);  // (log2(32) + 1) / 2
   CHECK(s.ctrl_delay == 4);
   CHECK(s.acc_delay == 4 + 2 + 6);
+  CHECK(s.drain == s.acc_delay + 3);  // combinational MAC, 2-stage accumulator
 }

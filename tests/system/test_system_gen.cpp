@@ -43,13 +43,13 @@ TEST_CASE("The top of every system-test configuration elaborates deterministical
   }
   rtl::Design d;
   CHECK(hw::elaborate_part(d, cfg_named("default"), "top") == "fetta_top_bf16_g16_4x4_n64_d4096_a512");
-  CHECK(hw::elaborate_part(d, cfg_named("default"), "controller") == "controller_g16_4x4_n64_b16_a11_q9_c1_d12_os");
+  CHECK(hw::elaborate_part(d, cfg_named("default"), "controller") == "controller_g16_4x4_n64_b16_a11_q9_c2_d14_os_r3");
   // CEs without OS: no os field, so no OS logic or ports in the controller.
   rtl::Design d2;
   const std::string ws_only = hw::elaborate_part(d2, cfg_named("ce2x4_x8"), "controller");
   CHECK(ws_only.find("_os") == std::string::npos);
   CHECK(rtl::emit_module(*d2.find(ws_only)).find("ce_os") == std::string::npos);
-  CHECK(rtl::emit_module(*d.find("controller_g16_4x4_n64_b16_a11_q9_c1_d12_os")).find("ce_os") != std::string::npos);
+  CHECK(rtl::emit_module(*d.find("controller_g16_4x4_n64_b16_a11_q9_c2_d14_os_r3")).find("ce_os") != std::string::npos);
 }
 
 TEST_CASE("Network topology: butterfly or fixed wiring", "[system_gen]") {
@@ -57,11 +57,11 @@ TEST_CASE("Network topology: butterfly or fixed wiring", "[system_gen]") {
                     Contains("network.topology") && Contains("allowed: butterfly, fixed"));
   const arch::ArchConfig hier = cfg_named("baseline_hier");
   CHECK(hier.network.topology == arch::NetworkTopology::fixed);
-  CHECK(arch::system_timing(hier).acc_delay == 1 + 4);  // no network latency: RAM read + CE column
+  CHECK(arch::system_timing(hier).acc_delay == 1 + 4 + 1);  // no network latency: RAM read, CE column, product
   rtl::Design d;
   CHECK(hw::elaborate_part(d, hier, "top") == "fetta_top_bf16_g16_4x4_n64_d4096_a512_fixed");
   CHECK(d.find("dist_net_n64_w16_t4_cheap_p0") == nullptr);  // no networks in the baselines
-  CHECK(d.find("red_net_n64_fp32_t4_p1") == nullptr);
+  CHECK(d.find("red_net_n64_fp32_t4_p1_twopath_sk") == nullptr);
 }
 
 TEST_CASE("Configurations that generate different tops get different names and hardware ids", "[system_gen]") {
@@ -69,7 +69,7 @@ TEST_CASE("Configurations that generate different tops get different names and h
   auto name = [](const arch::ArchConfig& c) { return hw::Accelerator(hw::AcceleratorParams{c}).module_name(); };
   CHECK(name(base) == "fetta_top_bf16_g4_4x4_n16_d2048_a256");  // the published variant keeps the short name
   std::vector<arch::ArchConfig> variants;
-  for (int i = 0; i < 7; ++i) variants.push_back(base);
+  for (int i = 0; i < 11; ++i) variants.push_back(base);
   variants[0].ce.dataflows = {arch::Dataflow::ws};
   variants[1].ce.ib_double_buffer = false;
   variants[2].ce.psum_double_buffer = false;
@@ -79,6 +79,10 @@ TEST_CASE("Configurations that generate different tops get different names and h
   variants[4].memory.banks = 8;
   variants[5].network.dist_pipeline_every = 2;
   variants[6].network.topology = arch::NetworkTopology::fixed;
+  variants[7].ce.mac_product_stages = 0;
+  variants[8].arith.fp32_adder = arch::Fp32Adder::basic;
+  variants[9].network.dist_output_register = false;
+  variants[10].memory.accum_pipeline = 2;
   std::set<std::string> names{name(base)};
   std::set<uint32_t> ids{hw::hardware_id(base)};
   for (const arch::ArchConfig& v : variants) {
@@ -87,4 +91,5 @@ TEST_CASE("Configurations that generate different tops get different names and h
     CHECK(ids.insert(hw::hardware_id(v)).second);
   }
   CHECK(name(variants[3]) == "fetta_top_bf16_g4_4x4_n16_d2048_a256_ws_s2");
+  CHECK(name(variants[8]) == "fetta_top_bf16_g4_4x4_n16_d2048_a256_basic");
 }

@@ -26,7 +26,12 @@ struct CeConfig {
   std::vector<Dataflow> dataflows{Dataflow::ws, Dataflow::is, Dataflow::os};
   bool ib_double_buffer = true;
   bool psum_double_buffer = true;
-  int mac_pipeline_stages = 0;  // extra register stages inside the MAC (retiming for 1 GHz)
+  int mac_pipeline_stages = 0;  // register stages inside the MAC's adder (stationary only: the row skew grows)
+  // Register stages between the multiplier and the adder: the product is registered, the
+  // accumulation operand (the Psum from above, or the PE's own accumulator in OS) enters the
+  // adder directly, so the row skew and OS's one accumulate per cycle stay; results leave this
+  // many cycles later. 1 is what closes 1 GHz on ASAP7 (docs/arith.md, docs/ce.md).
+  int mac_product_stages = 1;
 };
 
 // butterfly: the transposable distribution and reduction networks of FETTA. fixed: the baselines'
@@ -38,6 +43,10 @@ std::string to_string(NetworkTopology t);
 struct NetworkConfig {
   int lanes = 64;                // scalar lanes of both networks; = banks * elems_per_bank
   int dist_pipeline_every = 0;   // register after every k butterfly levels (0: purely combinational)
+  // A register at the distribution network's output (the CEs' input register): the memory's
+  // read, the butterfly and the CE's first MAC stage then take a cycle each instead of one
+  // together. Butterfly only; implied when dist_pipeline_every already ends on the last stage.
+  bool dist_output_register = true;
   NetworkTopology topology = NetworkTopology::butterfly;
 };
 
@@ -46,6 +55,23 @@ struct MemoryConfig {
   int elems_per_bank = 4;     // T: elements per bank row
   int unified_depth = 4096;   // rows per bank (16 banks x 4 x 2 B x 4096 = 512 KB)
   int accum_depth = 512;      // rows per accumulator bank (16 x 4 x 4 B x 512 = 128 KB)
+  // The accumulation unit's read-modify-write depth: 2 = read, then add and write; 3 = read,
+  // register the row, then add and write (the memory's access time and the adder in separate
+  // cycles; docs/memory.md).
+  int accum_pipeline = 3;
+};
+
+// The binary32 adder of the PEs, the reduction network and the accumulation unit (bf16 only):
+// basic (one path, small) or two_path (near/far paths with parallel-prefix adders: about twice
+// as fast, 1.6 times the area; docs/arith.md); the prefix network of the two-path adders.
+enum class Fp32Adder { basic, two_path };
+enum class PrefixAdder { kogge_stone, sklansky, brent_kung };
+std::string to_string(Fp32Adder a);
+std::string to_string(PrefixAdder p);
+
+struct ArithConfig {
+  Fp32Adder fp32_adder = Fp32Adder::two_path;
+  PrefixAdder prefix = PrefixAdder::sklansky;
 };
 
 struct DramConfig {
@@ -69,6 +95,7 @@ struct ArchConfig {
   DataType dtype = DataType::bf16;
   double clock_mhz = 1000.0;
   CeConfig ce;
+  ArithConfig arith;
   NetworkConfig network;
   MemoryConfig memory;
   DramConfig dram;

@@ -126,14 +126,21 @@ using Words = std::vector<uint32_t>;
 // Pipeline latencies of the generated top, part of the ISA's timing contract (docs/isa.md):
 // the generators check that their blocks have exactly these latencies.
 struct SystemTiming {
-  int dist_latency = 0;  // distribution network: floor((log2 N + 1) / dist_pipeline_every), 0 if 0 or fixed
+  int dist_latency = 0;  // distribution network: floor((log2 N + 1) / dist_pipeline_every), + 1 for the output
+                         // register unless that already ends on a register; 0 if fixed
   int red_latency = 0;   // reduction network: a register after every level, log2 N + 1; 0 if fixed
   int ctrl_delay = 0;    // read issue -> CE input: 1 (registered RAM read) + dist_latency
-  int acc_delay = 0;     // read issue -> accumulator op: ctrl_delay + R*(mac stages + 1) + red_latency
-  int drain = 0;         // DRAIN state cycles after the last IA read's GEMM-state exit: acc_delay + 3
+  int acc_delay = 0;     // read issue -> accumulator op: ctrl_delay + R*(mac stages + 1) + product stages + red_latency
+  int drain = 0;         // DRAIN state cycles after the last IA read's GEMM-state exit: acc_delay + 2 + accum_pipeline - 1
   int ib_top_load = 0;   // cycles of one IB load from the top: 1 + (R - 1) * (mac stages + 1)
 };
 SystemTiming system_timing(const ArchConfig& cfg);
+
+// The reduction network's lowest butterfly level with adders: a CE's C columns are consecutive
+// lanes that are never summed (the compiler sums the same column of several CEs, lanes C apart),
+// so with C a power of two levels 0 .. log2(C)-1 only pass or swap and are built without adders;
+// 0 otherwise.
+int red_first_add_level(const ArchConfig& cfg);
 
 // Throws IsaError for a value that does not fit its field (or a count of 0).
 Words encode_gemm(const IsaLayout& isa, const GemmInstr& g);

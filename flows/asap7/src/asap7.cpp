@@ -129,8 +129,16 @@ std::string asap7_coarse_script(const DesignDir& design, const std::string& modu
   // Generic synthesis up to the fine stage: memories stay $mem_v2 cells (memory -nomap), which
   // become SRAM macros (or flip-flops) in the map script.
   s += fmt::format("synth -top {}{} -run begin:fine\n", module, flat ? " -flatten" : "");
+  // The undefined branch `proc` leaves in front of a write port's address and data (written only
+  // when enabled) goes, so that a write port's address is the RTL's signal: a read and a write
+  // port on one address signal are then recognisably one read/write port.
+  s += "opt_expr -mux_undef\nopt_clean\n";
   s += fmt::format("tee -q -o {}/memories.txt dump t:$mem_v2 t:$mem\n", work_dir);
   s += fmt::format("write_rtlil {}/coarse.il\n", work_dir);
+  // The address probe, on what is left of the design (the checkpoint is written): which read and
+  // write ports of each memory share their address drivers (docs/synthesis.md).
+  s += fmt::format("techmap -map {}/sram_probe.v t:$mem_v2\n", work_dir);
+  s += fmt::format("tee -q -o {}/memory_addresses.txt dump t:fetta_mem_probe\n", work_dir);
   return s;
 }
 
@@ -292,12 +300,14 @@ ModuleResult synth_asap7_module(const DesignDir& design, const DesignModule& mod
   fs::create_directories(work_dir);
   const double period_ps = 1e6 / run.clock_mhz;
   write_text(work_dir + "/coarse.ys", asap7_coarse_script(design, module.name, run.hierarchy, work_dir));
+  write_text(work_dir + "/sram_probe.v", address_probe_techmap());
   run_checked(fmt::format("Yosys (asap7, module {}, generic synthesis)", module.name),
               "yosys -q -l coarse.log -s coarse.ys", work_dir, commands);
   const std::string coarse_log = read_text(work_dir + "/coarse.log");
 
   // The memories, and a macro for every shape one can take.
   std::vector<MemoryMacro> found = parse_memory_dump(read_text(work_dir + "/memories.txt"));
+  apply_address_probe(read_text(work_dir + "/memory_addresses.txt"), found);
   MacroLibrary lib = make_macro_library(found, run.sram);
   std::string sram_dir;
   if (!lib.cells.empty()) {

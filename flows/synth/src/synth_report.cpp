@@ -28,8 +28,8 @@ std::string to_string(Target t) {
 
 std::string target_names() { return "asap7, xilinx, ice40"; }
 
-double SramModel::area_um2(long long bits, int rd_ports, int wr_ports) const {
-  int extra = std::max(0, rd_ports + wr_ports - 2);
+double SramModel::area_um2(long long bits, int rd_ports, int wr_ports, int shared_ports) const {
+  int extra = std::max(0, rd_ports + wr_ports - shared_ports - 2);
   return static_cast<double>(bits) * um2_per_bit * (1.0 + extra_port_factor * extra) / array_efficiency;
 }
 
@@ -119,7 +119,7 @@ json module_json(const ModuleResult& m) {
     auto mem_json = [](const MemoryMacro& mm) {
       json e{{"name", mm.name},         {"width", mm.width},       {"depth", mm.depth},
              {"bits", mm.bits()},       {"rd_ports", mm.rd_ports}, {"wr_ports", mm.wr_ports},
-             {"area_um2", round_to(mm.area_um2, 3)}};
+             {"rw_ports", mm.rw_ports()}, {"area_um2", round_to(mm.area_um2, 3)}};
       if (!mm.cell.empty()) e["cell"] = mm.cell;
       return e;
     };

@@ -31,6 +31,22 @@ long long parse_yosys_int(const std::string& v) {
 
 }  // namespace
 
+std::vector<bool> yosys_const_bits(const std::string& v) {
+  std::vector<bool> out;
+  size_t q = v.find('\'');
+  if (q == std::string::npos) {  // a plain integer
+    unsigned long long x = v.empty() || v[0] == '-' ? 0 : std::stoull(v);
+    for (; x != 0; x >>= 1) out.push_back((x & 1) != 0);
+    return out;
+  }
+  for (size_t i = v.size(); i > q + 1; --i) {  // the last digit is bit 0
+    char c = v[i - 1];
+    if (c != '0' && c != '1' && c != 'x' && c != 'z') break;
+    out.push_back(c == '1');
+  }
+  return out;
+}
+
 StatResult parse_stat(const std::string& text) {
   StatResult r;
   static const std::regex cells_re(R"(^\s*Number of cells:\s+(\d+))");
@@ -134,6 +150,7 @@ std::vector<MemoryMacro> parse_memory_dump(const std::string& text) {
       else if (key == "WR_PORTS") mm.wr_ports = static_cast<int>(parse_yosys_int(value));
       else if (key == "RD_CLK_ENABLE" || key == "RD_CLK_POLARITY") mm.sync_read = mm.sync_read && all_of(value, '1');
       else if (key == "RD_TRANSPARENCY_MASK") mm.read_first = all_of(value, '0');
+      else if (key == "RD_COLLISION_X_MASK") mm.never_together = yosys_const_bits(value);
       else if (key == "RD_WIDE_CONTINUATION") mm.plain_read = mm.plain_read && all_of(value, '0');
       else if (key == "WR_CLK_ENABLE" || key == "WR_CLK_POLARITY") mm.plain_write = mm.plain_write && all_of(value, '1');
       else if (key == "WR_WIDE_CONTINUATION") mm.plain_write = mm.plain_write && all_of(value, '0');

@@ -24,30 +24,41 @@ int mac_accumulator_bits(arch::DataType dtype) {
   unknown_dtype(dtype);
 }
 
-MacChoice make_mac(arch::DataType dtype, int stages) {
+FpAdderChoice fp_adder_choice(const arch::ArchConfig& cfg) {
+  FpAdderChoice c;
+  c.arch = cfg.arith.fp32_adder == arch::Fp32Adder::two_path ? Fp32AddArch::two_path : Fp32AddArch::basic;
+  switch (cfg.arith.prefix) {
+    case arch::PrefixAdder::kogge_stone: c.prefix = PrefixKind::kogge_stone; break;
+    case arch::PrefixAdder::sklansky: c.prefix = PrefixKind::sklansky; break;
+    case arch::PrefixAdder::brent_kung: c.prefix = PrefixKind::brent_kung; break;
+  }
+  return c;
+}
+
+MacChoice make_mac(arch::DataType dtype, int stages, int product_stages, FpAdderChoice adder) {
   if (stages < 0)
     throw std::invalid_argument(fmt::format("make_mac: stages = {} is negative; allowed: 0 or more", stages));
   MacChoice c;
   c.acc_bits = mac_accumulator_bits(dtype);
   switch (dtype) {
     case arch::DataType::bf16:
-      c.generator = std::make_unique<FpMac>(FpMacParams{stages});
+      c.generator = std::make_unique<FpMac>(FpMacParams{stages, adder.arch, adder.prefix, product_stages});
       c.operand_bits = 16;
       c.is_signed = false;
       return c;
     case arch::DataType::int8:
     case arch::DataType::int16:
       c.operand_bits = dtype == arch::DataType::int8 ? 8 : 16;
-      c.generator = std::make_unique<IntMac>(IntMacParams{c.operand_bits, c.acc_bits, stages});
+      c.generator = std::make_unique<IntMac>(IntMacParams{c.operand_bits, c.acc_bits, stages, product_stages});
       c.is_signed = true;
       return c;
   }
   unknown_dtype(dtype);
 }
 
-std::unique_ptr<rtl::GeneratorBase> make_adder(arch::DataType dtype, int stages) {
+std::unique_ptr<rtl::GeneratorBase> make_adder(arch::DataType dtype, int stages, FpAdderChoice adder) {
   switch (dtype) {
-    case arch::DataType::bf16: return std::make_unique<Fp32Add>(Fp32AddParams{stages, 0});
+    case arch::DataType::bf16: return std::make_unique<Fp32Add>(Fp32AddParams{stages, 0, adder.arch, adder.prefix});
     case arch::DataType::int8:
     case arch::DataType::int16:
       if (stages != 0)

@@ -17,6 +17,9 @@ FpMacParams checked(FpMacParams p) {
   if (p.stages < 0 || p.stages > 16)
     throw std::invalid_argument(
         fmt::format("FpMac: stages = {} is out of range; allowed: 0 (combinational) .. 16", p.stages));
+  if (p.product_stages < 0 || p.product_stages > 4)
+    throw std::invalid_argument(
+        fmt::format("FpMac: product_stages = {} is out of range; allowed: 0..4", p.product_stages));
   fp32_add_arch_name(p.adder_arch, "FpMac: adder_arch");
   prefix_tag(p.adder_prefix, "FpMac: adder_prefix");
   if (p.adder_arch == Fp32AddArch::basic) p.adder_prefix = FpMacParams{}.adder_prefix;  // not used
@@ -35,12 +38,14 @@ std::vector<int> mac_levels(Fp32AddArch arch) {
 FpMac::FpMac(FpMacParams params) : Generator(checked(params)) {}
 
 std::string FpMac::module_name() const {
-  if (p.adder_arch == Fp32AddArch::basic) return fmt::format("fp_mac_bf16_fp32_s{}", p.stages);
-  return fmt::format("fp_mac_bf16_fp32_twopath_{}_s{}", prefix_tag(p.adder_prefix), p.stages);
+  const std::string prod = p.product_stages > 0 ? fmt::format("_p{}", p.product_stages) : "";
+  if (p.adder_arch == Fp32AddArch::basic) return fmt::format("fp_mac_bf16_fp32{}_s{}", prod, p.stages);
+  return fmt::format("fp_mac_bf16_fp32_twopath_{}{}_s{}", prefix_tag(p.adder_prefix), prod, p.stages);
 }
 
 ParamList FpMac::params() const {
   ParamList l{{"stages", std::to_string(p.stages)}};
+  if (p.product_stages > 0) l.emplace_back("product_stages", std::to_string(p.product_stages));
   if (p.adder_arch != Fp32AddArch::basic) {
     l.emplace_back("adder_arch", fp32_add_arch_name(p.adder_arch));
     l.emplace_back("adder_prefix", prefix_name(p.adder_prefix));
@@ -48,10 +53,17 @@ ParamList FpMac::params() const {
   return l;
 }
 
-bool FpMac::product_registered() const { return place_cuts(mac_levels(p.adder_arch), p.stages)[0] > 0; }
+bool FpMac::product_registered() const {
+  return p.product_stages == 0 && place_cuts(mac_levels(p.adder_arch), p.stages)[0] > 0;
+}
 
 void FpMac::build(Module& m) const {
-  m.add_comment(fmt::format("out = fp32_add(acc, bf16_mul(a, b)); latency {} cycle(s) (docs/arith.md).", p.stages));
+  if (p.product_stages > 0)
+    m.add_comment(fmt::format("out = fp32_add(acc, bf16_mul(a, b)); latency {} cycle(s) from a, b and {} from acc "
+                              "(docs/arith.md).",
+                              p.product_stages + p.stages, p.stages));
+  else
+    m.add_comment(fmt::format("out = fp32_add(acc, bf16_mul(a, b)); latency {} cycle(s) (docs/arith.md).", p.stages));
   Sig a = m.input("a", UInt(16));
   Sig b = m.input("b", UInt(16));
   Sig acc = m.input("acc", UInt(32));
@@ -63,6 +75,13 @@ void FpMac::build(Module& m) const {
   Expr product = mul.io("product").sig();
   Expr addend = acc;
   int lead = Bf16Mul::kLevels;
+  for (int k = 1; k <= p.product_stages; ++k) {
+    // The product alone is registered: acc is the loop's operand and enters the adder late.
+    Sig q = m.reg(fmt::format("product_p{}", k), UInt(32));
+    q <<= product;
+    product = q;
+    lead = 0;
+  }
   if (product_registered()) {
     // Register the product and delay acc by the same cycle, so both reach the adder together.
     Sig product_q = m.reg("product_s1", UInt(32));

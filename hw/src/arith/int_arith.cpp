@@ -22,6 +22,9 @@ IntMacParams checked(IntMacParams p) {
     throw std::invalid_argument(fmt::format("IntMac: acc_bits = {} is too wide; allowed: {}..64", p.acc_bits, 2 * p.operand_bits));
   if (p.stages < 0 || p.stages > 8)
     throw std::invalid_argument(fmt::format("IntMac: stages = {} is out of range; allowed: 0 (combinational) .. 8", p.stages));
+  if (p.product_stages < 0 || p.product_stages > 4)
+    throw std::invalid_argument(
+        fmt::format("IntMac: product_stages = {} is out of range; allowed: 0..4", p.product_stages));
   return p;
 }
 
@@ -36,18 +39,25 @@ IntAddParams checked(IntAddParams p) {
 IntMac::IntMac(IntMacParams params) : Generator(checked(params)) {}
 
 std::string IntMac::module_name() const {
-  return fmt::format("int_mac_i{}_acc{}_s{}", p.operand_bits, p.acc_bits, p.stages);
+  const std::string prod = p.product_stages > 0 ? fmt::format("_p{}", p.product_stages) : "";
+  return fmt::format("int_mac_i{}_acc{}{}_s{}", p.operand_bits, p.acc_bits, prod, p.stages);
 }
 
 ParamList IntMac::params() const {
-  return {{"operand_bits", std::to_string(p.operand_bits)},
-          {"acc_bits", std::to_string(p.acc_bits)},
-          {"stages", std::to_string(p.stages)}};
+  ParamList l{{"operand_bits", std::to_string(p.operand_bits)},
+              {"acc_bits", std::to_string(p.acc_bits)},
+              {"stages", std::to_string(p.stages)}};
+  if (p.product_stages > 0) l.emplace_back("product_stages", std::to_string(p.product_stages));
+  return l;
 }
 
 void IntMac::build(Module& m) const {
   const int n = p.operand_bits, w = p.acc_bits;
-  m.add_comment(fmt::format("out = acc + a*b mod 2^{}; latency {} cycle(s) (docs/arith.md).", w, p.stages));
+  if (p.product_stages > 0)
+    m.add_comment(fmt::format("out = acc + a*b mod 2^{}; latency {} cycle(s) from a, b and {} from acc (docs/arith.md).",
+                              w, p.product_stages + p.stages, p.stages));
+  else
+    m.add_comment(fmt::format("out = acc + a*b mod 2^{}; latency {} cycle(s) (docs/arith.md).", w, p.stages));
   Sig a = m.input("a", SInt(n));
   Sig b = m.input("b", SInt(n));
   Sig acc = m.input("acc", SInt(w));
@@ -70,6 +80,11 @@ void IntMac::build(Module& m) const {
     eacc = stage(eacc, "acc", k);
   }
   Expr product = m.node("product", ea * eb);  // SInt<2n>: one DSP multiplier
+  for (int i = 1; i <= p.product_stages; ++i) {
+    Sig r = m.reg(fmt::format("product_p{}", i), SInt(2 * n));
+    r <<= product;
+    product = r;
+  }
   if (prod_reg) {
     ++k;
     product = stage(product, "product", k);

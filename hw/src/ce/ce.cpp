@@ -15,9 +15,11 @@ namespace {
 
 constexpr int kMaxDim = 256;
 
-// The per-row control that travels with the IA column (delayed r * skew for row r).
+// The per-row control that travels with the IA column (delayed r * skew for row r). With product
+// stages, `active`, `first` and `last` are the accumulate stage's (delayed once more by the
+// product stages) and `swap` is the multiply stage's `first`.
 struct RowCtrl {
-  Expr active, first, last, load_left;
+  Expr active, first, last, load_left, swap;
 };
 
 }  // namespace
@@ -41,9 +43,9 @@ CeParams ce_params_from(const arch::ArchConfig& cfg) {
 Ce::Ce(CeParams params) : Generator(params) { validate(p); }
 
 std::string Ce::module_name() const {
-  return fmt::format("ce_{}x{}_{}_{}_ib{}_ps{}_s{}", p.rows, p.cols, arch::to_string(p.pe.dtype),
-                     dataflow_tag(p.pe), p.pe.ib_double_buffer ? 2 : 1, p.pe.psum_double_buffer ? 2 : 1,
-                     p.pe.mac_stages);
+  // The PE's name carries the PE parameters after its "pe_" prefix.
+  const std::string pe = Pe(p.pe).module_name().substr(3);
+  return fmt::format("ce_{}x{}_{}", p.rows, p.cols, pe);
 }
 
 ParamList Ce::params() const {
@@ -57,7 +59,7 @@ Type Ce::ctrl_type(const CeParams& p) {
   std::vector<Field> f;
   if (pe.both_modes()) f.push_back(field("os", UInt(1)));
   f.push_back(field("active", UInt(1)));
-  if (pe.has_first()) f.push_back(field("first", UInt(1)));
+  if (p.has_first_ctrl()) f.push_back(field("first", UInt(1)));
   if (pe.has_last()) f.push_back(field("last", UInt(1)));
   if (pe.stationary()) {
     f.push_back(field("ib_load", UInt(1)));
@@ -92,7 +94,8 @@ void Ce::build(Module& m) const {
   // ---- row skew: control as a tapped chain (one value for all rows), data as a triangle (row r
   // has its own values, delayed r * s).
   std::vector<Expr> ctl_bits{ctrl["active"].sig()};
-  if (pp.has_first()) ctl_bits.push_back(ctrl["first"].sig());
+  const bool chain_first = p.has_first_ctrl();
+  if (chain_first) ctl_bits.push_back(ctrl["first"].sig());
   if (pp.has_last()) ctl_bits.push_back(ctrl["last"].sig());
   if (st) ctl_bits.push_back(m.node("ib_load_left", ctrl["ib_load"].sig() & ctrl["ib_from_left"].sig()));
   const int nctl = static_cast<int>(ctl_bits.size());
@@ -107,20 +110,36 @@ void Ce::build(Module& m) const {
       rc.active = next("active");
     else
       rc.active = packed.bit(bit--);
-    if (pp.has_first()) rc.first = next("first");
+    if (chain_first) rc.first = next("first");
     if (pp.has_last()) rc.last = next("last");
     if (st) rc.load_left = next("ib_load_left");
     return rc;
   };
   std::vector<RowCtrl> row_ctrl;
   Expr packed = cat(ctl_bits);
+  const int P = pp.product_stages;
   for (int r = 0; r < R; ++r) {
     if (r > 0) {
       InstanceRef d = m.instance(DelayLine({nctl, s, true}), fmt::format("ctl_skew_r{}", r));
       d.io("in").sig() <<= packed;
       packed = d.io("out").sig();
     }
-    row_ctrl.push_back(unpack_ctl(packed, r));
+    RowCtrl rc = unpack_ctl(packed, r);
+    if (P > 0) {
+      // The accumulate stage sees the row's control P cycles after the multiply stage.
+      if (pp.has_swap()) rc.swap = rc.first;
+      std::vector<Expr> late{rc.active};
+      if (pp.has_first()) late.push_back(rc.first);
+      if (pp.has_last()) late.push_back(rc.last);
+      InstanceRef d = m.instance(DelayLine({static_cast<int>(late.size()), P, true}), fmt::format("ctl_acc_r{}", r));
+      d.io("in").sig() <<= late.size() == 1 ? late[0] : cat(late);
+      Sig q = d.io("out").sig();
+      int bit = static_cast<int>(late.size()) - 1;
+      rc.active = m.node(fmt::format("row{}_acc_active", r), q.bit(bit--));
+      if (pp.has_first()) rc.first = m.node(fmt::format("row{}_acc_first", r), q.bit(bit--));
+      if (pp.has_last()) rc.last = m.node(fmt::format("row{}_acc_last", r), q.bit(bit--));
+    }
+    row_ctrl.push_back(rc);
   }
   std::vector<Expr> row_ia, row_ib_left;
   row_ia.push_back(ia[0].sig());
@@ -186,6 +205,7 @@ void Ce::build(Module& m) const {
       row["ia"].sig() <<= row_ia[r];
       if (pp.has_active()) row["active"].sig() <<= row_ctrl[r].active;
       if (pp.has_first()) row["first"].sig() <<= row_ctrl[r].first;
+      if (pp.has_swap()) row["swap"].sig() <<= row_ctrl[r].swap;
       if (pp.has_last()) row["last"].sig() <<= row_ctrl[r].last;
 
       Data in = u.io("in");

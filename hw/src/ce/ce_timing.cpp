@@ -100,6 +100,8 @@ CeTiming ce_timing(const CeParams& ce, const Strategy& s, const GemmShape& g) {
     t.out_first = R * sk;
     t.out_span = T;
   }
+  // Product stages delay every result by as many cycles; nothing else moves (docs/ce.md).
+  t.out_first += ce.pe.product_stages;
   t.total = t.first_start + (mp.folds() - 1) * t.period + t.out_first + t.out_span;
   return t;
 }

@@ -2,9 +2,12 @@
 
 #include <fmt/core.h>
 
+#include <memory>
 #include <stdexcept>
 
 #include "hw/arith/arith.hpp"
+#include "hw/arith/fp_add.hpp"
+#include "hw/arith/int_arith.hpp"
 #include "hw/mem/check.hpp"
 
 namespace fetta::hw {
@@ -15,10 +18,43 @@ namespace {
 
 bool is_integer(arch::DataType t) { return t != arch::DataType::bf16; }
 
+// pipeline, adder_arch and adder_prefix, shared by AccumBankParams and AccumulationUnitParams:
+// checked, then the adder choice normalized (integer types have no binary32 adder, a basic adder
+// no prefix networks), so that equal hardware has one name and one parameter list.
+template <typename P>
+void check_pipeline_and_adder(const char* gen, P& p) {
+  if (p.pipeline != 2 && p.pipeline != 3)
+    throw std::invalid_argument(fmt::format("{}: pipeline = {} is not allowed; allowed: 2, 3", gen, p.pipeline));
+  fp32_add_arch_name(p.adder_arch, fmt::format("{}: adder_arch", gen));
+  prefix_tag(p.adder_prefix, fmt::format("{}: adder_prefix", gen));
+  if (is_integer(p.dtype)) p.adder_arch = P{}.adder_arch;
+  if (p.adder_arch == Fp32AddArch::basic) p.adder_prefix = P{}.adder_prefix;
+}
+
+// The module-name tail of the non-default parameters: "", "_p3", "_twopath_sk", "_p3_twopath_sk".
+template <typename P>
+std::string variant_suffix(const P& p) {
+  std::string s = p.pipeline == P{}.pipeline ? "" : fmt::format("_p{}", p.pipeline);
+  if (p.adder_arch != Fp32AddArch::basic) s += "_twopath_" + prefix_tag(p.adder_prefix);
+  return s;
+}
+
+// ... and their entries in params(): only the non-default ones (the default unit's parameter
+// list, and so its RTL header, is the one it had before these parameters existed).
+template <typename P>
+void add_variant_params(const P& p, ParamList& l) {
+  if (p.pipeline != P{}.pipeline) l.emplace_back("pipeline", std::to_string(p.pipeline));
+  if (p.adder_arch != Fp32AddArch::basic) {
+    l.emplace_back("adder_arch", fp32_add_arch_name(p.adder_arch));
+    l.emplace_back("adder_prefix", prefix_name(p.adder_prefix));
+  }
+}
+
 AccumBankParams checked(AccumBankParams p) {
   mem_check::pow2_in("AccumBank", "elems", p.elems, 1, 64);
   mem_check::pow2_in("AccumBank", "depth", p.depth, 2, 1 << 24);
   (void)accumulator_format(p.dtype);
+  check_pipeline_and_adder("AccumBank", p);
   return p;
 }
 
@@ -27,7 +63,14 @@ AccumulationUnitParams checked(AccumulationUnitParams p) {
   mem_check::pow2_in("AccumulationUnit", "elems", p.elems, 1, 64);
   mem_check::pow2_in("AccumulationUnit", "depth", p.depth, 2, 1 << 24);
   (void)accumulator_format(p.dtype);
+  check_pipeline_and_adder("AccumulationUnit", p);
   return p;
+}
+
+// The adder of every element: Fp32Add (combinational, the chosen datapath) or IntAdd.
+std::unique_ptr<GeneratorBase> lane_adder(const AccumBankParams& p) {
+  if (is_integer(p.dtype)) return std::make_unique<IntAdd>(IntAddParams{mac_accumulator_bits(p.dtype)});
+  return std::make_unique<Fp32Add>(Fp32AddParams{0, 0, p.adder_arch, p.adder_prefix});
 }
 
 Type lane_type(arch::DataType t) {
@@ -52,16 +95,19 @@ std::string accumulator_format(arch::DataType dtype) {
 AccumBank::AccumBank(AccumBankParams params) : Generator(checked(params)) {}
 
 std::string AccumBank::module_name() const {
-  return fmt::format("accum_bank_t{}_d{}_{}", p.elems, p.depth, accumulator_format(p.dtype));
+  return fmt::format("accum_bank_t{}_d{}_{}{}", p.elems, p.depth, accumulator_format(p.dtype), variant_suffix(p));
 }
 
 ParamList AccumBank::params() const {
-  return {{"elems", std::to_string(p.elems)},
-          {"depth", std::to_string(p.depth)},
-          {"dtype", arch::to_string(p.dtype)}};
+  ParamList l{{"elems", std::to_string(p.elems)},
+              {"depth", std::to_string(p.depth)},
+              {"dtype", arch::to_string(p.dtype)}};
+  add_variant_params(p, l);
+  return l;
 }
 
 void AccumBank::build(Module& m) const {
+  if (p.pipeline == 3) return build_pipeline3(m);
   const int T = p.elems, aw = clog2(p.depth), w = mac_accumulator_bits(p.dtype);
   const bool sint = is_integer(p.dtype);
   const Type lane = lane_type(p.dtype);
@@ -91,7 +137,7 @@ void AccumBank::build(Module& m) const {
   wb_addr_q <<= addr_q;
   Sig wb_hit = m.node("wb_hit", wb_addr_q == addr_q);
 
-  const auto adder = make_adder(p.dtype, 0);
+  const auto adder = lane_adder(p);
   for (int e = 0; e < T; ++e) {
     Sig data_q = m.reg(fmt::format("data_q_e{}", e), UInt(w));
     data_q <<= data[e].sig().as_unsigned();
@@ -114,19 +160,114 @@ void AccumBank::build(Module& m) const {
   }
 }
 
+// The three-stage read-modify-write (docs/memory.md §3). Op issued in cycle t:
+//   t    stage 0: the memory reads the row (registered, read-first); op, addr, mask, data
+//                 registered (*_q);
+//   t+1  stage 1: current1 = the row read, with the write of the op issued in t-2 forwarded in
+//                 (the memory took it at the end of t, after the read; the forwarding register
+//                 wb_* holds it now); a read returns current1. Beside it, stage 2 computes the
+//                 write of the op issued in t-1 (`next`); current_q takes current1 with that
+//                 write merged in (fwd2), and the op moves on (*_q2);
+//   t+2  stage 2: current_q is the row as all earlier operations left it; next = data or
+//                 current_q + data; the memory and the forwarding register wb_* take next.
+// The distance-1 forwarding is the mux in front of current_q (after the adder of the op ahead,
+// retimed from in front of this op's adder), so the adder's operands come straight from
+// flip-flops (current_q, data_q2) and its sum goes through one 2:1 mux to the memory's write
+// data: the SRAM's read data ends at current_q, and the select of every mux is known early
+// (register outputs, the row compare of stage 1 and 2). The accumulate loop
+// current_q -> adder -> next -> current_q is one cycle.
+void AccumBank::build_pipeline3(Module& m) const {
+  const int T = p.elems, aw = clog2(p.depth), w = mac_accumulator_bits(p.dtype);
+  const bool sint = is_integer(p.dtype);
+  const Type lane = lane_type(p.dtype);
+  m.add_comment(fmt::format("{} rows x {} {} accumulators; op 0 idle, 1 write, 2 accumulate, 3 read.", p.depth, T,
+                            accumulator_format(p.dtype)));
+  m.add_comment("Three stages: stage 0 reads the row; stage 1 forwards the writes of the two operations ahead and");
+  m.add_comment("returns reads; stage 2 adds and writes (docs/memory.md).");
+  m.add_comment("A read does not see a write or accumulate of the same row issued in the cycle right before it.");
+  Sig op = m.input("op", UInt(2));
+  Sig addr = m.input("addr", UInt(aw));
+  Sig mask = m.input("mask", UInt(T));
+  Data data = m.input("data", Vec(lane, T));
+  Sig rd_valid = m.output("rd_valid", UInt(1));
+  Data rd_data = m.output("rd_data", Vec(lane, T));
+
+  // Stage 0 -> 1 registers: the operation travels with the row read from memory.
+  Sig op_q = m.reg("op_q", UInt(2), reset_to(static_cast<int>(AccumOp::idle)));
+  op_q <<= op;
+  Sig addr_q = m.reg("addr_q", UInt(aw));
+  addr_q <<= addr;
+  Sig mask_q = m.reg("mask_q", UInt(T));
+  mask_q <<= mask;
+  Sig reads = m.node("reads", op.bit(1));  // accumulate and read need the stored row
+  rd_valid <<= op_q == static_cast<int>(AccumOp::read);
+  // Stage 1 -> 2 registers.
+  Sig op_q2 = m.reg("op_q2", UInt(2), reset_to(static_cast<int>(AccumOp::idle)));
+  op_q2 <<= op_q;
+  Sig addr_q2 = m.reg("addr_q2", UInt(aw));
+  addr_q2 <<= addr_q;
+  Sig mask_q2 = m.reg("mask_q2", UInt(T));
+  mask_q2 <<= mask_q;
+  Sig is_write_q2 = m.node("is_write_q2", op_q2 == static_cast<int>(AccumOp::write));
+  Sig is_acc_q2 = m.node("is_acc_q2", op_q2 == static_cast<int>(AccumOp::accumulate));
+  // The forwarding register: the write stage 2 did in the cycle before (per element enable).
+  Sig wb_addr_q = m.reg("wb_addr_q", UInt(aw));
+  wb_addr_q <<= addr_q2;
+  // Stage 1: the write of two operations ahead (in the forwarding register) went to this row.
+  Sig wb_hit1 = m.node("wb_hit1", wb_addr_q == addr_q);
+  // Stage 1: the write of the operation ahead (in stage 2 now) goes to this row.
+  Sig hit2 = m.node("hit2", addr_q2 == addr_q);
+
+  const auto adder = lane_adder(p);
+  for (int e = 0; e < T; ++e) {
+    Sig data_q = m.reg(fmt::format("data_q_e{}", e), UInt(w));
+    data_q <<= data[e].sig().as_unsigned();
+    Sig data_q2 = m.reg(fmt::format("data_q2_e{}", e), UInt(w));
+    data_q2 <<= data_q;
+    MemRef ram = m.memory(fmt::format("ram_e{}", e), UInt(w), p.depth);
+    Sig stored = ram.read_port(fmt::format("stored_e{}", e), addr, reads);
+    Sig wb_en_q = m.reg(fmt::format("wb_en_q_e{}", e), UInt(1), reset_to(0));
+    Sig wb_data_q = m.reg(fmt::format("wb_data_q_e{}", e), UInt(w));
+    Sig current_q = m.reg(fmt::format("current_q_e{}", e), UInt(w));
+    // Stage 2: the operation ahead of the one in stage 1.
+    InstanceRef add = m.instance(*adder, fmt::format("add_e{}", e));
+    add.io("a").sig() <<= sint ? current_q.as_signed() : Expr(current_q);
+    add.io("b").sig() <<= sint ? data_q2.as_signed() : Expr(data_q2);
+    Sig sum = m.node(fmt::format("sum_e{}", e), add.io("sum").sig().as_unsigned());
+    Sig we = m.node(fmt::format("we_e{}", e), (is_write_q2 | is_acc_q2) & mask_q2.bit(e));
+    Sig next = m.node(fmt::format("next_e{}", e), mux(is_write_q2, data_q2, sum));
+    ram.write_port(addr_q2, next, we);
+    wb_en_q <<= we;
+    wb_data_q <<= next;
+    // Stage 1: the row value as the operations issued two or more cycles before left it ...
+    Sig current1 = m.node(fmt::format("current1_e{}", e), mux(wb_en_q & wb_hit1, wb_data_q, stored));
+    rd_data[e].sig() <<= sint ? current1.as_signed() : Expr(current1);
+    // ... and with the write of the operation ahead merged in: as all earlier ones leave it.
+    Sig fwd2 = m.node(fmt::format("fwd2_e{}", e), we & hit2);
+    current_q <<= mux(fwd2, next, current1);
+  }
+}
+
 // ---- AccumulationUnit
 
 AccumulationUnit::AccumulationUnit(AccumulationUnitParams params) : Generator(checked(params)) {}
 
 std::string AccumulationUnit::module_name() const {
-  return fmt::format("accum_unit_b{}_t{}_d{}_{}", p.banks, p.elems, p.depth, accumulator_format(p.dtype));
+  return fmt::format("accum_unit_b{}_t{}_d{}_{}{}", p.banks, p.elems, p.depth, accumulator_format(p.dtype),
+                     variant_suffix(p));
 }
 
 ParamList AccumulationUnit::params() const {
-  return {{"banks", std::to_string(p.banks)},
-          {"elems", std::to_string(p.elems)},
-          {"depth", std::to_string(p.depth)},
-          {"dtype", arch::to_string(p.dtype)}};
+  ParamList l{{"banks", std::to_string(p.banks)},
+              {"elems", std::to_string(p.elems)},
+              {"depth", std::to_string(p.depth)},
+              {"dtype", arch::to_string(p.dtype)}};
+  add_variant_params(p, l);
+  return l;
+}
+
+AccumBankParams AccumulationUnit::bank_params() const {
+  return {p.elems, p.depth, p.dtype, p.pipeline, p.adder_arch, p.adder_prefix};
 }
 
 void AccumulationUnit::build(Module& m) const {
@@ -140,7 +281,7 @@ void AccumulationUnit::build(Module& m) const {
   Data data = m.input("data", Vec(lane, N));
   Sig rd_valid = m.output("rd_valid", UInt(B));
   Data rd_data = m.output("rd_data", Vec(lane, N));
-  const AccumBank bank_gen({T, p.depth, p.dtype});
+  const AccumBank bank_gen(bank_params());
   std::vector<Expr> valid_bits;  // bank B-1 first: cat puts parts[0] in the MSBs
   for (int b = B - 1; b >= 0; --b) valid_bits.push_back(Expr());
   for (int b = 0; b < B; ++b) {

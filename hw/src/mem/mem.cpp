@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "hw/arith/arith.hpp"
+
 namespace fetta::hw {
 
 int host_banks_for(const arch::ArchConfig& cfg) {
@@ -19,7 +21,9 @@ UnifiedMemoryParams unified_memory_params(const arch::ArchConfig& cfg) {
 }
 
 AccumulationUnitParams accumulator_params(const arch::ArchConfig& cfg) {
-  return {cfg.memory.banks, cfg.memory.elems_per_bank, cfg.memory.accum_depth, cfg.dtype};
+  const FpAdderChoice adder = fp_adder_choice(cfg);
+  return {cfg.memory.banks, cfg.memory.elems_per_bank, cfg.memory.accum_depth, cfg.dtype,
+          cfg.memory.accum_pipeline, adder.arch, adder.prefix};
 }
 
 AddressGeneratorParams address_generator_params(const arch::ArchConfig& cfg) {

@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include <stdexcept>
+
 #include "hw/mem/check.hpp"
 
 namespace fetta::hw {
@@ -14,26 +16,47 @@ MemBankParams checked(MemBankParams p) {
   mem_check::pow2_in("MemBank", "depth", p.depth, 2, 1 << 24);
   mem_check::pow2_in("MemBank", "elems", p.elems, 1, 64);
   mem_check::in_range("MemBank", "width", p.width, 1, 64);
+  bank_storage_name(p.storage, "MemBank: storage");
   return p;
 }
 
 }  // namespace
 
+std::string bank_storage_name(BankStorage s, const std::string& what) {
+  switch (s) {
+    case BankStorage::shared_port: return "shared_port";
+    case BankStorage::two_copies: return "two_copies";
+  }
+  throw std::invalid_argument(fmt::format("{} = {} is not a bank storage; allowed: shared_port, two_copies", what,
+                                          static_cast<int>(s)));
+}
+
 MemBank::MemBank(MemBankParams params) : Generator(checked(params)) {}
 
-std::string MemBank::module_name() const { return fmt::format("mem_bank_d{}_t{}_w{}", p.depth, p.elems, p.width); }
+std::string MemBank::module_name() const {
+  return fmt::format("mem_bank_d{}_t{}_w{}{}", p.depth, p.elems, p.width,
+                     p.storage == BankStorage::two_copies ? "_2copy" : "");
+}
 
 ParamList MemBank::params() const {
-  return {{"depth", std::to_string(p.depth)}, {"elems", std::to_string(p.elems)}, {"width", std::to_string(p.width)}};
+  ParamList l{{"depth", std::to_string(p.depth)}, {"elems", std::to_string(p.elems)}, {"width", std::to_string(p.width)}};
+  if (p.storage != MemBankParams{}.storage) l.emplace_back("storage", bank_storage_name(p.storage));
+  return l;
 }
 
 int MemBank::addr_bits() const { return clog2(p.depth); }
 
 void MemBank::build(Module& m) const {
   const int aw = addr_bits();
+  const bool shared = p.storage == BankStorage::shared_port;
   m.add_comment(fmt::format("{} rows x {} elements x {} bits; 2 registered read ports, 1 masked write port.",
                             p.depth, p.elems, p.width));
-  m.add_comment("Each element lane is two 1W1R RAMs (one per read port) written together (docs/memory.md).");
+  if (shared) {
+    m.add_comment("Each element lane is one RAM: read port A, and port B that reads or writes (1R1RW, docs/memory.md).");
+    m.add_comment("Rule: never a write and a port-B read in one cycle; if both come, the write is done and rd_b_data holds.");
+  } else {
+    m.add_comment("Each element lane is two 1W1R RAMs (one per read port) written together (docs/memory.md).");
+  }
   Sig rd_a_en = m.input("rd_a_en", UInt(1));
   Sig rd_a_addr = m.input("rd_a_addr", UInt(aw));
   Sig rd_b_en = m.input("rd_b_en", UInt(1));
@@ -45,6 +68,20 @@ void MemBank::build(Module& m) const {
   Data rd_a_data = m.output("rd_a_data", Vec(UInt(p.width), p.elems));
   Data rd_b_data = m.output("rd_b_data", Vec(UInt(p.width), p.elems));
 
+  if (shared) {
+    // Port B: one address for the RAM's read and write port, so that synthesis sees one shared
+    // address (a read/write port); its read is suppressed while it writes.
+    Sig port_b_addr = m.node("port_b_addr", mux(wr_en, wr_addr, rd_b_addr));
+    Sig port_b_rd = m.node("port_b_rd", rd_b_en & ~wr_en);
+    for (int e = 0; e < p.elems; ++e) {
+      Sig we = m.node(fmt::format("wr_en_e{}", e), wr_en & wr_mask.bit(e));
+      MemRef ram = m.memory(fmt::format("ram_e{}", e), UInt(p.width), p.depth);
+      ram.write_port(port_b_addr, wr_data[e].sig(), we);
+      rd_a_data[e].sig() <<= ram.read_port(fmt::format("rd_a_q_e{}", e), rd_a_addr, rd_a_en);
+      rd_b_data[e].sig() <<= ram.read_port(fmt::format("rd_b_q_e{}", e), port_b_addr, port_b_rd);
+    }
+    return;
+  }
   for (int e = 0; e < p.elems; ++e) {
     Sig we = m.node(fmt::format("wr_en_e{}", e), wr_en & wr_mask.bit(e));
     MemRef copy_a = m.memory(fmt::format("ram_e{}_a", e), UInt(p.width), p.depth);

@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include "hw/mem/check.hpp"
-#include "hw/mem/mem_bank.hpp"
 
 namespace fetta::hw {
 
@@ -17,6 +16,7 @@ UnifiedMemoryParams checked(UnifiedMemoryParams p) {
   mem_check::pow2_in("UnifiedMemory", "depth", p.depth, 4, 1 << 24);
   mem_check::in_range("UnifiedMemory", "width", p.width, 1, 64);
   mem_check::pow2_in("UnifiedMemory", "host_banks", p.host_banks, 1, p.banks);
+  bank_storage_name(p.storage, "UnifiedMemory: storage");
   return p;
 }
 
@@ -25,15 +25,18 @@ UnifiedMemoryParams checked(UnifiedMemoryParams p) {
 UnifiedMemory::UnifiedMemory(UnifiedMemoryParams params) : Generator(checked(params)) {}
 
 std::string UnifiedMemory::module_name() const {
-  return fmt::format("unified_mem_b{}_t{}_d{}_w{}_h{}", p.banks, p.elems, p.depth, p.width, p.host_banks);
+  return fmt::format("unified_mem_b{}_t{}_d{}_w{}_h{}{}", p.banks, p.elems, p.depth, p.width, p.host_banks,
+                     p.storage == BankStorage::two_copies ? "_2copy" : "");
 }
 
 ParamList UnifiedMemory::params() const {
-  return {{"banks", std::to_string(p.banks)},
-          {"elems", std::to_string(p.elems)},
-          {"depth", std::to_string(p.depth)},
-          {"width", std::to_string(p.width)},
-          {"host_banks", std::to_string(p.host_banks)}};
+  ParamList l{{"banks", std::to_string(p.banks)},
+              {"elems", std::to_string(p.elems)},
+              {"depth", std::to_string(p.depth)},
+              {"width", std::to_string(p.width)},
+              {"host_banks", std::to_string(p.host_banks)}};
+  if (p.storage != UnifiedMemoryParams{}.storage) l.emplace_back("storage", bank_storage_name(p.storage));
+  return l;
 }
 
 int UnifiedMemory::row_bits() const { return clog2(p.depth / 2); }
@@ -46,6 +49,8 @@ void UnifiedMemory::build(Module& m) const {
   m.add_comment(fmt::format("The TCU ports address half compute_half; the host port the other half, {} bank row(s) "
                             "per cycle (docs/memory.md).",
                             P));
+  if (p.storage == BankStorage::shared_port)
+    m.add_comment("IB reads and TCU writes share port B of the compute half's banks: never both in one cycle.");
   Sig compute_half = m.input("compute_half", UInt(1));
   Sig ia_en = m.input("ia_en", UInt(B));
   Data ia_addr = m.input("ia_addr", Vec(UInt(hw), B));
@@ -76,7 +81,7 @@ void UnifiedMemory::build(Module& m) const {
   Sig host_group_q = m.reg("host_group_q", UInt(gw), enabled_by(host_re));
   host_group_q <<= host_group;
 
-  const MemBank bank_gen({p.depth / 2, T, W});
+  const MemBank bank_gen({p.depth / 2, T, W, p.storage});
   // host_half_data[lane][g]: host lane `lane` as group g's bank would return it (its non-compute half).
   std::vector<std::vector<Expr>> host_half_data(static_cast<size_t>(H));
   for (int b = 0; b < B; ++b) {

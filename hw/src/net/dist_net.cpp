@@ -25,14 +25,27 @@ void validate(const DistNetParams& p) {
   (void)to_string(p.control);  // rejects a value outside the enum
 }
 
+namespace {
+
+// The output register is implied when the pipeline's last register already sits there.
+DistNetParams normalized(DistNetParams p) {
+  if (p.output_register && register_after(levels(p.lanes) + 1, p.pipeline_every)) p.output_register = false;
+  return p;
+}
+
+}  // namespace
+
+DistNet::DistNet(DistNetParams params) : Generator(normalized(params)) {}
+
 int dist_net_latency(const DistNetParams& p) {
   validate(p);
-  return latency(p.lanes, p.pipeline_every);
+  const DistNetParams n = normalized(p);
+  return latency(n.lanes, n.pipeline_every) + (n.output_register ? 1 : 0);
 }
 
 std::string DistNet::module_name() const {
-  return fmt::format("dist_net_n{}_w{}_t{}_{}_p{}", p.lanes, p.elem_bits, p.elems_per_bank, to_string(p.control),
-                     p.pipeline_every);
+  return fmt::format("dist_net_n{}_w{}_t{}_{}_p{}{}", p.lanes, p.elem_bits, p.elems_per_bank, to_string(p.control),
+                     p.pipeline_every, p.output_register ? "_o" : "");
 }
 
 ParamList DistNet::params() const {
@@ -41,6 +54,7 @@ ParamList DistNet::params() const {
           {"elems_per_bank", std::to_string(p.elems_per_bank)},
           {"control", to_string(p.control)},
           {"pipeline_every", std::to_string(p.pipeline_every)},
+          {"output_register", p.output_register ? "true" : "false"},
           {"latency", std::to_string(dist_net_latency(p))}};
 }
 
@@ -139,6 +153,12 @@ void DistNet::build(Module& m) const {
       mode = r;
     }
   }
+  if (p.output_register)
+    for (int i = 0; i < n; ++i) {
+      Sig r = m.reg(fmt::format("q_{}", i), UInt(p.elem_bits));
+      r <<= cur[i];
+      cur[i] = r;
+    }
   for (int i = 0; i < n; ++i) out[i].sig() <<= cur[i];
 }
 

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "arch/isa.hpp"
+
 namespace fetta::hw {
 
 DistNetParams dist_net_params(const arch::ArchConfig& cfg) {
@@ -11,6 +13,7 @@ DistNetParams dist_net_params(const arch::ArchConfig& cfg) {
   p.elems_per_bank = cfg.memory.elems_per_bank;
   p.control = DistControlPorts::both;
   p.pipeline_every = cfg.network.dist_pipeline_every;
+  p.output_register = cfg.network.dist_output_register;
   return p;
 }
 
@@ -19,6 +22,8 @@ RedNetParams red_net_params(const arch::ArchConfig& cfg) {
   p.lanes = cfg.network.lanes;
   p.elems_per_bank = cfg.memory.elems_per_bank;
   p.pipeline_every = 1;
+  p.adder = fp_adder_choice(cfg);
+  p.first_add_level = arch::red_first_add_level(cfg);
   switch (cfg.dtype) {
     case arch::DataType::bf16: p.elem = RedElem::fp32; break;
     case arch::DataType::int8: p.elem = RedElem::int32; break;

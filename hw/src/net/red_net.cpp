@@ -39,12 +39,50 @@ Type elem_type(RedElem e) { return e == RedElem::fp32 ? UInt(32) : SInt(elem_bit
 void validate(const RedNetParams& p) {
   check_lanes("RedNet", p.lanes, p.elems_per_bank, p.pipeline_every);
   (void)to_string(p.elem);
+  if (p.first_add_level < 0 || p.first_add_level > levels(p.lanes))
+    throw std::invalid_argument(fmt::format("RedNet: first_add_level = {}: allowed 0 .. {} (log2 of the lanes)",
+                                            p.first_add_level, levels(p.lanes)));
 }
 
 int red_net_latency(const RedNetParams& p) {
   validate(p);
   return latency(p.lanes, p.pipeline_every);
 }
+
+namespace {
+
+// Only a binary32 element has a choice of adder: one name and one module otherwise.
+FpAdderChoice normalized(RedElem e, FpAdderChoice a) {
+  if (e != RedElem::fp32 || a.arch == Fp32AddArch::basic) return FpAdderChoice{};
+  return a;
+}
+
+std::string adder_suffix(const FpAdderChoice& a) {
+  return a.arch == Fp32AddArch::two_path ? "_twopath_" + prefix_tag(a.prefix) : "";
+}
+
+}  // namespace
+
+RedSwitch::RedSwitch(RedSwitchParams params)
+    : Generator(RedSwitchParams{params.elem, params.has_adder ? normalized(params.elem, params.adder) : FpAdderChoice{},
+                                params.has_adder}) {}
+
+std::string RedSwitch::module_name() const {
+  if (!p.has_adder) return "red_switch_route_" + to_string(p.elem);
+  return "red_switch_" + to_string(p.elem) + adder_suffix(p.adder);
+}
+
+ParamList RedSwitch::params() const {
+  return {{"elem", to_string(p.elem)},
+          {"has_adder", p.has_adder ? "true" : "false"},
+          {"fp32_adder", fp32_add_arch_name(p.adder.arch)},
+          {"adder_prefix", prefix_name(p.adder.prefix)}};
+}
+
+RedNet::RedNet(RedNetParams params) : Generator([&] {
+      params.adder = normalized(params.elem, params.adder);
+      return params;
+    }()) {}
 
 void RedSwitch::build(Module& m) const {
   const Type et = elem_type(p.elem);
@@ -54,9 +92,16 @@ void RedSwitch::build(Module& m) const {
   Sig mode = m.input("mode", UInt(2));
   Sig lo = m.output("lo", et);
   Sig ro = m.output("ro", et);
+  if (!p.has_adder) {
+    // A level no request adds at: pass or swap, by the mode's low bit.
+    lo <<= mux(mode.bit(0), r, l);
+    ro <<= mux(mode.bit(0), l, r);
+    return;
+  }
   // The adder is the arithmetic library's (combinational); the switch only steers.
-  InstanceRef add = p.elem == RedElem::fp32 ? m.instance(Fp32Add(Fp32AddParams{}), "add")
-                                            : m.instance(IntAdd(IntAddParams{w}), "add");
+  InstanceRef add = p.elem == RedElem::fp32
+                        ? m.instance(Fp32Add(Fp32AddParams{0, 0, p.adder.arch, p.adder.prefix}), "add")
+                        : m.instance(IntAdd(IntAddParams{w}), "add");
   add.io("a").sig() <<= l;
   add.io("b").sig() <<= r;
   Sig sum = add.io("sum").sig();
@@ -67,7 +112,8 @@ void RedSwitch::build(Module& m) const {
 }
 
 std::string RedNet::module_name() const {
-  return fmt::format("red_net_n{}_{}_t{}_p{}", p.lanes, to_string(p.elem), p.elems_per_bank, p.pipeline_every);
+  return fmt::format("red_net_n{}_{}_t{}_p{}{}{}", p.lanes, to_string(p.elem), p.elems_per_bank, p.pipeline_every,
+                     p.first_add_level > 0 ? fmt::format("_a{}", p.first_add_level) : "", adder_suffix(p.adder));
 }
 
 ParamList RedNet::params() const {
@@ -75,6 +121,9 @@ ParamList RedNet::params() const {
           {"elem", to_string(p.elem)},
           {"elems_per_bank", std::to_string(p.elems_per_bank)},
           {"pipeline_every", std::to_string(p.pipeline_every)},
+          {"fp32_adder", fp32_add_arch_name(p.adder.arch)},
+          {"adder_prefix", prefix_name(p.adder.prefix)},
+          {"first_add_level", std::to_string(p.first_add_level)},
           {"latency", std::to_string(red_net_latency(p))}};
 }
 
@@ -93,7 +142,8 @@ void RedNet::build(Module& m) const {
   for (int k = 0; k < nl; ++k) ctl.push_back(sw_mode[k].sig());
   ctl.push_back(m.input("tr_sel", UInt(n)).sig());
 
-  const RedSwitch sw(RedSwitchParams{p.elem});
+  const RedSwitch sw(RedSwitchParams{p.elem, p.adder, true});
+  const RedSwitch route_sw(RedSwitchParams{p.elem, p.adder, false});
   std::vector<Expr> cur;
   for (int i = 0; i < n; ++i) cur.push_back(in[i].sig());
   int regs = 0;
@@ -102,7 +152,7 @@ void RedNet::build(Module& m) const {
     if (s < nl) {
       for (int j = 0; j < n / 2; ++j) {
         const int l = ((j >> s) << (s + 1)) | (j & ((1 << s) - 1)), r = l | (1 << s);
-        InstanceRef x = m.instance(sw, fmt::format("sw_l{}_{}", s, j));
+        InstanceRef x = m.instance(s < p.first_add_level ? route_sw : sw, fmt::format("sw_l{}_{}", s, j));
         x.io("l").sig() <<= cur[l];
         x.io("r").sig() <<= cur[r];
         x.io("mode").sig() <<= ctl[s].bits(2 * j + 1, 2 * j);

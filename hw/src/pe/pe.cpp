@@ -34,6 +34,9 @@ void validate(const PeParams& p) {
   if (p.mac_stages < 0 || p.mac_stages > 8)
     throw std::invalid_argument(
         fmt::format("pe.mac_stages: {} is out of range; allowed: 0..8", p.mac_stages));
+  if (p.product_stages < 0 || p.product_stages > 4)
+    throw std::invalid_argument(
+        fmt::format("pe.product_stages: {} is out of range; allowed: 0..4", p.product_stages));
   // In OS the Psum loops through the MAC every cycle: a pipelined MAC would need one cycle per
   // stage between consecutive products of a PE, so OS is built only around a combinational MAC.
   if (p.os && p.mac_stages != 0)
@@ -52,6 +55,8 @@ PeParams pe_params_from(const arch::ArchConfig& cfg) {
   p.ib_double_buffer = cfg.ce.ib_double_buffer;
   p.psum_double_buffer = cfg.ce.psum_double_buffer;
   p.mac_stages = cfg.ce.mac_pipeline_stages;
+  p.product_stages = cfg.ce.mac_product_stages;
+  if (cfg.dtype == arch::DataType::bf16) p.adder = fp_adder_choice(cfg);
   return p;
 }
 
@@ -62,11 +67,26 @@ std::string dataflow_tag(const PeParams& p) {
   return fmt::format("{}{}{}", p.ws ? "ws" : "", p.is ? "is" : "", p.os ? "os" : "");
 }
 
-Pe::Pe(PeParams params) : Generator(params) { validate(p); }
+namespace {
+
+// Integer PEs have no binary32 adder: one name and one module whatever the choice.
+PeParams normalized(PeParams p) {
+  if (p.dtype != arch::DataType::bf16) p.adder = FpAdderChoice{};
+  if (p.adder.arch == Fp32AddArch::basic) p.adder.prefix = FpAdderChoice{}.prefix;
+  return p;
+}
+
+}  // namespace
+
+Pe::Pe(PeParams params) : Generator(normalized(params)) { validate(p); }
 
 std::string Pe::module_name() const {
-  return fmt::format("pe_{}_{}_ib{}_ps{}_s{}", arch::to_string(p.dtype), dataflow_tag(p), p.ib_double_buffer ? 2 : 1,
-                     p.psum_double_buffer ? 2 : 1, p.mac_stages);
+  std::string name = fmt::format("pe_{}_{}_ib{}_ps{}", arch::to_string(p.dtype), dataflow_tag(p),
+                                 p.ib_double_buffer ? 2 : 1, p.psum_double_buffer ? 2 : 1);
+  if (p.product_stages > 0) name += fmt::format("_p{}", p.product_stages);
+  name += fmt::format("_s{}", p.mac_stages);
+  if (p.adder.arch == Fp32AddArch::two_path) name += "_twopath_" + prefix_tag(p.adder.prefix);
+  return name;
 }
 
 ParamList Pe::params() const {
@@ -74,7 +94,10 @@ ParamList Pe::params() const {
           {"dataflows", dataflow_tag(p)},
           {"ib_double_buffer", p.ib_double_buffer ? "true" : "false"},
           {"psum_double_buffer", p.psum_double_buffer ? "true" : "false"},
-          {"mac_stages", std::to_string(p.mac_stages)}};
+          {"mac_stages", std::to_string(p.mac_stages)},
+          {"product_stages", std::to_string(p.product_stages)},
+          {"fp32_adder", fp32_add_arch_name(p.adder.arch)},
+          {"adder_prefix", prefix_name(p.adder.prefix)}};
 }
 
 Type Pe::row_type(const PeParams& p) {
@@ -82,6 +105,7 @@ Type Pe::row_type(const PeParams& p) {
   if (p.has_active()) f.push_back(field("active", UInt(1)));
   if (p.has_first()) f.push_back(field("first", UInt(1)));
   if (p.has_last()) f.push_back(field("last", UInt(1)));
+  if (p.has_swap()) f.push_back(field("swap", UInt(1)));
   return Bundle(f);
 }
 
@@ -110,9 +134,10 @@ Type Pe::out_type(const PeParams& p) {
 void Pe::build(Module& m) const {
   const int w = pe_operand_bits(p);
   const int a = pe_acc_bits(p);
-  m.add_comment(fmt::format("dataflows {}, IB {}-buffered, Psum {}-buffered (os), MAC stages {} (docs/ce.md).",
+  m.add_comment(fmt::format("dataflows {}, IB {}-buffered, Psum {}-buffered (os), MAC stages {}, product stages {} "
+                            "(docs/ce.md).",
                             dataflow_tag(p), p.ib_double_buffer ? "double" : "single",
-                            p.psum_double_buffer ? "double" : "single", p.mac_stages));
+                            p.psum_double_buffer ? "double" : "single", p.mac_stages, p.product_stages));
   Data row = m.input("row", row_type(p));
   Data in = m.input("in", in_type(p));
   Data ctrl = m.input("ctrl", ctrl_type(p));
@@ -121,9 +146,16 @@ void Pe::build(Module& m) const {
   const Sig ia = row["ia"];
   const Sig ib_north = in["ib_north"];
   const Sig psum_in = in["psum"];
-  // `os_mode` is the run-time mode when both are built; otherwise the choice is made here.
+  // `os_mode` is the run-time mode when both are built; otherwise the choice is made here. It is
+  // registered in every PE: the controller's one mode flop would otherwise fan out to every acc
+  // and B multiplexer of the array in front of the adder (45 ps over 1 GHz in the default top).
+  // The mode then takes effect a cycle after ctrl.os, which is free: it changes only while the CE
+  // is idle (at a gemm's pop, after the drain), cycles before the first operand arrives.
   Sig os_mode;
-  if (p.both_modes()) os_mode = ctrl["os"];
+  if (p.both_modes()) {
+    os_mode = m.reg("os_mode", UInt(1));
+    os_mode <<= ctrl["os"];
+  }
   auto pick = [&](const Expr& os_value, const Expr& stationary_value) -> Expr {
     if (p.both_modes()) return mux(os_mode, os_value, stationary_value);
     return p.os ? os_value : stationary_value;
@@ -146,7 +178,9 @@ void Pe::build(Module& m) const {
   // IB into ib_held and uses it in the same cycle, so each row swaps exactly when it starts.
   Expr ib_stationary = ib_shift;
   if (p.stationary() && p.ib_double_buffer) {
-    const Sig first = row["first"];
+    // The swap belongs to the multiply stage: `swap` when the product is registered (then `first`
+    // is the accumulate stage's), else `first`.
+    const Sig first = p.has_swap() ? row["swap"] : row["first"];
     Sig swap = m.node("ib_swap", p.both_modes() ? Expr(first & !os_mode) : Expr(first));
     Sig ib_held = m.reg("ib_held", UInt(w), enabled_by(swap));
     ib_held <<= ib_shift;
@@ -168,7 +202,7 @@ void Pe::build(Module& m) const {
   }
   Sig mac_acc_sig = m.node("operand_acc", mac_acc);
 
-  MacChoice mc = make_mac(p.dtype, p.mac_stages);
+  MacChoice mc = make_mac(p.dtype, p.mac_stages, p.product_stages, p.adder);
   InstanceRef mac = m.instance(*mc.generator, "mac");
   if (mc.is_signed) {
     mac.io("a").sig() <<= ia.as_signed();

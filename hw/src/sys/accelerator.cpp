@@ -61,17 +61,26 @@ arch::SystemTiming system_timing(const arch::ArchConfig& cfg) {
 
 std::string Accelerator::module_name() const {
   const arch::ArchConfig& c = p.cfg;
-  // The published variant (ws+is+os PEs, double buffers, combinational MAC, 4 elements per bank,
-  // unpipelined butterfly networks) keeps the short name; every other choice appends its tag, so
-  // two configurations that generate different RTL never share a name (nor a hw_id).
+  // The default variant (ws+is+os PEs, double buffers, a MAC with its product registered and a
+  // two-path Sklansky binary32 adder, 4 elements per bank, butterfly networks with an output
+  // register on the distribution side, a 3-stage accumulator) keeps the short name; every other
+  // choice appends its tag, so two configurations that generate different RTL never share a
+  // name (nor a hw_id).
   const PeParams pe = pe_params_from(c);
   std::string variant;
   if (dataflow_tag(pe) != "wsisos") variant += fmt::format("_{}", dataflow_tag(pe));
   if (!pe.ib_double_buffer) variant += "_ib1";
   if (!pe.psum_double_buffer) variant += "_ps1";
   if (pe.mac_stages > 0) variant += fmt::format("_s{}", pe.mac_stages);
+  if (pe.product_stages != 1) variant += fmt::format("_pm{}", pe.product_stages);
+  if (c.dtype == arch::DataType::bf16 && (c.arith.fp32_adder != arch::Fp32Adder::two_path ||
+                                          c.arith.prefix != arch::PrefixAdder::sklansky))
+    variant += c.arith.fp32_adder == arch::Fp32Adder::basic ? "_basic"
+                                                             : "_twopath_" + prefix_tag(fp_adder_choice(c).prefix);
   if (c.memory.elems_per_bank != 4) variant += fmt::format("_t{}", c.memory.elems_per_bank);
   if (c.network.dist_pipeline_every > 0) variant += fmt::format("_p{}", c.network.dist_pipeline_every);
+  if (!c.network.dist_output_register && c.network.topology == arch::NetworkTopology::butterfly) variant += "_nodo";
+  if (c.memory.accum_pipeline != 3) variant += fmt::format("_r{}", c.memory.accum_pipeline);
   if (c.network.topology == arch::NetworkTopology::fixed) variant += "_fixed";
   return fmt::format("fetta_top_{}_g{}_{}x{}_n{}_d{}_a{}{}", arch::to_string(c.dtype), c.ce.count, c.ce.rows, c.ce.cols,
                      c.network.lanes, c.memory.unified_depth, c.memory.accum_depth, variant);
@@ -88,6 +97,11 @@ ParamList Accelerator::params() const {
           {"banks", fmt::format("{} x {} elems", c.memory.banks, c.memory.elems_per_bank)},
           {"unified_depth", std::to_string(c.memory.unified_depth)},
           {"accum_depth", std::to_string(c.memory.accum_depth)},
+          {"accum_pipeline", std::to_string(c.memory.accum_pipeline)},
+          {"mac_product_stages", std::to_string(c.ce.mac_product_stages)},
+          {"fp32_adder", arch::to_string(c.arith.fp32_adder)},
+          {"adder_prefix", arch::to_string(c.arith.prefix)},
+          {"dist_output_register", c.network.dist_output_register ? "true" : "false"},
           {"host_banks", std::to_string(host_banks_for(c))},
           {"ctrl_delay", std::to_string(t.ctrl_delay)},
           {"acc_delay", std::to_string(t.acc_delay)}};
@@ -184,7 +198,7 @@ void Accelerator::build(Module& m) const {
     // validate_system requires ws, so a CE with os has both modes and the controller drives it.
     if (cep.pe.both_modes()) cc["os"].sig() <<= ctl.io("ce_os").sig();
     cc["active"].sig() <<= ctl.io("ce_active").sig();
-    if (cep.pe.has_first()) cc["first"].sig() <<= ctl.io("ce_first").sig();
+    if (cep.has_first_ctrl()) cc["first"].sig() <<= ctl.io("ce_first").sig();
     if (cep.pe.has_last()) cc["last"].sig() <<= ctl.io("ce_last").sig();
     cc["ib_load"].sig() <<= ib_load.bit(g);
     cc["ib_from_left"].sig() <<= ctl.io("ce_ib_from_left").sig();

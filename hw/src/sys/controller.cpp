@@ -25,6 +25,7 @@ std::string Controller::module_name() const {
   const arch::IsaLayout isa(p.cfg);
   std::string variant = ce.ib_double_buffer ? "" : "_ib1";
   if (isa.has_field("os")) variant += ce.psum_double_buffer ? "_os" : "_os_ps1";
+  if (p.cfg.memory.accum_pipeline != 2) variant += fmt::format("_r{}", p.cfg.memory.accum_pipeline);
   return fmt::format("controller_g{}_{}x{}_n{}_b{}_a{}_q{}_c{}_d{}{}", ce.count, ce.rows, ce.cols, p.cfg.network.lanes,
                      isa.banks(), isa.half_addr_bits(), isa.acc_addr_bits(), p.ctrl_delay, p.acc_delay, variant);
 }
@@ -42,6 +43,7 @@ ParamList Controller::params() const {
           {"ctrl_delay", std::to_string(p.ctrl_delay)},
           {"acc_delay", std::to_string(p.acc_delay)},
           {"queue_depth", std::to_string(p.queue_depth)},
+          {"accum_pipeline", std::to_string(p.cfg.memory.accum_pipeline)},
           {"ib_double_buffer", p.cfg.ce.ib_double_buffer ? "true" : "false"},
           {"output_stationary", isa.has_field("os") ? "true" : "false"}};
 }
@@ -418,7 +420,9 @@ void Controller::build(Module& m) const {
     acc_row[b].sig() <<= mux(st_issue, st_rows[static_cast<size_t>(b)], acc_out.bits(QW - 1, 0));
 
   // ---- FSM
-  const int DB = bits_for(p.acc_delay + 3 + R) + 1;
+  // After the last accumulator op its write takes accum_pipeline - 1 cycles to land.
+  const int settle = p.cfg.memory.accum_pipeline - 1;
+  const int DB = bits_for(p.acc_delay + 2 + settle + R) + 1;
   Sig drain = m.reg("drain", UInt(DB), reset_to(0));
   Sig gens_done = m.node("gens_done", ia_gen.io("done").sig() & (os_hw ? ib_gen.io("done").sig() | os
                                                                           : Expr(ib_gen.io("done").sig())));
@@ -439,8 +443,9 @@ void Controller::build(Module& m) const {
         m.when(gens_done, [&] {
           state <<= kDrain;
           // OS: the last fold's drain issues R - 1 accumulator ops after its last vector.
-          const Expr ws_drain = lit(static_cast<uint64_t>(p.acc_delay + 2), DB);
-          drain <<= os_hw ? Expr(mux(os, lit(static_cast<uint64_t>(p.acc_delay + 2 + R - 1), DB), ws_drain)) : ws_drain;
+          const Expr ws_drain = lit(static_cast<uint64_t>(p.acc_delay + 1 + settle), DB);
+          drain <<= os_hw ? Expr(mux(os, lit(static_cast<uint64_t>(p.acc_delay + 1 + settle + R - 1), DB), ws_drain))
+                          : ws_drain;
         });
       })
       .is(kDrain, [&] {

@@ -10,7 +10,8 @@ namespace {
 bool is_pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
 }  // namespace
 
-NetGeometry::NetGeometry(int lanes, int elems_per_bank) : lanes_(lanes), elems_(elems_per_bank) {
+NetGeometry::NetGeometry(int lanes, int elems_per_bank, int red_first_add_level)
+    : lanes_(lanes), elems_(elems_per_bank), red_first_add_level_(red_first_add_level) {
   if (!is_pow2(lanes) || lanes < 2 || lanes > 4096)
     throw std::invalid_argument(fmt::format(
         "lanes (network.lanes) = {}: must be a power of two in [2, 4096] (2, 4, 8, ..., 4096)", lanes));
@@ -25,6 +26,9 @@ NetGeometry::NetGeometry(int lanes, int elems_per_bank) : lanes_(lanes), elems_(
         lanes, elems_per_bank * elems_per_bank, elems_per_bank, elems_per_bank, elems_per_bank * elems_per_bank,
         1 << (std::countr_zero(static_cast<unsigned>(lanes)) / 2)));
   levels_ = std::countr_zero(static_cast<unsigned>(lanes));
+  if (red_first_add_level < 0 || red_first_add_level > levels_)
+    throw std::invalid_argument(fmt::format("red_first_add_level = {}: allowed 0 .. {} (log2 of the lanes)",
+                                            red_first_add_level, levels_));
 }
 
 int NetGeometry::partner(int lane) const {
@@ -36,7 +40,10 @@ int NetGeometry::partner(int lane) const {
   return block * t * t + elem * t + bank_in_block;
 }
 
-std::string NetGeometry::str() const { return fmt::format("N={} T={}", lanes_, elems_); }
+std::string NetGeometry::str() const {
+  if (red_first_add_level_ == 0) return fmt::format("N={} T={}", lanes_, elems_);
+  return fmt::format("N={} T={} adders from level {}", lanes_, elems_, red_first_add_level_);
+}
 
 int lowest_set_bit(unsigned x) { return std::countr_zero(x); }
 int highest_set_bit(unsigned x) { return 31 - std::countl_zero(x); }

@@ -39,7 +39,10 @@ std::vector<uint64_t> simulate_red(const NetGeometry& g, const RedControl& c, co
     std::vector<uint64_t> next(v.size());
     for (int j = 0; j < g.lanes() / 2; ++j) {
       const int l = switch_left_lane(j, k), r = l | (1 << k);
-      switch (c.level[k][j]) {
+      SwitchMode mode = c.level[k][j];
+      // A switch without an adder reads the low mode bit alone: add_left passes, add_right swaps.
+      if (k < g.red_first_add_level()) mode = static_cast<SwitchMode>(static_cast<int>(mode) & 1);
+      switch (mode) {
         case SwitchMode::pass: next[l] = v[l], next[r] = v[r]; break;
         case SwitchMode::swap: next[l] = v[r], next[r] = v[l]; break;
         case SwitchMode::add_left: next[l] = add(v[l], v[r]), next[r] = 0; break;
@@ -146,6 +149,22 @@ GroupTree route_group(const NetGeometry& g, const ReduceGroup& grp, int q, RedCo
 RedRoute route_red(const NetGeometry& g, const std::vector<ReduceGroup>& groups) {
   check_groups(g, groups);
   const int n = static_cast<int>(groups.size());
+  // Two members that agree on every bit from the first level with adders up meet below it.
+  if (const int f = g.red_first_add_level(); f > 0)
+    for (int a = 0; a < n; ++a) {
+      std::map<int, int> seen;  // lane >> f -> member
+      for (int lane : groups[a].lanes) {
+        auto [it, fresh] = seen.emplace(lane >> f, lane);
+        if (fresh) continue;
+        RedRoute r;
+        r.message = fmt::format(
+            "reduction request unroutable ({}): group {} (to output lane {}) adds input lanes {} and {} at butterfly "
+            "level {}, below level {}, the first with adders (levels 0 .. {} only pass or swap)",
+            g.str(), a, groups[a].out, it->second, lane, highest_set_bit(static_cast<unsigned>(it->second ^ lane)), f,
+            f - 1);
+        return r;
+      }
+    }
   std::vector<std::vector<PairInfo>> info(n, std::vector<PairInfo>(n));
   for (int a = 0; a < n; ++a)
     for (int b = a + 1; b < n; ++b) info[a][b] = pair_info(groups[a], groups[b]);

@@ -128,10 +128,11 @@ CeProgram plan_gemm(const hw::CeParams& ce, const hw::Strategy& strategy, const 
         for (int64_t t = 0; t < mp.stream; ++t) {
           CeCycleInput& in = tl.claim(start + t, Timeline::kStream, "IA stream");
           in.active = true;
-          in.first = t == 0 && ce.pe.has_first();
+          in.first = t == 0 && ce.has_first_ctrl();
           for (int r = 0; r < R; ++r) in.ia[static_cast<size_t>(r)] = x_at(t, k0 + r);
           ExpectedOutput e;
-          e.cycle = start + t + static_cast<int64_t>(R) * s;
+          // R row skews, then the product stages (the result leaves that much later).
+          e.cycle = start + t + static_cast<int64_t>(R) * s + ce.pe.product_stages;
           e.z_row = t;
           e.z_col0 = j0;
           e.cols = static_cast<int>(std::min<int64_t>(C, mp.z_cols - j0));

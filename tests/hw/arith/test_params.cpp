@@ -58,6 +58,9 @@ TEST_CASE("bad arithmetic parameters name the field and the allowed values", "[a
                       Contains("FpMac: adder_arch = -1") && Contains("allowed: basic, two_path"));
   REQUIRE_THROWS_WITH(FpMac({0, Fp32AddArch::two_path, static_cast<PrefixKind>(3)}),
                       Contains("FpMac: adder_prefix = 3") && Contains("allowed: kogge_stone, sklansky, brent_kung"));
+  REQUIRE_THROWS_WITH(FpMac({0, Fp32AddArch::basic, PrefixKind::sklansky, 5}),
+                      Contains("FpMac: product_stages = 5") && Contains("allowed: 0..4"));
+  REQUIRE_THROWS_WITH(IntMac({8, 32, 0, -1}), Contains("IntMac: product_stages = -1") && Contains("allowed: 0..4"));
 }
 
 TEST_CASE("the data-type factory picks the MAC, its widths and the adder", "[arith_params]") {
@@ -106,6 +109,13 @@ TEST_CASE("module names and ports other generators instantiate by name", "[arith
   CHECK(FpMac({0, two_path, PrefixKind::kogge_stone}).module_name() == "fp_mac_bf16_fp32_twopath_ks_s0");
   CHECK(FpMac({3, Fp32AddArch::basic, PrefixKind::brent_kung}).module_name() == "fp_mac_bf16_fp32_s3");
   CHECK(FpMac({}).params() == rtl::ParamList{{"stages", "0"}});
+  // Product stages: the product alone registered, acc late (the PE's MAC; docs/arith.md).
+  CHECK(FpMac({0, two_path, PrefixKind::sklansky, 1}).module_name() == "fp_mac_bf16_fp32_twopath_sk_p1_s0");
+  CHECK(FpMac({0, Fp32AddArch::basic, PrefixKind::sklansky, 2}).module_name() == "fp_mac_bf16_fp32_p2_s0");
+  CHECK_FALSE(FpMac({1, Fp32AddArch::basic, PrefixKind::sklansky, 1}).product_registered());  // no acc_s1
+  CHECK(IntMac({8, 32, 0, 1}).module_name() == "int_mac_i8_acc32_p1_s0");
+  CHECK(IntMac({8, 32, 0, 1}).params() ==
+        rtl::ParamList{{"operand_bits", "8"}, {"acc_bits", "32"}, {"stages", "0"}, {"product_stages", "1"}});
   {
     rtl::Design d;
     auto m = d.elaborate(Fp32Add({3, 0}));

@@ -1,6 +1,6 @@
 // The CE configurations Verilated for the tests: one model per distinct RTL configuration, the
-// 4x4, 8x8, 2x8 and 1x1, each in bf16 and int16, with every dataflow, plus two small
-// int16 arrays for the single-buffered and pipelined-MAC variants.
+// 4x4, 8x8, 2x8 and 1x1, each in bf16 and int16, with every dataflow, plus small int16 arrays
+// for the single-buffered and pipelined-MAC variants, and the registered-product MACs.
 #pragma once
 
 #include <string>
@@ -16,7 +16,8 @@ struct CeTestConfig {
 };
 
 inline hw::CeParams ce_config(int rows, int cols, arch::DataType dtype, bool ib_db = true, bool ps_db = true,
-                              int stages = 0, bool os = true) {
+                              int stages = 0, bool os = true, int product_stages = 0,
+                              hw::Fp32AddArch adder = hw::Fp32AddArch::basic) {
   hw::CeParams p;
   p.rows = rows;
   p.cols = cols;
@@ -25,6 +26,8 @@ inline hw::CeParams ce_config(int rows, int cols, arch::DataType dtype, bool ib_
   p.pe.ib_double_buffer = ib_db;
   p.pe.psum_double_buffer = ps_db;
   p.pe.mac_stages = stages;
+  p.pe.product_stages = product_stages;
+  p.pe.adder.arch = adder;
   return p;
 }
 
@@ -43,6 +46,12 @@ inline const std::vector<CeTestConfig>& ce_test_configs() {
       {ce_config(3, 2, DataType::int16, false, false)},
       // stationary only around a 1-stage pipelined MAC: rows skewed by 2 cycles
       {ce_config(3, 2, DataType::int16, true, true, 1, false)},
+      // the default PE: the product registered, a two-path binary32 adder
+      {ce_config(4, 4, DataType::bf16, true, true, 0, true, 1, hw::Fp32AddArch::two_path)},
+      // a registered product with single buffers (OS's drain and IB loads against the later results)
+      {ce_config(3, 2, DataType::int16, false, false, 0, true, 1)},
+      // two product stages in front of a 1-stage pipelined MAC, stationary only
+      {ce_config(3, 2, DataType::int16, true, true, 1, false, 2)},
   };
   return list;
 }

@@ -144,15 +144,20 @@ TEST_CASE("the generators emit byte-identical RTL when run twice", "[ce_gen]") {
 }
 
 TEST_CASE("entry points elaborate the PE and the CE of an architecture configuration", "[ce_gen][pe]") {
-  arch::ArchConfig cfg;  // the published default: 4x4 bf16, ws/is/os, double-buffered
+  arch::ArchConfig cfg;  // the default: 4x4 bf16, ws/is/os, double-buffered, product registered, two-path adder
   rtl::Design d;
-  CHECK(hw::elaborate_pe(d, cfg) == "pe_bf16_wsisos_ib2_ps2_s0");
-  CHECK(hw::elaborate_ce(d, cfg) == "ce_4x4_bf16_wsisos_ib2_ps2_s0");
+  CHECK(hw::elaborate_pe(d, cfg) == "pe_bf16_wsisos_ib2_ps2_p1_s0_twopath_sk");
+  CHECK(hw::elaborate_ce(d, cfg) == "ce_4x4_bf16_wsisos_ib2_ps2_p1_s0_twopath_sk");
+  cfg.ce.mac_product_stages = 0;
+  cfg.arith.fp32_adder = arch::Fp32Adder::basic;
+  CHECK(hw::elaborate_ce(d, cfg) == "ce_4x4_bf16_wsisos_ib2_ps2_s0");  // the combinational MAC
   cfg.ce.rows = 2;
   cfg.ce.cols = 8;
   cfg.dtype = arch::DataType::int16;
   cfg.ce.dataflows = {arch::Dataflow::os};
-  CHECK(hw::elaborate_ce(d, cfg) == "ce_2x8_int16_os_ib2_ps2_s0");
+  cfg.ce.mac_product_stages = 1;
+  cfg.arith.fp32_adder = arch::Fp32Adder::two_path;  // no binary32 adder in an int16 CE: not in the name
+  CHECK(hw::elaborate_ce(d, cfg) == "ce_2x8_int16_os_ib2_ps2_p1_s0");
 }
 
 TEST_CASE("bad parameters are rejected with the field and the allowed values", "[ce_gen][pe]") {

@@ -22,6 +22,9 @@
 #include "Vce_4x4_int16_wsisos_ib2_ps2_s0.h"
 #include "Vce_8x8_bf16_wsisos_ib2_ps2_s0.h"
 #include "Vce_8x8_int16_wsisos_ib2_ps2_s0.h"
+#include "Vce_3x2_int16_wsis_ib2_ps2_p2_s1.h"
+#include "Vce_3x2_int16_wsisos_ib1_ps1_p1_s0.h"
+#include "Vce_4x4_bf16_wsisos_ib2_ps2_p1_s0_twopath_sk.h"
 #include "ce_configs.hpp"
 #include "sim/ce/bench.hpp"
 #include "verif/numerics.hpp"
@@ -53,6 +56,9 @@ class Benches {
     FETTA_ADD_MODEL(ce_1x1_int16_wsisos_ib2_ps2_s0);
     FETTA_ADD_MODEL(ce_3x2_int16_wsisos_ib1_ps1_s0);
     FETTA_ADD_MODEL(ce_3x2_int16_wsis_ib2_ps2_s1);
+    FETTA_ADD_MODEL(ce_4x4_bf16_wsisos_ib2_ps2_p1_s0_twopath_sk);
+    FETTA_ADD_MODEL(ce_3x2_int16_wsisos_ib1_ps1_p1_s0);
+    FETTA_ADD_MODEL(ce_3x2_int16_wsis_ib2_ps2_p2_s1);
 #undef FETTA_ADD_MODEL
   }
   CeBench& get(const std::string& top) { return *at(benches_, top); }
@@ -209,6 +215,12 @@ TEST_CASE("3x2 int16 stationary, pipelined MAC: random GEMMs", "[sim][3x2_piped]
   random_gemms("ce_3x2_int16_wsis_ib2_ps2_s1", 30);
 }
 
+TEST_CASE("registered products: random GEMMs in every strategy, results the product stages later", "[sim][product]") {
+  random_gemms("ce_4x4_bf16_wsisos_ib2_ps2_p1_s0_twopath_sk", 30);
+  random_gemms("ce_3x2_int16_wsisos_ib1_ps1_p1_s0", 30);
+  random_gemms("ce_3x2_int16_wsis_ib2_ps2_p2_s1", 30);
+}
+
 TEST_CASE("steady state: one MAC per PE per cycle after fill, every strategy", "[sim][steady]") {
   for (const auto& cfg : test::ce_test_configs()) steady_state(cfg.top());
 }
@@ -220,52 +232,54 @@ TEST_CASE("64x64x64 GEMM on the 4x4 bf16 CE: cycles per strategy", "[sim][gemm64
 }
 
 TEST_CASE("bf16 corner operands: NaN, Inf, signed zeros and flushed sums are bit-exact", "[sim][corners][4x4_bf16]") {
-  const std::string top = "ce_4x4_bf16_wsisos_ib2_ps2_s0";
-  std::cout << top << ": corner operands, base seed " << kSeed << "\n";
-  uint64_t seed = kSeed + 1000;
-  // Result classes seen, to show the mixes reach the corners (not a pass criterion by itself).
-  std::map<std::string, int> classes;
-  for (const hw::Strategy& s : hw::all_strategies())
-    for (OperandMix mix : {OperandMix::special, OperandMix::wide, OperandMix::tiny}) {
-      CeBench& bench = benches().get(top);
-      const GemmOperands ops = random_gemm(arch::DataType::bf16, {6, 11, 7}, seed, mix);
-      const ScoreResult res = run_gemm(bench, s, ops);
-      std::cout << "  seed=" << seed++ << " mix=" << to_string(mix) << " " << res.report.summary() << "\n";
-      INFO(res.report.summary());
-      REQUIRE(res.report.ok());
-      REQUIRE(res.report.measured_cycles == res.report.predicted_cycles);
-      for (uint64_t x : res.c.v) {
-        const auto u = static_cast<uint32_t>(x);
-        classes[verif::fp32_is_nan(u) ? "NaN" : verif::fp32_is_inf(u) ? "Inf" : u == 0x80000000u ? "-0"
-                                                  : u == 0 ? "+0" : "finite"]++;
+  // The combinational MAC and the default one (a registered product, a two-path adder).
+  for (const std::string top : {"ce_4x4_bf16_wsisos_ib2_ps2_s0", "ce_4x4_bf16_wsisos_ib2_ps2_p1_s0_twopath_sk"}) {
+    std::cout << top << ": corner operands, base seed " << kSeed << "\n";
+    uint64_t seed = kSeed + 1000;
+    // Result classes seen, to show the mixes reach the corners (not a pass criterion by itself).
+    std::map<std::string, int> classes;
+    for (const hw::Strategy& s : hw::all_strategies())
+      for (OperandMix mix : {OperandMix::special, OperandMix::wide, OperandMix::tiny}) {
+        CeBench& bench = benches().get(top);
+        const GemmOperands ops = random_gemm(arch::DataType::bf16, {6, 11, 7}, seed, mix);
+        const ScoreResult res = run_gemm(bench, s, ops);
+        std::cout << "  seed=" << seed++ << " mix=" << to_string(mix) << " " << res.report.summary() << "\n";
+        INFO(res.report.summary());
+        REQUIRE(res.report.ok());
+        REQUIRE(res.report.measured_cycles == res.report.predicted_cycles);
+        for (uint64_t x : res.c.v) {
+          const auto u = static_cast<uint32_t>(x);
+          classes[verif::fp32_is_nan(u) ? "NaN" : verif::fp32_is_inf(u) ? "Inf" : u == 0x80000000u ? "-0"
+                                                    : u == 0 ? "+0" : "finite"]++;
+        }
       }
+    std::cout << "  result classes:";
+    for (const auto& [k, n] : classes) std::cout << " " << k << "=" << n;
+    std::cout << "\n";
+    CHECK(classes["NaN"] > 0);
+    CHECK(classes["Inf"] > 0);
+    CHECK(classes["-0"] > 0);
+    CHECK(classes["+0"] > 0);
+    // Padding: K = 2 < R leaves two rows of the column padded. The column sum of the real rows is
+    // -1.5*2^-126 + 2^-126 = -2^-127, flushed to -0; the padded rows (IA -0, IB +0) must keep it -0
+    // in the raw output row (a +0 padding would give +0).
+    GemmOperands ops;
+    ops.dtype = arch::DataType::bf16;
+    ops.a = Matrix(1, 2);
+    ops.a.v = {0x80C0, 0x0080};
+    ops.b = Matrix(2, 1);
+    ops.b.v = {0x3F80, 0x3F80};
+    REQUIRE(verif::fp32_add(verif::fp32_add(0, verif::bf16_mul(0x80C0, 0x3F80)), verif::bf16_mul(0x0080, 0x3F80)) ==
+            0x80000000u);
+    for (const char* name : {"ws_top", "ws_left", "is_top", "is_left"}) {
+      CeBench& bench = benches().get(top);
+      const CeProgram prog = plan_gemm(bench.params(), hw::parse_strategy(name), ops);
+      const std::vector<ObservedOutput> seen = bench.run(prog);
+      INFO(name);
+      REQUIRE(seen.size() == 1);
+      CHECK(seen[0].psum[0] == 0x80000000u);
+      CHECK(score_gemm(prog, ops, seen).report.ok());
     }
-  std::cout << "  result classes:";
-  for (const auto& [k, n] : classes) std::cout << " " << k << "=" << n;
-  std::cout << "\n";
-  CHECK(classes["NaN"] > 0);
-  CHECK(classes["Inf"] > 0);
-  CHECK(classes["-0"] > 0);
-  CHECK(classes["+0"] > 0);
-  // Padding: K = 2 < R leaves two rows of the column padded. The column sum of the real rows is
-  // -1.5*2^-126 + 2^-126 = -2^-127, flushed to -0; the padded rows (IA -0, IB +0) must keep it -0
-  // in the raw output row (a +0 padding would give +0).
-  GemmOperands ops;
-  ops.dtype = arch::DataType::bf16;
-  ops.a = Matrix(1, 2);
-  ops.a.v = {0x80C0, 0x0080};
-  ops.b = Matrix(2, 1);
-  ops.b.v = {0x3F80, 0x3F80};
-  REQUIRE(verif::fp32_add(verif::fp32_add(0, verif::bf16_mul(0x80C0, 0x3F80)), verif::bf16_mul(0x0080, 0x3F80)) ==
-          0x80000000u);
-  for (const char* name : {"ws_top", "ws_left", "is_top", "is_left"}) {
-    CeBench& bench = benches().get(top);
-    const CeProgram prog = plan_gemm(bench.params(), hw::parse_strategy(name), ops);
-    const std::vector<ObservedOutput> seen = bench.run(prog);
-    INFO(name);
-    REQUIRE(seen.size() == 1);
-    CHECK(seen[0].psum[0] == 0x80000000u);
-    CHECK(score_gemm(prog, ops, seen).report.ok());
   }
 }
 
@@ -296,6 +310,8 @@ TEST_CASE("the documented schedule is tight: one cycle less corrupts results", "
   CHECK(fails(db, "os_b", {8, 2, 8}, tight));
   // Single buffers: load after the last IA, next OS fold after the drain.
   for (const char* s : {"ws_top", "ws_left", "is_top", "is_left", "os_a", "os_b"}) CHECK(fails(sb, s, {7, 7, 5}, tight));
+  // A registered product moves the results, not the schedule: still tight.
+  for (const char* s : {"ws_top", "os_a", "os_b"}) CHECK(fails("ce_3x2_int16_wsisos_ib1_ps1_p1_s0", s, {7, 7, 5}, tight));
 }
 
 TEST_CASE("testbench errors: dataflow not built in, wrong program, wrong model", "[sim][errors]") {

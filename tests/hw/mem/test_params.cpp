@@ -75,6 +75,21 @@ TEST_CASE("AccumBank and AccumulationUnit reject bad parameters", "[mem_params]"
   CHECK_THAT(error_of([] { AccumulationUnit({16, 4, 100, DataType::int8}); }), Contains("AccumulationUnit: depth = 100"));
   CHECK_THAT(error_of([] { AccumulationUnit({16, 4, 512, static_cast<DataType>(-1)}); }),
              Contains("dtype") && Contains("allowed: bf16, int8, int16"));
+  // pipeline, adder_arch, adder_prefix (also checked for the integer types, which ignore the adder)
+  CHECK(error_of([] { AccumBank({4, 512, DataType::bf16, 4}); }) ==
+        "AccumBank: pipeline = 4 is not allowed; allowed: 2, 3");
+  CHECK(error_of([] { AccumulationUnit({16, 4, 512, DataType::int8, 1}); }) ==
+        "AccumulationUnit: pipeline = 1 is not allowed; allowed: 2, 3");
+  CHECK(error_of([] { AccumBank({4, 512, DataType::bf16, 3, static_cast<Fp32AddArch>(5)}); }) ==
+        "AccumBank: adder_arch = 5 is not an adder architecture; allowed: basic, two_path");
+  CHECK(error_of([] { AccumulationUnit({16, 4, 512, DataType::int16, 2, static_cast<Fp32AddArch>(-1)}); }) ==
+        "AccumulationUnit: adder_arch = -1 is not an adder architecture; allowed: basic, two_path");
+  CHECK(error_of([] {
+          AccumulationUnit({16, 4, 512, DataType::bf16, 3, Fp32AddArch::two_path, static_cast<PrefixKind>(3)});
+        }) == "AccumulationUnit: adder_prefix = 3 is not a prefix adder; allowed: kogge_stone, sklansky, brent_kung");
+  CHECK_THAT(error_of([] { AccumBank({4, 512, DataType::bf16, 2, Fp32AddArch::basic, static_cast<PrefixKind>(7)}); }),
+             Contains("AccumBank: adder_prefix = 7"));
+  CHECK(error_of([] { AccumBank({4, 512, DataType::int8, 3, Fp32AddArch::two_path, PrefixKind::brent_kung}); }).empty());
 }
 
 TEST_CASE("ResultWriter rejects bad parameters", "[mem_params]") {
@@ -116,17 +131,100 @@ TEST_CASE("Module names derive from every parameter", "[mem_params]") {
   CHECK(AddressGenerator({6, 3, 15, 16}).module_name() == "addr_gen_l6_s3_a15_c16");
 }
 
+TEST_CASE("MemBank and UnifiedMemory: the storage in the name, the parameter list and the banks", "[mem_params]") {
+  using fetta::rtl::ParamList;
+  const auto two = BankStorage::two_copies;
+  // The default (one RAM per lane, port B read/write) keeps the names and lists; two copies is tagged.
+  CHECK(MemBank({4096, 4, 16, BankStorage::shared_port}).module_name() == "mem_bank_d4096_t4_w16");
+  CHECK(MemBank({4096, 4, 16}).params() == ParamList{{"depth", "4096"}, {"elems", "4"}, {"width", "16"}});
+  CHECK(MemBank({4096, 4, 16, two}).module_name() == "mem_bank_d4096_t4_w16_2copy");
+  CHECK(MemBank({4096, 4, 16, two}).params() ==
+        ParamList{{"depth", "4096"}, {"elems", "4"}, {"width", "16"}, {"storage", "two_copies"}});
+  CHECK(UnifiedMemory({16, 4, 4096, 16, 4, two}).module_name() == "unified_mem_b16_t4_d4096_w16_h4_2copy");
+  CHECK(UnifiedMemory({16, 4, 4096, 16, 4, two}).params().back() == std::pair<std::string, std::string>{"storage", "two_copies"});
+  CHECK(UnifiedMemory({16, 4, 4096, 16, 4}).params().size() == 5);
+  CHECK(error_of([] { MemBank({16, 4, 16, static_cast<BankStorage>(7)}); }) ==
+        "MemBank: storage = 7 is not a bank storage; allowed: shared_port, two_copies");
+  CHECK(error_of([] { UnifiedMemory({16, 4, 4096, 16, 4, static_cast<BankStorage>(-1)}); }) ==
+        "UnifiedMemory: storage = -1 is not a bank storage; allowed: shared_port, two_copies");
+  // The unified memory instantiates the bank of its storage; the shared form has one RAM per
+  // lane with two read ports (A, and B at the write's address), the two-copy form two per lane.
+  fetta::rtl::Design d;
+  d.elaborate(UnifiedMemory({4, 2, 16, 16, 2}));
+  REQUIRE(d.find("mem_bank_d8_t2_w16") != nullptr);
+  CHECK(d.find("mem_bank_d8_t2_w16")->memories().size() == 2);
+  fetta::rtl::Design d2;
+  d2.elaborate(UnifiedMemory({4, 2, 16, 16, 2, two}));
+  REQUIRE(d2.find("mem_bank_d8_t2_w16_2copy") != nullptr);
+  CHECK(d2.find("mem_bank_d8_t2_w16_2copy")->memories().size() == 4);
+  CHECK(d2.find("mem_bank_d8_t2_w16") == nullptr);
+  const std::string rtl = emit_all(MemBank({16, 2, 16}));
+  CHECK_THAT(rtl, Contains("assign port_b_addr = wr_en ? wr_addr : rd_b_addr;"));
+  CHECK_THAT(rtl, Contains("ram_e0[port_b_addr] <= wr_data_0;"));
+  CHECK_THAT(rtl, Contains("rd_b_q_e0 <= ram_e0[port_b_addr];"));
+}
+
+TEST_CASE("AccumBank and AccumulationUnit name and list their pipeline and adder", "[mem_params]") {
+  using fetta::rtl::ParamList;
+  const auto two = Fp32AddArch::two_path;
+  // The defaults keep the names and parameter lists they had before these parameters.
+  CHECK(AccumBank({4, 512, DataType::bf16, 2, Fp32AddArch::basic, PrefixKind::sklansky}).module_name() ==
+        "accum_bank_t4_d512_fp32");
+  CHECK(AccumBank({4, 512, DataType::bf16}).params() ==
+        ParamList{{"elems", "4"}, {"depth", "512"}, {"dtype", "bf16"}});
+  CHECK(AccumulationUnit({16, 4, 512, DataType::bf16}).params() ==
+        ParamList{{"banks", "16"}, {"elems", "4"}, {"depth", "512"}, {"dtype", "bf16"}});
+  // Every non-default parameter is in the name and the list.
+  CHECK(AccumBank({4, 512, DataType::bf16, 3}).module_name() == "accum_bank_t4_d512_fp32_p3");
+  CHECK(AccumBank({4, 512, DataType::bf16, 2, two}).module_name() == "accum_bank_t4_d512_fp32_twopath_sk");
+  CHECK(AccumBank({4, 512, DataType::bf16, 3, two}).module_name() == "accum_bank_t4_d512_fp32_p3_twopath_sk");
+  CHECK(AccumBank({4, 512, DataType::bf16, 3, two, PrefixKind::kogge_stone}).module_name() ==
+        "accum_bank_t4_d512_fp32_p3_twopath_ks");
+  CHECK(AccumulationUnit({16, 4, 512, DataType::bf16, 3, two}).module_name() ==
+        "accum_unit_b16_t4_d512_fp32_p3_twopath_sk");
+  CHECK(AccumulationUnit({16, 4, 512, DataType::bf16, 2, two, PrefixKind::brent_kung}).module_name() ==
+        "accum_unit_b16_t4_d512_fp32_twopath_bk");
+  CHECK(AccumulationUnit({16, 4, 512, DataType::bf16, 3, two}).params() ==
+        ParamList{{"banks", "16"}, {"elems", "4"}, {"depth", "512"}, {"dtype", "bf16"}, {"pipeline", "3"},
+                  {"adder_arch", "two_path"}, {"adder_prefix", "sklansky"}});
+  CHECK(AccumBank({4, 512, DataType::bf16, 3}).params() ==
+        ParamList{{"elems", "4"}, {"depth", "512"}, {"dtype", "bf16"}, {"pipeline", "3"}});
+  // A basic adder has no prefix networks; the integer types have no binary32 adder: the choice
+  // is normalized away and the names and lists do not change with it.
+  CHECK(AccumBank({4, 512, DataType::bf16, 2, Fp32AddArch::basic, PrefixKind::kogge_stone}).module_name() ==
+        "accum_bank_t4_d512_fp32");
+  CHECK(AccumBank({4, 512, DataType::bf16, 2, Fp32AddArch::basic, PrefixKind::kogge_stone}).params() ==
+        AccumBank({4, 512, DataType::bf16}).params());
+  CHECK(AccumulationUnit({16, 4, 512, DataType::int8, 2, two, PrefixKind::brent_kung}).module_name() ==
+        "accum_unit_b16_t4_d512_int32");
+  CHECK(AccumulationUnit({16, 4, 512, DataType::int16, 3, two}).module_name() == "accum_unit_b16_t4_d512_int48_p3");
+  CHECK(AccumulationUnit({16, 4, 512, DataType::int16, 3, two}).params() ==
+        ParamList{{"banks", "16"}, {"elems", "4"}, {"depth", "512"}, {"dtype", "int16"}, {"pipeline", "3"}});
+  // The unit passes them to its banks, and the bank instantiates the adder it names.
+  fetta::rtl::Design d;
+  CHECK(d.elaborate(AccumulationUnit({16, 4, 512, DataType::bf16, 3, two}))->name() ==
+        "accum_unit_b16_t4_d512_fp32_p3_twopath_sk");
+  CHECK(d.find("accum_bank_t4_d512_fp32_p3_twopath_sk") != nullptr);
+  CHECK(d.find("fp32_add_twopath_sk_s0") != nullptr);
+  CHECK(d.find("fp32_add_s0") == nullptr);
+  fetta::rtl::Design d8;
+  d8.elaborate(AccumulationUnit({4, 2, 8, DataType::int8, 3, two}));
+  CHECK(d8.find("accum_bank_t2_d8_int32_p3") != nullptr);
+  CHECK(d8.find("int_add_w32") != nullptr);
+}
+
 TEST_CASE("Configuration entry points elaborate the default and int configurations", "[mem_params]") {
   fetta::arch::ArchConfig cfg;  // the built-in default = configs/default.yaml
   fetta::rtl::Design d;
   CHECK(host_banks_for(cfg) == 4);  // 25.6 GB/s at 1 GHz over 8-byte bank rows
   CHECK(elaborate_unified_memory(d, cfg) == "unified_mem_b16_t4_d4096_w16_h4");
-  CHECK(elaborate_accumulator(d, cfg) == "accum_unit_b16_t4_d512_fp32");
+  // The default accumulator: 3-stage read-modify-write, two-path adders (docs/memory.md §3).
+  CHECK(elaborate_accumulator(d, cfg) == "accum_unit_b16_t4_d512_fp32_p3_twopath_sk");
   CHECK(elaborate_address_generator(d, cfg) == "addr_gen_l6_s3_a15_c16");
   // Each bank is one module definition, instanced 2 x 16 times.
   CHECK(d.find("mem_bank_d2048_t4_w16") != nullptr);
-  CHECK(d.find("accum_bank_t4_d512_fp32") != nullptr);
-  CHECK(d.find("fp32_add_s0") != nullptr);
+  CHECK(d.find("accum_bank_t4_d512_fp32_p3_twopath_sk") != nullptr);
+  CHECK(d.find("fp32_add_twopath_sk_s0") != nullptr);
 
   cfg.dtype = DataType::int8;
   cfg.memory.banks = 8;
@@ -134,7 +232,7 @@ TEST_CASE("Configuration entry points elaborate the default and int configuratio
   fetta::rtl::Design d8;
   CHECK(host_banks_for(cfg) == 8);  // 4-byte rows: 25.6 B/cycle needs 7 -> 8 (all the banks)
   CHECK(elaborate_unified_memory(d8, cfg) == "unified_mem_b8_t4_d4096_w8_h8");
-  CHECK(elaborate_accumulator(d8, cfg) == "accum_unit_b8_t4_d8192_int32");
+  CHECK(elaborate_accumulator(d8, cfg) == "accum_unit_b8_t4_d8192_int32_p3");  // no binary32 adder
   CHECK(elaborate_address_generator(d8, cfg) == "addr_gen_l6_s3_a16_c16");
   CHECK(d8.find("int_add_w32") != nullptr);
 
@@ -145,6 +243,10 @@ TEST_CASE("Configuration entry points elaborate the default and int configuratio
 
 TEST_CASE("Emission is deterministic", "[mem_params]") {
   CHECK(emit_all(UnifiedMemory({4, 2, 16, 16, 2})) == emit_all(UnifiedMemory({4, 2, 16, 16, 2})));
+  CHECK(emit_all(UnifiedMemory({4, 2, 16, 16, 2, BankStorage::two_copies})) ==
+        emit_all(UnifiedMemory({4, 2, 16, 16, 2, BankStorage::two_copies})));
   CHECK(emit_all(AccumulationUnit({2, 2, 8, DataType::bf16})) == emit_all(AccumulationUnit({2, 2, 8, DataType::bf16})));
+  CHECK(emit_all(AccumulationUnit({2, 2, 8, DataType::bf16, 3, Fp32AddArch::two_path})) ==
+        emit_all(AccumulationUnit({2, 2, 8, DataType::bf16, 3, Fp32AddArch::two_path})));
   CHECK(emit_all(AddressGenerator({6, 3, 7, 3})) == emit_all(AddressGenerator({6, 3, 7, 3})));
 }

@@ -1,7 +1,10 @@
 // UnifiedMemory (unified_mem_b4_t2_d16_w16_h2: 4 banks x 2 elements, two halves of 8 rows, a host
 // port of 2 bank rows) against a model: the TCU ports (IA, IB reads, result writes) address half
 // `compute_half`, the host port the other half (the TCU's writes go there instead while wr_other is
-// set, and the host's are ignored); reads are registered and read-first.
+// set, and the host's are ignored); reads are registered and read-first. Both storage forms: the
+// default shared_port banks (the IB read and the TCU write share a port: the random traffic never
+// puts them on one bank of the compute half in one cycle; a directed test does, and checks that
+// the write is done and ib_data holds) and two copies (unified_mem_b4_t2_d16_w16_h2_2copy).
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -9,6 +12,7 @@
 #include <random>
 
 #include "Vunified_mem_b4_t2_d16_w16_h2.h"
+#include "Vunified_mem_b4_t2_d16_w16_h2_2copy.h"
 #include "mem_test_util.hpp"
 #include "verilated.h"
 
@@ -31,8 +35,12 @@ struct HostInputs {
   std::array<uint64_t, kHostLanes> wdata{};
 };
 
+// `kShared`: the model of the shared_port form, where a TCU write to the compute half of a bank
+// suppresses that bank's IB read (its ib_data holds the bank half's last port-B read).
+template <typename V, bool kShared>
 class UnifiedBench {
  public:
+  static constexpr bool shared = kShared;
   UnifiedBench()
       : dut_(&ctx_),
         ia_addr_(MEM_PORTS4(dut_, ia_addr)), ib_addr_(MEM_PORTS4(dut_, ib_addr)), wr_addr_(MEM_PORTS4(dut_, wr_addr)),
@@ -68,9 +76,11 @@ class UnifiedBench {
     for (int b = 0; b < kBanks; ++b) {
       p_.ia_valid[b] = t.ia_en >> b & 1;
       p_.ib_valid[b] = t.ib_en >> b & 1;
+      const bool ib_read = (t.ib_en >> b & 1) && !(kShared && (t.wr_en >> b & 1) && !t.wr_other);
       for (int e = 0; e < kElems; ++e) {
         p_.ia[b * kElems + e] = mem_[b][half][t.ia_addr[b]][e];
-        p_.ib[b * kElems + e] = mem_[b][half][t.ib_addr[b]][e];
+        if (ib_read) last_b_[b][half][e] = mem_[b][half][t.ib_addr[b]][e];
+        p_.ib[b * kElems + e] = last_b_[b][half][e];
       }
     }
     p_.host_valid = h.re;
@@ -116,9 +126,10 @@ class UnifiedBench {
 
  private:
   VerilatedContext ctx_;
-  Vunified_mem_b4_t2_d16_w16_h2 dut_;
+  V dut_;
   mem_test::Ports ia_addr_, ib_addr_, wr_addr_, wr_data_, ia_data_, ib_data_, host_wdata_, host_rdata_;
   uint64_t mem_[kBanks][2][kRows][kElems] = {};
+  uint64_t last_b_[kBanks][2][kElems] = {};  // each bank half's last port-B read
   struct Pending {  // what the reads of the last cycle must return
     std::array<bool, kBanks> ia_valid{}, ib_valid{};
     std::array<uint64_t, kLanes> ia{}, ib{};
@@ -128,21 +139,26 @@ class UnifiedBench {
   long cycle_ = 0;
 };
 
+using SharedBench = UnifiedBench<Vunified_mem_b4_t2_d16_w16_h2, true>;
+using TwoCopyBench = UnifiedBench<Vunified_mem_b4_t2_d16_w16_h2_2copy, false>;
+
 // Both halves filled through the host port (each half while the other is the compute half).
-void fill_by_host(UnifiedBench& u, const std::function<uint64_t(int, int, int, int)>& value) {
+template <typename U>
+void fill_by_host(U& u, const std::function<uint64_t(int, int, int, int)>& value) {
   for (unsigned half = 0; half < 2; ++half)
     for (unsigned g = 0; g < kGroups; ++g)
       for (unsigned r = 0; r < kRows; ++r) {
         HostInputs h{.we = true, .group = g, .row = r, .wmask = (1u << kHostLanes) - 1};
         for (int l = 0; l < kHostLanes; ++l)
-          h.wdata[l] = value(UnifiedBench::host_bank(h, l), static_cast<int>(half), static_cast<int>(r), l % kElems) & kMask;
+          h.wdata[l] = value(U::host_bank(h, l), static_cast<int>(half), static_cast<int>(r), l % kElems) & kMask;
         u.step(half ^ 1u, {}, h);
       }
 }
 
+template <typename U>
 void random_ops(long n, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  UnifiedBench u;
+  U u;
   fill_by_host(u, [&](int, int, int, int) { return rng(); });
   unsigned half = 0;
   for (long i = 0; i < n; ++i) {
@@ -160,6 +176,11 @@ void random_ops(long n, uint64_t seed) {
       t.wr_addr[b] = rng() % 3 == 0 ? t.ia_addr[b] : row();
     }
     for (auto& d : t.wr_data) d = rng() & kMask;
+    // The shared form's rule: per bank, the IB read or a TCU write to the compute half (half of
+    // each); with wr_other the write goes to the host's half and both stay.
+    if (U::shared && !t.wr_other)
+      for (int b = 0; b < kBanks; ++b)
+        if ((t.ib_en >> b & 1) && (t.wr_en >> b & 1)) (rng() % 2 ? t.ib_en : t.wr_en) &= ~(1u << b);
     HostInputs h;
     h.we = rng() % 2;
     h.re = rng() % 2;
@@ -178,15 +199,9 @@ uint64_t pattern(int bank, int half, int row, int e) {
   return static_cast<uint64_t>(half << 12 | bank << 8 | row << 4 | e);
 }
 
-}  // namespace
-
-TEST_CASE("UnifiedMemory: random TCU and host traffic matches the model", "[unified_mem]") {
-  random_ops(20000L * mem_test::scale(), mem_test::seed("unified_mem random", 0x756e6966));
-}
-
-TEST_CASE("UnifiedMemory: ping-pong isolation and host read-back", "[unified_mem]") {
-  (void)mem_test::seed("unified_mem directed (no randomness)", 0);
-  UnifiedBench u;
+template <typename U>
+void directed() {
+  U u;
   fill_by_host(u, pattern);
   REQUIRE(u.bad.count == 0);
 
@@ -251,6 +266,84 @@ TEST_CASE("UnifiedMemory: ping-pong isolation and host read-back", "[unified_mem
   REQUIRE(u.bad.count == 0);
 }
 
+}  // namespace
+
+TEST_CASE("UnifiedMemory: random TCU and host traffic matches the model", "[unified_mem]") {
+  random_ops<SharedBench>(20000L * mem_test::scale(), mem_test::seed("unified_mem random", 0x756e6966));
+  random_ops<TwoCopyBench>(20000L * mem_test::scale(), mem_test::seed("unified_mem 2copy random", 0x756e6932));
+}
+
+TEST_CASE("UnifiedMemory: ping-pong isolation and host read-back, shared port", "[unified_mem]") {
+  (void)mem_test::seed("unified_mem directed (no randomness)", 0);
+  directed<SharedBench>();
+}
+
+TEST_CASE("UnifiedMemory: ping-pong isolation and host read-back, two copies", "[unified_mem]") {
+  (void)mem_test::seed("unified_mem 2copy directed (no randomness)", 0);
+  directed<TwoCopyBench>();
+}
+
+TEST_CASE("UnifiedMemory shared port: IB and a TCU write on one bank of the compute half", "[unified_mem]") {
+  (void)mem_test::seed("unified_mem rule (no randomness)", 0);
+  SharedBench u;
+  fill_by_host(u, pattern);
+  // IB reads row 1 of every bank of half 0.
+  TcuInputs rd{.ib_en = 0xF};
+  for (int b = 0; b < kBanks; ++b) rd.ib_addr[b] = 1;
+  u.step(0, rd, {});
+  for (int l = 0; l < kLanes; ++l) CHECK(u.ib(l) == pattern(l / kElems, 0, 1, l % kElems));
+
+  SECTION("broken rule: banks 0 and 2 write row 3 while IB reads row 4: the writes are done, their ib_data holds") {
+    TcuInputs t{.ib_en = 0xF, .wr_en = 0x5, .wr_mask = 0xFF};
+    for (int b = 0; b < kBanks; ++b) {
+      t.ib_addr[b] = 4;
+      t.wr_addr[b] = 3;
+    }
+    t.wr_data.fill(0x0ACE);
+    u.step(0, t, {});
+    for (int l = 0; l < kLanes; ++l) {
+      const int b = l / kElems;
+      CHECK(u.ib(l) == pattern(b, 0, b % 2 == 0 ? 1 : 4, l % kElems));  // banks 0, 2 hold row 1
+    }
+    for (int b = 0; b < kBanks; ++b) CHECK(u.model(b, 0, 3, 1) == (b % 2 == 0 ? 0x0ACE : pattern(b, 0, 3, 1)));
+    // Held also across an idle cycle and a flip of the compute half and back.
+    u.step(1, {}, {});
+    u.step(0, {}, {});
+    for (int l = 0; l < kLanes; ++l) CHECK(u.ib(l) == pattern(l / kElems, 0, l / kElems % 2 == 0 ? 1 : 4, l % kElems));
+    TcuInputs again{.ib_en = 0xF};
+    for (int b = 0; b < kBanks; ++b) again.ib_addr[b] = 3;
+    u.step(0, again, {});
+    for (int l = 0; l < kLanes; ++l)
+      CHECK(u.ib(l) == (l / kElems % 2 == 0 ? 0x0ACE : pattern(l / kElems, 0, 3, l % kElems)));
+  }
+
+  SECTION("allowed: with wr_other the TCU write goes to the host's half while IB reads the compute half") {
+    TcuInputs t{.ib_en = 0xF, .wr_en = 0xF, .wr_mask = 0xFF, .wr_other = true};
+    for (int b = 0; b < kBanks; ++b) t.ib_addr[b] = t.wr_addr[b] = 5;
+    t.wr_data.fill(0x0BEE);
+    u.step(0, t, {});
+    for (int l = 0; l < kLanes; ++l) CHECK(u.ib(l) == pattern(l / kElems, 0, 5, l % kElems));
+    for (int b = 0; b < kBanks; ++b) CHECK(u.model(b, 1, 5, 0) == 0x0BEE);
+  }
+
+  SECTION("allowed: IB and the TCU write one cycle apart, on the same row") {
+    TcuInputs w{.wr_en = 0xF, .wr_mask = 0xFF};
+    for (int b = 0; b < kBanks; ++b) w.wr_addr[b] = 6;
+    w.wr_data.fill(0x0DAD);
+    TcuInputs r6{.ib_en = 0xF};
+    for (int b = 0; b < kBanks; ++b) r6.ib_addr[b] = 6;
+    u.step(0, r6, {});
+    for (int l = 0; l < kLanes; ++l) CHECK(u.ib(l) == pattern(l / kElems, 0, 6, l % kElems));
+    u.step(0, w, {});
+    u.step(0, r6, {});
+    for (int l = 0; l < kLanes; ++l) CHECK(u.ib(l) == 0x0DAD);
+  }
+  u.step(0, {}, {});
+  INFO(u.bad.first);
+  REQUIRE(u.bad.count == 0);
+}
+
 TEST_CASE("UnifiedMemory: large random run", "[mem_large]") {
-  random_ops(1000000, mem_test::seed("unified_mem large", 0x756e6967));
+  random_ops<SharedBench>(1000000, mem_test::seed("unified_mem large", 0x756e6967));
+  random_ops<TwoCopyBench>(1000000, mem_test::seed("unified_mem 2copy large", 0x756e6933));
 }

@@ -70,7 +70,7 @@ std::vector<DistNetParams> dist_test_configs() {
       {16, 16, 4, C::both, 2},  // random, T = 4
       {16, 8, 2, C::cheap, 1},  // the cheap control ports alone
       {32, 16, 4, C::full, 3},  // random
-      {64, 16, 4, C::both, 0},  // the default configuration
+      {64, 16, 4, C::both, 0, true},  // the default configuration: combinational, an output register
   };
 }
 
@@ -78,10 +78,12 @@ std::vector<RedNetParams> red_test_configs() {
   return {
       {4, RedElem::int32, 2, 1},   // exhaustive: every control word
       {4, RedElem::fp32, 2, 0},    // exhaustive with binary32 corner values
+      {4, RedElem::fp32, 2, 0, {Fp32AddArch::two_path, PrefixKind::sklansky}},  // the same, two-path adders
       {8, RedElem::int48, 2, 2},   // every permutation
       {16, RedElem::fp32, 4, 1},   // random
       {32, RedElem::int32, 4, 3},  // random
-      {64, RedElem::fp32, 4, 1},   // the default configuration
+      // the default configuration: two-path adders, none at levels 0 and 1 (a CE's 4 columns)
+      {64, RedElem::fp32, 4, 1, {Fp32AddArch::two_path, PrefixKind::sklansky}, 2},
   };
 }
 

@@ -15,7 +15,7 @@
 #include "Vtb_dist_net_n16_w8_t2_cheap_p1.h"
 #include "Vtb_dist_net_n32_w16_t4_full_p3.h"
 #include "Vtb_dist_net_n4_w16_t2_both_p0.h"
-#include "Vtb_dist_net_n64_w16_t4_both_p0.h"
+#include "Vtb_dist_net_n64_w16_t4_both_p0_o.h"
 #include "Vtb_dist_net_n8_w8_t2_full_p1.h"
 #include "harness.hpp"
 #include "route/route.hpp"
@@ -293,10 +293,10 @@ TEST_CASE("dist N=32 (T=4, full control, register every 3 stages): random, laten
   random_requests(d, kSeed + 4);
 }
 
-TEST_CASE("dist N=64 (the default: T=4, both control sets, combinational): random, latency 0", "[dist_sim]") {
-  DistDut<Vtb_dist_net_n64_w16_t4_both_p0> d(64, 4, 16, 0);
+TEST_CASE("dist N=64 (the default: T=4, both control sets, an output register): random, latency 1", "[dist_sim]") {
+  DistDut<Vtb_dist_net_n64_w16_t4_both_p0_o> d(64, 4, 16, 1);
   std::mt19937_64 rng(kSeed + 5);
-  REQUIRE(d.measure_latency(rng) == 0);
+  REQUIRE(d.measure_latency(rng) == 1);
   random_requests(d, kSeed + 5);
   std::vector<Job> jobs;
   for (int i = 0; i < 2000; ++i) {

@@ -30,6 +30,12 @@ TEST_CASE("DistNet: names, latency, ports and structure", "[gen_dist]") {
   CHECK(dist_net_latency({64, 16, 4, DistControlPorts::both, 2}) == 3);
   CHECK(dist_net_latency({64, 16, 4, DistControlPorts::both, 7}) == 1);
   CHECK(dist_net_latency({8, 16, 2, DistControlPorts::full, 3}) == 1);
+  // The output register adds a cycle, unless the pipeline already ends on a register.
+  CHECK(dist_net_latency({64, 16, 4, DistControlPorts::both, 0, true}) == 1);
+  CHECK(dist_net_latency({64, 16, 4, DistControlPorts::both, 2, true}) == 4);
+  CHECK(dist_net_latency({64, 16, 4, DistControlPorts::both, 7, true}) == 1);
+  CHECK(DistNet({64, 16, 4, DistControlPorts::both, 0, true}).module_name() == "dist_net_n64_w16_t4_both_p0_o");
+  CHECK(DistNet({64, 16, 4, DistControlPorts::both, 7, true}).module_name() == "dist_net_n64_w16_t4_both_p7");
 
   rtl::Design d;
   auto m = d.elaborate(DistNet({8, 8, 2, DistControlPorts::both, 2}));
@@ -73,6 +79,9 @@ TEST_CASE("RedNet: names, latency, switches and structure", "[gen_red]") {
   CHECK(red_net_latency(p) == 7);
   CHECK(red_net_latency({64, RedElem::int32, 4, 0}) == 0);
   CHECK(red_net_latency({16, RedElem::int48, 4, 2}) == 2);
+  const FpAdderChoice two_path{Fp32AddArch::two_path, PrefixKind::sklansky};
+  CHECK(RedNet({64, RedElem::fp32, 4, 1, two_path}).module_name() == "red_net_n64_fp32_t4_p1_twopath_sk");
+  CHECK(RedNet({64, RedElem::int32, 4, 1, two_path}).module_name() == "red_net_n64_int32_t4_p1");  // no fp32 adder
   rtl::Design d;
   auto m = d.elaborate(RedNet({16, RedElem::int32, 4, 1}));
   CHECK(m->instances().size() == 4 * 8);  // log2(N) levels x N/2 switches
@@ -103,10 +112,11 @@ TEST_CASE("networks: generating twice gives the same text", "[gen_dist][gen_red]
 }
 
 TEST_CASE("entry points follow the architecture configuration", "[gen_dist][gen_red]") {
-  arch::ArchConfig cfg;  // the published default
+  arch::ArchConfig cfg;  // the default: an output register, two-path adders
   rtl::Design d;
-  CHECK(elaborate_dist_net(d, cfg) == "dist_net_n64_w16_t4_both_p0");
-  CHECK(elaborate_red_net(d, cfg) == "red_net_n64_fp32_t4_p1");
+  CHECK(elaborate_dist_net(d, cfg) == "dist_net_n64_w16_t4_both_p0_o");
+  CHECK(elaborate_red_net(d, cfg) == "red_net_n64_fp32_t4_p1_a2_twopath_sk");
+  CHECK(red_net_params(cfg).first_add_level == 2);  // a CE's 4 columns are never summed
   cfg.dtype = arch::DataType::int8;
   cfg.network.dist_pipeline_every = 2;
   CHECK(dist_net_params(cfg).elem_bits == 8);

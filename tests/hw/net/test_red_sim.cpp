@@ -10,12 +10,14 @@
 #include <cmath>
 #include <iostream>
 #include <random>
+#include <set>
 
 #include "Vtb_red_net_n16_fp32_t4_p1.h"
 #include "Vtb_red_net_n32_int32_t4_p3.h"
 #include "Vtb_red_net_n4_fp32_t2_p0.h"
+#include "Vtb_red_net_n4_fp32_t2_p0_twopath_sk.h"
 #include "Vtb_red_net_n4_int32_t2_p1.h"
-#include "Vtb_red_net_n64_fp32_t4_p1.h"
+#include "Vtb_red_net_n64_fp32_t4_p1_a2_twopath_sk.h"
 #include "Vtb_red_net_n8_int48_t2_p2.h"
 #include "harness.hpp"
 #include "route/route.hpp"
@@ -82,8 +84,8 @@ struct Job {
 template <typename V>
 class RedDut {
  public:
-  RedDut(int lanes, int elems_per_bank, Elem e, int cycles)
-      : g(lanes, elems_per_bank), elem(e), w(bits(e)), latency(cycles), add(adder(e)), dut(&ctx) {}
+  RedDut(int lanes, int elems_per_bank, Elem e, int cycles, int first_add_level = 0)
+      : g(lanes, elems_per_bank, first_add_level), elem(e), w(bits(e)), latency(cycles), add(adder(e)), dut(&ctx) {}
 
   void apply(const Job& j) {
     for (int i = 0; i < g.lanes(); ++i) put_bits(dut.din, i * w, w, j.in[i]);
@@ -238,6 +240,16 @@ void random_requests(RedDut<V>& d, uint64_t seed) {
   int blocked = 0;
   for (int i = 0; i < kRandomPatterns; ++i) {
     std::vector<ReduceGroup> req = random_request(d.g, rng);
+    if (const int f = d.g.red_first_add_level(); f > 0)
+      // Below the adders a request may only route: keep one member of each lane >> f class
+      // (the rest are what a pruned network refuses; the router test covers that message).
+      for (ReduceGroup& grp : req) {
+        std::set<int> seen;
+        std::vector<int> kept;
+        for (int lane : grp.lanes)
+          if (seen.insert(lane >> f).second) kept.push_back(lane);
+        grp.lanes = kept;
+      }
     RedRoute r = route_red(d.g, req);
     if (!r.routable) {
       REQUIRE(!r.message.empty());
@@ -308,6 +320,14 @@ TEST_CASE("red N=4 binary32: every control word with corner values, latency 0", 
   exhaustive_n4(d, rng, 4);
 }
 
+TEST_CASE("red N=4 binary32, two-path adders: every control word with corner values", "[red_sim]") {
+  RedDut<Vtb_red_net_n4_fp32_t2_p0_twopath_sk> d(4, 2, Elem::fp32, 0);
+  std::mt19937_64 rng(kSeed + 11);
+  std::cout << "red N=4 fp32 two-path seed=" << kSeed + 11 << "\n";
+  REQUIRE(d.measure_latency(rng) == 0);
+  exhaustive_n4(d, rng, 4);
+}
+
 TEST_CASE("red N=8 int48: every permutation, latency 2", "[red_sim]") {
   RedDut<Vtb_red_net_n8_int48_t2_p2> d(8, 2, Elem::int48, 2);
   std::mt19937_64 rng(kSeed + 2);
@@ -345,8 +365,10 @@ TEST_CASE("red N=32 int32 (T=4, register every 3 stages): random, latency 2", "[
   random_requests(d, kSeed + 4);
 }
 
-TEST_CASE("red N=64 binary32 (the default: T=4, register every stage): random, latency 7", "[red_sim]") {
-  RedDut<Vtb_red_net_n64_fp32_t4_p1> d(64, 4, Elem::fp32, 7);
+TEST_CASE("red N=64 binary32 (the default: T=4, register every stage, two-path adders, adders from level 2): "
+          "random, latency 7",
+          "[red_sim]") {
+  RedDut<Vtb_red_net_n64_fp32_t4_p1_a2_twopath_sk> d(64, 4, Elem::fp32, 7, 2);
   std::mt19937_64 rng(kSeed + 5);
   REQUIRE(d.measure_latency(rng) == 7);
   random_requests(d, kSeed + 5);

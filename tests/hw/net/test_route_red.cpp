@@ -294,3 +294,38 @@ TEST_CASE("red: bad and unroutable requests give clear errors", "[route_red]") {
   CHECK_THROWS_WITH(route_red(g, {{{0, 8}, 0}}), "reduction group 0: input lane 8 out of range; allowed: 0..7");
   CHECK_THROWS_WITH(route_red(g, {{{0}, -1}}), "reduction group 0: output lane -1 out of range; allowed: 0..7");
 }
+
+TEST_CASE("red: a network with adders only from level f refuses sums below it and routes the rest",
+          "[route_red]") {
+  using Catch::Matchers::Contains;
+  CHECK_THROWS_WITH(NetGeometry(16, 4, 5), Contains("red_first_add_level = 5") && Contains("allowed 0 .. 4"));
+  const NetGeometry g(16, 4, 2);
+  CHECK(g.red_first_add_level() == 2);
+  // Lanes 1 and 3 meet at level 1: no adder there.
+  RedRoute r = route_red(g, {{{1, 3}, 1}});
+  REQUIRE_FALSE(r.routable);
+  CHECK(r.message ==
+        "reduction request unroutable (N=16 T=4 adders from level 2): group 0 (to output lane 1) adds input lanes 1 "
+        "and 3 at butterfly level 1, below level 2, the first with adders (levels 0 .. 1 only pass or swap)");
+  // The reduction across CEs of 4 columns (lanes 4 apart) adds at levels 2 and 3 only: routable,
+  // the same trees and results as the full network.
+  std::vector<ReduceGroup> across;
+  for (int col = 0; col < 4; ++col) across.push_back({{col, col + 4, col + 8, col + 12}, col});
+  RedRoute ok = route_red(g, across);
+  REQUIRE(ok.routable);
+  RedRoute full = route_red(NetGeometry(16, 4), across);
+  for (size_t i = 0; i < across.size(); ++i)
+    for (const AddNode& a : ok.trees[i].adds) CHECK(a.level >= 2);
+  CHECK(ok.control == full.control);
+  // Below level 2 a switch reads the low mode bit alone: add_left passes, add_right swaps.
+  RedControl c = RedControl::zero(g);
+  c.level[0][0] = SwitchMode::add_right;  // lanes 0 and 1
+  c.level[1][0] = SwitchMode::add_left;   // lanes 0 and 2
+  std::vector<uint64_t> in(16);
+  std::iota(in.begin(), in.end(), 100);
+  const AddFn add = [](uint64_t a, uint64_t b) { return a + b; };
+  const std::vector<uint64_t> out = simulate_red(g, c, in, add);
+  CHECK(out[0] == 101);  // swapped at level 0, passed at level 1
+  CHECK(out[1] == 100);
+  CHECK(out[2] == 102);
+}

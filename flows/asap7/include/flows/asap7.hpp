@@ -59,7 +59,8 @@ ModuleResult synth_asap7_module(const DesignDir& design, const DesignModule& mod
 
 // The scripts of one module (exposed for tests and docs). The coarse script reads the RTL,
 // runs Yosys' generic synthesis up to its fine stage (memories kept as $mem_v2 cells), lists the
-// memories and writes a checkpoint; the map script maps that checkpoint at `period_ps`: memories
+// memories, writes a checkpoint, then runs the address probe (`<work_dir>/sram_probe.v`,
+// address_probe_techmap()) into memory_addresses.txt; the map script maps that checkpoint at `period_ps`: memories
 // to the macros of `sram_dir` (when given) or to flip-flops, the rest to ASAP7 cells.
 std::string asap7_coarse_script(const DesignDir& design, const std::string& module, Hierarchy hierarchy,
                                 const std::string& work_dir);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "flows/design_dir.hpp"
@@ -24,7 +25,9 @@ std::string target_names();  // "asap7, xilinx, ice40"
 // The model of every memory the ASAP7 flow turns into an SRAM macro (docs/synthesis.md, "The SRAM
 // model"). Area is analytical:
 //   area = bits * um2_per_bit * (1 + extra_port_factor * (ports - 2 clipped at 0)) / array_efficiency
-// where ports = read ports + write ports (one read and one write port is the base two-port macro).
+// where ports = read ports + write ports - shared ports, the physical ports of the macro (a read
+// and a write port merged into one read/write port count once): one read and one write port
+// (1R1W), or one read and one read/write port (1R1RW), is the base two-port macro.
 // Timing and leakage are those OpenROAD's ASAP7 platform gives its FakeRAM2.0 macros
 // (fakeram7_*.lib): a registered read, data out clk_to_q after the edge, every input sampled with
 // setup and hold around it; leakage per bit from fakeram7_2048x39 (128.9 uW over 79,872 bits).
@@ -40,7 +43,7 @@ struct SramModel {
   double input_cap_ff = 5;         // every input pin but the clock
   double clock_cap_ff = 25;
 
-  double area_um2(long long bits, int rd_ports, int wr_ports) const;
+  double area_um2(long long bits, int rd_ports, int wr_ports, int shared_ports = 0) const;
   double leakage_nw(long long bits) const { return static_cast<double>(bits) * leakage_nw_per_bit; }
   // Throws std::invalid_argument naming the option and its allowed range.
   void validate() const;
@@ -61,9 +64,19 @@ struct MemoryMacro {
   bool plain_read = true;      // no reset or initial value on the read data, no wide ports
   bool plain_write = true;     // every write port clocked on the rising edge, no wide ports
   bool initialized = false;    // has initial contents
+  // Read port i and write port j, entry [i * wr_ports + j]: their addresses come bit for bit from
+  // the same drivers (the flow's address probe, docs/synthesis.md), and Yosys found that they are
+  // never enabled in the same cycle (RD_COLLISION_X_MASK). Both: they can be one read/write port.
+  std::vector<bool> same_address;
+  std::vector<bool> never_together;
+  // The (read port, write port) pairs the macro merges into read/write ports, in write-port order;
+  // set with `cell` (empty: every port is its own).
+  std::vector<std::pair<int, int>> rw_pairs;
   std::string cell;            // the macro it became, empty when built from flip-flops
   double area_um2 = 0;         // the macro's, 0 when built from flip-flops
   long long bits() const { return static_cast<long long>(width) * depth; }
+  int rw_ports() const { return static_cast<int>(rw_pairs.size()); }
+  int physical_ports() const { return rd_ports + wr_ports - rw_ports(); }
 };
 
 struct Asap7Metrics {

@@ -28,7 +28,12 @@ std::optional<double> parse_abc_delay_ps(const std::string& log);
 // The cell that `dfflibmap` mapped $_DFF_P_ to, empty when none.
 std::string parse_dfflibmap_cell(const std::string& log, const std::string& yosys_type = "$_DFF_P_");
 
-// Memories from a `dump t:$mem_v2` (or $mem) of one module: name, width, depth, ports.
+// The bits of a Yosys constant as `dump` prints it ("4'0110", "1'x", "5"), bit 0 first; x and z
+// read as 0. A constant wider than its digits (never printed by Yosys) is not padded.
+std::vector<bool> yosys_const_bits(const std::string& v);
+
+// Memories from a `dump t:$mem_v2` (or $mem) of one module: name, width, depth, ports, and which
+// read and write ports are never enabled together (RD_COLLISION_X_MASK, `never_together`).
 std::vector<MemoryMacro> parse_memory_dump(const std::string& text);
 
 // Yosys "Warning:" lines, with the ASAP7 scan-flop Liberty warnings split off (see

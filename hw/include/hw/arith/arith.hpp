@@ -24,14 +24,23 @@ struct MacChoice {
   bool is_signed = false;  // ports are SInt (integer MACs) rather than UInt bit patterns
 };
 
+// The binary32 adder a configuration chose (arch::ArithConfig in the generators' terms); the
+// integer data types ignore it.
+struct FpAdderChoice {
+  Fp32AddArch arch = Fp32AddArch::basic;
+  PrefixKind prefix = PrefixKind::sklansky;
+};
+FpAdderChoice fp_adder_choice(const arch::ArchConfig& cfg);
+
 // Throws std::invalid_argument naming `dtype` and the allowed values for an unknown data type,
-// or naming `stages` for a negative one.
-MacChoice make_mac(arch::DataType dtype, int stages = 0);
+// or naming `stages` for a negative one. `product_stages`: registers on the product alone
+// (FpMacParams::product_stages, IntMacParams::product_stages).
+MacChoice make_mac(arch::DataType dtype, int stages = 0, int product_stages = 0, FpAdderChoice adder = {});
 // The accumulator width for a data type (32, 32, 48).
 int mac_accumulator_bits(arch::DataType dtype);
 // The adder of the reduction network / accumulator for a data type (ports a, b -> sum):
-// bf16 -> Fp32Add{stages}, int8 -> IntAdd{32}, int16 -> IntAdd{48} (integer adders are
-// combinational; `stages` must then be 0).
-std::unique_ptr<rtl::GeneratorBase> make_adder(arch::DataType dtype, int stages = 0);
+// bf16 -> Fp32Add{stages, arch, prefix}, int8 -> IntAdd{32}, int16 -> IntAdd{48} (integer adders
+// are combinational; `stages` must then be 0).
+std::unique_ptr<rtl::GeneratorBase> make_adder(arch::DataType dtype, int stages = 0, FpAdderChoice adder = {});
 
 }  // namespace fetta::hw

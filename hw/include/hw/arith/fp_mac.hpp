@@ -14,17 +14,22 @@
 namespace fetta::hw {
 
 struct FpMacParams {
-  int stages = 0;  // register stages (0 = combinational), 0..16
+  int stages = 0;  // register stages (0 = combinational), 0..16; with product_stages, the adder's
   // The adder's datapath (Fp32AddParams::arch, ::prefix; the prefix is ignored for basic).
   Fp32AddArch adder_arch = Fp32AddArch::basic;
   PrefixKind adder_prefix = PrefixKind::sklansky;
+  // Registers between the multiplier and the adder (0..4). The product is registered, `acc`
+  // enters the adder directly: out(t) = acc(t - stages) + a*b(t - stages - product_stages). This
+  // keeps an accumulation loop (acc = out) at one add per cycle while the multiplier gets its own
+  // cycle. 0: `stages` are balanced over multiplier and adder as before.
+  int product_stages = 0;
 };
 
 class FpMac : public rtl::Generator<FpMacParams> {
  public:
   explicit FpMac(FpMacParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::FpMac"; }
-  // "fp_mac_bf16_fp32_s0" (basic adder), "fp_mac_bf16_fp32_twopath_sk_s0"
+  // "fp_mac_bf16_fp32_s0" (basic adder), "fp_mac_bf16_fp32_twopath_sk_s0", "..._p1_s0" (product stages)
   std::string module_name() const override;
   rtl::ParamList params() const override;  // stages; + adder_arch, adder_prefix unless basic
   void build(rtl::Module& m) const override;

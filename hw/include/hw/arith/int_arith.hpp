@@ -12,17 +12,20 @@ struct IntMacParams {
   int operand_bits = 8;  // 8 or 16
   int acc_bits = 32;     // at least the product (2*operand_bits), at most 64; the configs use 32 and 48
   int stages = 0;        // 0..8, see IntMac
+  int product_stages = 0;  // 0..4: registers on the product alone, in front of the rest (acc late)
 };
 
 // out = acc + a*b modulo 2^acc_bits. Ports: a, b SInt<operand_bits>; acc, out SInt<acc_bits>.
 // Written as a plain signed `*` into a product wire and an add, so FPGA tools map it to one DSP.
 // Register stages go where a DSP slice has them: 1 = product (M; `acc` is delayed with it),
 // 2 = + output (P), 3 = + operands (A/B); more are added at the output. Latency = stages.
+// product_stages P > 0 first registers the product alone P times (acc is not delayed), so an
+// accumulation loop keeps one add per cycle: latency P + stages from a, b and stages from acc.
 class IntMac : public rtl::Generator<IntMacParams> {
  public:
   explicit IntMac(IntMacParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::IntMac"; }
-  std::string module_name() const override;  // "int_mac_i8_acc32_s0"
+  std::string module_name() const override;  // "int_mac_i8_acc32_s0", "int_mac_i8_acc32_p1_s0"
   rtl::ParamList params() const override;
   void build(rtl::Module& m) const override;
 };

@@ -28,6 +28,8 @@ struct CeParams {
   PeParams pe;
 
   int row_skew() const { return pe.mac_stages + 1; }  // cycles between rows r-1 and r
+  // Whether ctrl carries `first` (the fold start): for the OS accumulate and the IB swap.
+  bool has_first_ctrl() const { return pe.has_first() || pe.has_swap(); }
 };
 
 // Throws std::invalid_argument naming the field (ce.rows, ce.cols, pe.*) and the allowed values.

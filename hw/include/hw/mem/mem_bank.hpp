@@ -8,10 +8,15 @@
 // Read data holds its value while the read enable is low. A read of the row written in the same
 // cycle returns the old row (read-first).
 //
-// Storage: every element lane is two simple dual-port RAMs (one write, one registered read),
-// copy a serving port a and copy b serving port b, written together. Each `memory()` is the
-// 1W1R template every FPGA tool infers and every SRAM compiler offers; the module boundary is
-// where an ASIC flow swaps in macros (docs/memory.md: the cost is twice the bits).
+// Storage (`storage`, docs/memory.md §1):
+//   shared_port (default): one RAM per element lane with read port A (rd_a_addr) and a read/write
+//     port B whose address is `wr_en ? wr_addr : rd_b_addr` (one signal feeding the RAM's read
+//     and write port: a standard two-port macro with one read and one read/write port, 1R1RW).
+//     THE RULE: a write (wr_en) and a port-B read (rd_b_en) never in the same cycle. Broken, the
+//     write wins: it is done, the port-B read is not, and rd_b_data holds its last value.
+//     Port A is independent of both (it may read any row, the written one included, read-first).
+//   two_copies: every element lane is two 1W1R RAMs, copy a serving port a and copy b serving
+//     port b, written together: no rule, twice the bits. Module name suffix "_2copy".
 #pragma once
 
 #include <string>
@@ -20,18 +25,26 @@
 
 namespace fetta::hw {
 
+enum class BankStorage : int { shared_port = 0, two_copies = 1 };
+
+// "shared_port", "two_copies"; throws std::invalid_argument "<what> = <n> is not a bank storage;
+// allowed: shared_port, two_copies" for a value outside the enum.
+std::string bank_storage_name(BankStorage s, const std::string& what = "storage");
+
 struct MemBankParams {
   int depth = 4096;  // rows: a power of two, 2 .. 2^24
   int elems = 4;     // elements per row: a power of two, 1 .. 64
   int width = 16;    // bits per element: 1 .. 64
+  BankStorage storage = BankStorage::shared_port;
 };
 
 class MemBank : public rtl::Generator<MemBankParams> {
  public:
   explicit MemBank(MemBankParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::MemBank"; }
-  std::string module_name() const override;  // "mem_bank_d4096_t4_w16"
-  rtl::ParamList params() const override;
+  // "mem_bank_d4096_t4_w16"; two_copies appends "_2copy": "mem_bank_d4096_t4_w16_2copy"
+  std::string module_name() const override;
+  rtl::ParamList params() const override;  // depth, elems, width; storage when not the default
   void build(rtl::Module& m) const override;
   int addr_bits() const;
 };

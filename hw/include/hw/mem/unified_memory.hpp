@@ -17,10 +17,18 @@
 //   host_re -> host_rvalid, host_rdata Vec<H, UInt<W>> one cycle later
 // Read data is valid in the cycle after its enable (and only then). Same-cycle read and write of
 // one row: the read returns the old row.
+//
+// Storage (`storage`, passed to every MemBank): with shared_port (the default) the IB read and
+// the TCU write share a port of the compute half's banks (1R1RW), so THE RULE: ib_en[b] and a TCU
+// write to the compute half of bank b (wr_en[b] with wr_other = 0) never in the same cycle; broken,
+// the write is done and ib_data of that bank holds its last value. IA reads, host traffic and
+// TCU writes into the host's half (wr_other = 1) are unaffected; the host half's port B is idle.
+// two_copies (module name suffix "_2copy") has no such rule and twice the bits (docs/memory.md §2).
 #pragma once
 
 #include <string>
 
+#include "hw/mem/mem_bank.hpp"
 #include "rtl_gen/rtl.hpp"
 
 namespace fetta::hw {
@@ -31,14 +39,16 @@ struct UnifiedMemoryParams {
   int depth = 4096;   // rows per bank, both halves together: a power of two, 4 .. 2^24
   int width = 16;     // bits per element: 1 .. 64
   int host_banks = 1; // bank rows the host port moves per cycle: a power of two, 1 .. banks
+  BankStorage storage = BankStorage::shared_port;  // of every MemBank
 };
 
 class UnifiedMemory : public rtl::Generator<UnifiedMemoryParams> {
  public:
   explicit UnifiedMemory(UnifiedMemoryParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::UnifiedMemory"; }
-  std::string module_name() const override;  // "unified_mem_b16_t4_d4096_w16_h4"
-  rtl::ParamList params() const override;
+  // "unified_mem_b16_t4_d4096_w16_h4"; two_copies appends "_2copy"
+  std::string module_name() const override;
+  rtl::ParamList params() const override;  // storage only when not the default
   void build(rtl::Module& m) const override;
   int lanes() const { return p.banks * p.elems; }
   int row_bits() const;   // address bits of a row within one half

@@ -31,18 +31,22 @@ struct DistNetParams {
   int elems_per_bank = 4;   // T: transpose block T x T; needs N >= T^2
   DistControlPorts control = DistControlPorts::both;
   int pipeline_every = 0;   // 0: combinational; k: register after every k stages (0 .. log2(N)+1)
+  // A register at the output (the CEs' input register); implied (and normalized to false) when
+  // pipeline_every already ends on the last stage.
+  bool output_register = false;
 };
 
 // Throws std::invalid_argument naming the field and the allowed values.
 void validate(const DistNetParams& p);
-// Cycles from `in` to `out`: floor((log2(N) + 1) / pipeline_every), 0 when combinational.
+// Cycles from `in` to `out`: floor((log2(N) + 1) / pipeline_every) (0 when combinational), + 1
+// for the output register.
 int dist_net_latency(const DistNetParams& p);
 
 class DistNet : public rtl::Generator<DistNetParams> {
  public:
-  using Generator::Generator;
+  explicit DistNet(DistNetParams params);
   std::string generator_name() const override { return "hw::DistNet"; }
-  std::string module_name() const override;  // dist_net_n64_w16_t4_both_p0
+  std::string module_name() const override;  // dist_net_n64_w16_t4_both_p0, ..._p0_o (output register)
   rtl::ParamList params() const override;
   void build(rtl::Module& m) const override;
 };

@@ -15,6 +15,7 @@
 
 #include <string>
 
+#include "hw/arith/arith.hpp"
 #include "rtl_gen/rtl.hpp"
 
 namespace fetta::hw {
@@ -30,6 +31,10 @@ struct RedNetParams {
   RedElem elem = RedElem::fp32;
   int elems_per_bank = 4;
   int pipeline_every = 1;  // 0: combinational; k: register after every k stages (0 .. log2(N)+1)
+  FpAdderChoice adder;     // fp32: the binary32 adder's datapath (ignored for the integer types)
+  // Levels 0 .. first_add_level-1 have switches without adders (pass or swap; an add mode reads
+  // as its low bit), for networks whose requests never add there (arch::red_first_add_level).
+  int first_add_level = 0;
 };
 
 void validate(const RedNetParams& p);
@@ -39,21 +44,25 @@ int red_net_latency(const RedNetParams& p);
 // One two-input two-output adder switch (combinational).
 struct RedSwitchParams {
   RedElem elem = RedElem::fp32;
+  FpAdderChoice adder;  // fp32 only
+  bool has_adder = true;  // false: pass and swap only (mode bit 1 ignored)
 };
 class RedSwitch : public rtl::Generator<RedSwitchParams> {
  public:
-  using Generator::Generator;
+  explicit RedSwitch(RedSwitchParams params);
   std::string generator_name() const override { return "hw::RedSwitch"; }
-  std::string module_name() const override { return "red_switch_" + to_string(p.elem); }
-  rtl::ParamList params() const override { return {{"elem", to_string(p.elem)}}; }
+  // red_switch_fp32, red_switch_fp32_twopath_sk; without adder red_switch_route_fp32
+  std::string module_name() const override;
+  rtl::ParamList params() const override;
   void build(rtl::Module& m) const override;
 };
 
 class RedNet : public rtl::Generator<RedNetParams> {
  public:
-  using Generator::Generator;
+  explicit RedNet(RedNetParams params);
   std::string generator_name() const override { return "hw::RedNet"; }
-  std::string module_name() const override;  // red_net_n64_fp32_t4_p1
+  // red_net_n64_fp32_t4_p1, red_net_n64_fp32_t4_p1_twopath_sk, red_net_n64_fp32_t4_p1_a2_twopath_sk
+  std::string module_name() const override;
   rtl::ParamList params() const override;
   void build(rtl::Module& m) const override;
 };

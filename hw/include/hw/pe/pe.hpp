@@ -12,7 +12,7 @@
 //     while the next tile accumulates in `acc`.
 //
 // Ports (bundles, so the CE wires neighbours by name):
-//   row  in : ia, [active], [first], [last]      the row's broadcast, already skewed by the CE
+//   row  in : ia, [active], [first], [last], [swap]   the row's broadcast, already skewed by the CE
 //   in   in : ib_north, [ib_west], psum          from the PE above / on the left
 //   ctrl in : [os], [ib_shift], [ib_from_left], [drain]
 //   out  out: ib, psum                           to the PE below (ib also to the right)
@@ -22,6 +22,7 @@
 #include <string>
 
 #include "arch/config.hpp"
+#include "hw/arith/arith.hpp"
 #include "rtl_gen/rtl.hpp"
 
 namespace fetta::hw {
@@ -34,11 +35,18 @@ struct PeParams {
   bool ib_double_buffer = true;    // stationary: load the next IB while computing
   bool psum_double_buffer = true;  // os: drain the finished tile while the next accumulates
   int mac_stages = 0;              // register stages inside the MAC (stationary modes only)
+  // Registers on the MAC's product alone (FpMac/IntMac product_stages): the accumulation stays
+  // one add per cycle, the PE's results leave this many cycles later. The row's `active`, `first`
+  // and `last` then mean the accumulate stage (the CE delays them), and the stationary IB swap,
+  // which belongs to the multiply stage, comes as `swap`.
+  int product_stages = 0;
+  FpAdderChoice adder;             // bf16: the binary32 adder's datapath
 
   bool stationary() const { return ws || is; }
   bool both_modes() const { return stationary() && os; }
   // Which of the optional bundle fields exist.
-  bool has_first() const { return os || (stationary() && ib_double_buffer); }
+  bool has_swap() const { return stationary() && ib_double_buffer && product_stages > 0; }
+  bool has_first() const { return os || (stationary() && ib_double_buffer && product_stages == 0); }
   bool has_last() const { return os; }
   bool has_active() const { return os; }
 };
@@ -57,7 +65,8 @@ class Pe : public rtl::Generator<PeParams> {
  public:
   explicit Pe(PeParams params);  // validates
   std::string generator_name() const override { return "hw::Pe"; }
-  // e.g. "pe_bf16_wsisos_ib2_ps2_s0" (ib2/ib1: IB double/single buffered; ps2/ps1: Psum)
+  // e.g. "pe_bf16_wsisos_ib2_ps2_s0" (ib2/ib1: IB double/single buffered; ps2/ps1: Psum), with
+  // product stages and a two-path adder "pe_bf16_wsisos_ib2_ps2_p1_s0_twopath_sk"
   std::string module_name() const override;
   rtl::ParamList params() const override;
   void build(rtl::Module& m) const override;

@@ -10,6 +10,8 @@
 //   add_right (3): left out = 0,                  right out = left in + right in
 // (the sum is add(a = left in, b = right in); 0 is the all-zero pattern: +0.0 for binary32).
 // The transpose level: output lane i takes lane partner(i) when its bit is 1.
+// Below NetGeometry::red_first_add_level() the switches have no adder: they read the low mode
+// bit alone (add_left passes, add_right swaps), and the router never asks them to add.
 #pragma once
 
 #include <cstdint>
