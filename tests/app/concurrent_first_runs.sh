@@ -7,7 +7,7 @@ set -u
 fetta=$1
 cache=$2
 rm -rf "$cache"
-run() { "$fetta" run --config configs/ce4x4_x4.yaml --layer configs/layers/tt_small.yaml --phases fp --cache-dir "$cache"; }
+run() { "$fetta" run --config configs/ce2x4_x8.yaml --layer configs/layers/tt_small.yaml --phases fp --cache-dir "$cache"; }
 run > "$cache.1.log" 2>&1 &
 p1=$!
 run > "$cache.2.log" 2>&1 &
