@@ -35,6 +35,10 @@ FpAdderChoice fp_adder_choice(const arch::ArchConfig& cfg) {
   return c;
 }
 
+std::string adder_name_tag(const FpAdderChoice& adder) {
+  return adder.arch == Fp32AddArch::two_path ? "_twopath_" + prefix_tag(adder.prefix) : "";
+}
+
 MacChoice make_mac(arch::DataType dtype, int stages, int product_stages, FpAdderChoice adder) {
   if (stages < 0)
     throw std::invalid_argument(fmt::format("make_mac: stages = {} is negative; allowed: 0 or more", stages));

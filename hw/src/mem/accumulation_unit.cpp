@@ -35,8 +35,7 @@ void check_pipeline_and_adder(const char* gen, P& p) {
 template <typename P>
 std::string variant_suffix(const P& p) {
   std::string s = p.pipeline == P{}.pipeline ? "" : fmt::format("_p{}", p.pipeline);
-  if (p.adder_arch != Fp32AddArch::basic) s += "_twopath_" + prefix_tag(p.adder_prefix);
-  return s;
+  return s + adder_name_tag({p.adder_arch, p.adder_prefix});
 }
 
 // ... and their entries in params(): only the non-default ones (the default unit's parameter
@@ -69,14 +68,47 @@ AccumulationUnitParams checked(AccumulationUnitParams p) {
 
 // The adder of every element: Fp32Add (combinational, the chosen datapath) or IntAdd.
 std::unique_ptr<GeneratorBase> lane_adder(const AccumBankParams& p) {
-  if (is_integer(p.dtype)) return std::make_unique<IntAdd>(IntAddParams{mac_accumulator_bits(p.dtype)});
-  return std::make_unique<Fp32Add>(Fp32AddParams{0, 0, p.adder_arch, p.adder_prefix});
+  return make_adder(p.dtype, 0, {p.adder_arch, p.adder_prefix});
 }
 
 Type lane_type(arch::DataType t) {
   const int w = mac_accumulator_bits(t);
   return is_integer(t) ? SInt(w) : UInt(w);
 }
+
+// What both pipelines share: the ports, and stage 0's registers (the operation travels with the
+// row read from memory) and read enable.
+struct BankFront {
+  Sig op, addr, mask;
+  Data data;
+  Sig rd_valid;
+  Data rd_data;
+  Sig op_q, addr_q, mask_q;
+  Sig reads;  // accumulate and read need the stored row
+};
+
+BankFront bank_front(Module& m, const AccumBankParams& p) {
+  const int T = p.elems, aw = clog2(p.depth);
+  const Type lane = lane_type(p.dtype);
+  BankFront f;
+  f.op = m.input("op", UInt(2));
+  f.addr = m.input("addr", UInt(aw));
+  f.mask = m.input("mask", UInt(T));
+  f.data = m.input("data", Vec(lane, T));
+  f.rd_valid = m.output("rd_valid", UInt(1));
+  f.rd_data = m.output("rd_data", Vec(lane, T));
+  f.op_q = m.reg("op_q", UInt(2), reset_to(static_cast<int>(AccumOp::idle)));
+  f.op_q <<= f.op;
+  f.addr_q = m.reg("addr_q", UInt(aw));
+  f.addr_q <<= f.addr;
+  f.mask_q = m.reg("mask_q", UInt(T));
+  f.mask_q <<= f.mask;
+  f.reads = m.node("reads", f.op.bit(1));
+  return f;
+}
+
+// An element as the lane's adder and rd_data take it: signed for the integer formats.
+Expr as_lane(const Sig& v, bool sint) { return sint ? v.as_signed() : Expr(v); }
 
 }  // namespace
 
@@ -110,28 +142,15 @@ void AccumBank::build(Module& m) const {
   if (p.pipeline == 3) return build_pipeline3(m);
   const int T = p.elems, aw = clog2(p.depth), w = mac_accumulator_bits(p.dtype);
   const bool sint = is_integer(p.dtype);
-  const Type lane = lane_type(p.dtype);
   m.add_comment(fmt::format("{} rows x {} {} accumulators; op 0 idle, 1 write, 2 accumulate, 3 read.", p.depth, T,
                             accumulator_format(p.dtype)));
   m.add_comment("Stage 0 reads the row; stage 1 adds and writes it; the last write is forwarded (docs/memory.md).");
-  Sig op = m.input("op", UInt(2));
-  Sig addr = m.input("addr", UInt(aw));
-  Sig mask = m.input("mask", UInt(T));
-  Data data = m.input("data", Vec(lane, T));
-  Sig rd_valid = m.output("rd_valid", UInt(1));
-  Data rd_data = m.output("rd_data", Vec(lane, T));
-
-  // Stage 0 -> 1 registers: the operation travels with the row read from memory.
-  Sig op_q = m.reg("op_q", UInt(2), reset_to(static_cast<int>(AccumOp::idle)));
-  op_q <<= op;
-  Sig addr_q = m.reg("addr_q", UInt(aw));
-  addr_q <<= addr;
-  Sig mask_q = m.reg("mask_q", UInt(T));
-  mask_q <<= mask;
-  Sig reads = m.node("reads", op.bit(1));  // accumulate and read need the stored row
+  BankFront f = bank_front(m, p);
+  const Sig addr = f.addr, op_q = f.op_q, addr_q = f.addr_q, mask_q = f.mask_q, reads = f.reads;
+  Data data = f.data, rd_data = f.rd_data;
   Sig is_write_q = m.node("is_write_q", op_q == static_cast<int>(AccumOp::write));
   Sig is_acc_q = m.node("is_acc_q", op_q == static_cast<int>(AccumOp::accumulate));
-  rd_valid <<= op_q == static_cast<int>(AccumOp::read);
+  f.rd_valid <<= op_q == static_cast<int>(AccumOp::read);
   // The row the memory read missed: the write of the previous cycle, to the same address.
   Sig wb_addr_q = m.reg("wb_addr_q", UInt(aw));
   wb_addr_q <<= addr_q;
@@ -148,15 +167,15 @@ void AccumBank::build(Module& m) const {
     // The row value as all earlier operations left it.
     Sig current = m.node(fmt::format("current_e{}", e), mux(wb_en_q & wb_hit, wb_data_q, stored));
     InstanceRef add = m.instance(*adder, fmt::format("add_e{}", e));
-    add.io("a").sig() <<= sint ? current.as_signed() : Expr(current);
-    add.io("b").sig() <<= sint ? data_q.as_signed() : Expr(data_q);
+    add.io("a").sig() <<= as_lane(current, sint);
+    add.io("b").sig() <<= as_lane(data_q, sint);
     Sig sum = m.node(fmt::format("sum_e{}", e), add.io("sum").sig().as_unsigned());
     Sig we = m.node(fmt::format("we_e{}", e), (is_write_q | is_acc_q) & mask_q.bit(e));
     Sig next = m.node(fmt::format("next_e{}", e), mux(is_write_q, data_q, sum));
     ram.write_port(addr_q, next, we);
     wb_en_q <<= we;
     wb_data_q <<= next;
-    rd_data[e].sig() <<= sint ? current.as_signed() : Expr(current);
+    rd_data[e].sig() <<= as_lane(current, sint);
   }
 }
 
@@ -179,28 +198,15 @@ void AccumBank::build(Module& m) const {
 void AccumBank::build_pipeline3(Module& m) const {
   const int T = p.elems, aw = clog2(p.depth), w = mac_accumulator_bits(p.dtype);
   const bool sint = is_integer(p.dtype);
-  const Type lane = lane_type(p.dtype);
   m.add_comment(fmt::format("{} rows x {} {} accumulators; op 0 idle, 1 write, 2 accumulate, 3 read.", p.depth, T,
                             accumulator_format(p.dtype)));
   m.add_comment("Three stages: stage 0 reads the row; stage 1 forwards the writes of the two operations ahead and");
   m.add_comment("returns reads; stage 2 adds and writes (docs/memory.md).");
   m.add_comment("A read does not see a write or accumulate of the same row issued in the cycle right before it.");
-  Sig op = m.input("op", UInt(2));
-  Sig addr = m.input("addr", UInt(aw));
-  Sig mask = m.input("mask", UInt(T));
-  Data data = m.input("data", Vec(lane, T));
-  Sig rd_valid = m.output("rd_valid", UInt(1));
-  Data rd_data = m.output("rd_data", Vec(lane, T));
-
-  // Stage 0 -> 1 registers: the operation travels with the row read from memory.
-  Sig op_q = m.reg("op_q", UInt(2), reset_to(static_cast<int>(AccumOp::idle)));
-  op_q <<= op;
-  Sig addr_q = m.reg("addr_q", UInt(aw));
-  addr_q <<= addr;
-  Sig mask_q = m.reg("mask_q", UInt(T));
-  mask_q <<= mask;
-  Sig reads = m.node("reads", op.bit(1));  // accumulate and read need the stored row
-  rd_valid <<= op_q == static_cast<int>(AccumOp::read);
+  BankFront f = bank_front(m, p);
+  const Sig addr = f.addr, op_q = f.op_q, addr_q = f.addr_q, mask_q = f.mask_q, reads = f.reads;
+  Data data = f.data, rd_data = f.rd_data;
+  f.rd_valid <<= op_q == static_cast<int>(AccumOp::read);
   // Stage 1 -> 2 registers.
   Sig op_q2 = m.reg("op_q2", UInt(2), reset_to(static_cast<int>(AccumOp::idle)));
   op_q2 <<= op_q;
@@ -231,8 +237,8 @@ void AccumBank::build_pipeline3(Module& m) const {
     Sig current_q = m.reg(fmt::format("current_q_e{}", e), UInt(w));
     // Stage 2: the operation ahead of the one in stage 1.
     InstanceRef add = m.instance(*adder, fmt::format("add_e{}", e));
-    add.io("a").sig() <<= sint ? current_q.as_signed() : Expr(current_q);
-    add.io("b").sig() <<= sint ? data_q2.as_signed() : Expr(data_q2);
+    add.io("a").sig() <<= as_lane(current_q, sint);
+    add.io("b").sig() <<= as_lane(data_q2, sint);
     Sig sum = m.node(fmt::format("sum_e{}", e), add.io("sum").sig().as_unsigned());
     Sig we = m.node(fmt::format("we_e{}", e), (is_write_q2 | is_acc_q2) & mask_q2.bit(e));
     Sig next = m.node(fmt::format("next_e{}", e), mux(is_write_q2, data_q2, sum));
@@ -241,7 +247,7 @@ void AccumBank::build_pipeline3(Module& m) const {
     wb_data_q <<= next;
     // Stage 1: the row value as the operations issued two or more cycles before left it ...
     Sig current1 = m.node(fmt::format("current1_e{}", e), mux(wb_en_q & wb_hit1, wb_data_q, stored));
-    rd_data[e].sig() <<= sint ? current1.as_signed() : Expr(current1);
+    rd_data[e].sig() <<= as_lane(current1, sint);
     // ... and with the write of the operation ahead merged in: as all earlier ones leave it.
     Sig fwd2 = m.node(fmt::format("fwd2_e{}", e), we & hit2);
     current_q <<= mux(fwd2, next, current1);

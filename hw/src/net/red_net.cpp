@@ -57,10 +57,6 @@ FpAdderChoice normalized(RedElem e, FpAdderChoice a) {
   return a;
 }
 
-std::string adder_suffix(const FpAdderChoice& a) {
-  return a.arch == Fp32AddArch::two_path ? "_twopath_" + prefix_tag(a.prefix) : "";
-}
-
 }  // namespace
 
 RedSwitch::RedSwitch(RedSwitchParams params)
@@ -69,7 +65,7 @@ RedSwitch::RedSwitch(RedSwitchParams params)
 
 std::string RedSwitch::module_name() const {
   if (!p.has_adder) return "red_switch_route_" + to_string(p.elem);
-  return "red_switch_" + to_string(p.elem) + adder_suffix(p.adder);
+  return "red_switch_" + to_string(p.elem) + adder_name_tag(p.adder);
 }
 
 ParamList RedSwitch::params() const {
@@ -113,7 +109,7 @@ void RedSwitch::build(Module& m) const {
 
 std::string RedNet::module_name() const {
   return fmt::format("red_net_n{}_{}_t{}_p{}{}{}", p.lanes, to_string(p.elem), p.elems_per_bank, p.pipeline_every,
-                     p.first_add_level > 0 ? fmt::format("_a{}", p.first_add_level) : "", adder_suffix(p.adder));
+                     p.first_add_level > 0 ? fmt::format("_a{}", p.first_add_level) : "", adder_name_tag(p.adder));
 }
 
 ParamList RedNet::params() const {

@@ -85,7 +85,7 @@ std::string Pe::module_name() const {
                                  p.ib_double_buffer ? 2 : 1, p.psum_double_buffer ? 2 : 1);
   if (p.product_stages > 0) name += fmt::format("_p{}", p.product_stages);
   name += fmt::format("_s{}", p.mac_stages);
-  if (p.adder.arch == Fp32AddArch::two_path) name += "_twopath_" + prefix_tag(p.adder.prefix);
+  name += adder_name_tag(p.adder);
   return name;
 }
 

@@ -75,8 +75,7 @@ std::string Accelerator::module_name() const {
   if (pe.product_stages != 1) variant += fmt::format("_pm{}", pe.product_stages);
   if (c.dtype == arch::DataType::bf16 && (c.arith.fp32_adder != arch::Fp32Adder::two_path ||
                                           c.arith.prefix != arch::PrefixAdder::sklansky))
-    variant += c.arith.fp32_adder == arch::Fp32Adder::basic ? "_basic"
-                                                             : "_twopath_" + prefix_tag(fp_adder_choice(c).prefix);
+    variant += c.arith.fp32_adder == arch::Fp32Adder::basic ? "_basic" : adder_name_tag(fp_adder_choice(c));
   if (c.memory.elems_per_bank != 4) variant += fmt::format("_t{}", c.memory.elems_per_bank);
   if (c.network.dist_pipeline_every > 0) variant += fmt::format("_p{}", c.network.dist_pipeline_every);
   if (!c.network.dist_output_register && c.network.topology == arch::NetworkTopology::butterfly) variant += "_nodo";

@@ -31,6 +31,9 @@ struct FpAdderChoice {
   PrefixKind prefix = PrefixKind::sklansky;
 };
 FpAdderChoice fp_adder_choice(const arch::ArchConfig& cfg);
+// The module-name tag of an adder choice, shared by every generator that instantiates one:
+// "" for basic, "_twopath_<ks|sk|bk>" for two_path.
+std::string adder_name_tag(const FpAdderChoice& adder);
 
 // Throws std::invalid_argument naming `dtype` and the allowed values for an unknown data type,
 // or naming `stages` for a negative one. `product_stages`: registers on the product alone
