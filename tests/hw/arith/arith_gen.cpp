@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <string>
 
+#include "../top_writer.hpp"
 #include "hw/arith/arith.hpp"
 #include "prefix_units.hpp"
 
@@ -14,13 +15,7 @@ int main(int argc, char** argv) {
   }
   using namespace fetta::hw;
   const std::filesystem::path out = argv[1];
-  // write_design leaves unchanged files alone, so re-running this after fetta_hw is relinked
-  // rebuilds only the Verilated models whose RTL really changed (the custom command has restat).
-  auto emit = [&](const fetta::rtl::GeneratorBase& g) {
-    fetta::rtl::Design d;
-    auto m = d.elaborate(g);
-    fetta::rtl::write_design(d, m->name(), out / m->name());
-  };
+  fetta::test::TopWriter emit(out);
   try {
     emit(Bf16Mul({}));                         // fp_mul_e8m7_o23
     emit(Bf16Mul({5, 2, 5}));                  // fp_mul_e5m2_o5: fp8 E5M2, swept exhaustively

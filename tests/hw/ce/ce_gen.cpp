@@ -4,6 +4,7 @@
 #include <exception>
 #include <filesystem>
 
+#include "../top_writer.hpp"
 #include "ce_configs.hpp"
 #include "hw/ce/ce.hpp"
 #include "rtl_gen/rtl.hpp"
@@ -15,11 +16,7 @@ int main(int argc, char** argv) {
   }
   try {
     const std::filesystem::path out = argv[1];
-    auto emit = [&](const fetta::rtl::GeneratorBase& g) {
-      fetta::rtl::Design d;
-      auto m = d.elaborate(g);
-      fetta::rtl::write_design(d, m->name(), out / m->name());
-    };
+    fetta::test::TopWriter emit(out);
     for (const auto& c : fetta::test::ce_test_configs()) emit(fetta::hw::Ce(c.params));
     emit(fetta::hw::Pe(fetta::test::ce_test_configs().front().params.pe));
   } catch (const std::exception& e) {

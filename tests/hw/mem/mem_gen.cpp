@@ -4,6 +4,7 @@
 #include <exception>
 #include <filesystem>
 
+#include "../top_writer.hpp"
 #include "hw/mem/mem.hpp"
 #include "hw/mem/result_writer.hpp"
 
@@ -15,11 +16,7 @@ int main(int argc, char** argv) {
   using namespace fetta::hw;
   using fetta::arch::DataType;
   const std::filesystem::path out = argv[1];
-  auto emit = [&](const fetta::rtl::GeneratorBase& g) {
-    fetta::rtl::Design d;
-    auto m = d.elaborate(g);
-    fetta::rtl::write_design(d, m->name(), out / m->name());
-  };
+  fetta::test::TopWriter emit(out);
   try {
     // Both storage forms of the unified memory's banks (docs/memory.md §1).
     constexpr auto two_copies = BankStorage::two_copies;
@@ -57,12 +54,13 @@ int main(int argc, char** argv) {
     emit(UnifiedMemory(um2));                                     // unified_mem_b16_t4_d4096_w16_h4_2copy
     emit(MemBank({um2.depth / 2, um2.elems, um2.width}));         // mem_bank_d2048_t4_w16
     emit(MemBank({um2.depth / 2, um2.elems, um2.width, two_copies}));  // mem_bank_d2048_t4_w16_2copy
-    emit(AccumulationUnit(accumulator_params(cfg)));              // accum_unit_b16_t4_d512_fp32
-    AccumulationUnitParams acc3 = accumulator_params(cfg);
-    acc3.pipeline = 3;
-    acc3.adder_arch = two_path;
-    acc3.adder_prefix = sk;
+    // The default accumulator (pipeline 3, two-path adder) and its two-stage, basic-adder form.
+    const AccumulationUnitParams acc3 = accumulator_params(cfg);
     emit(AccumulationUnit(acc3));                                 // accum_unit_b16_t4_d512_fp32_p3_twopath_sk
+    AccumulationUnitParams acc2 = acc3;
+    acc2.pipeline = 2;
+    acc2.adder_arch = Fp32AddArch::basic;
+    emit(AccumulationUnit(acc2));                                 // accum_unit_b16_t4_d512_fp32
     // One bank of the default unit in the four combinations docs/memory.md §3 times
     // (`fetta synth --rtl <dir> --target asap7 --modules top`).
     for (const int pipeline : {2, 3})

@@ -4,9 +4,11 @@
 // elements (distribution: full and cheap control; reduction: int32), and binary32 reduction at
 // N = 16 and 64 (all combinational except the reduction's default register after every stage).
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <string>
 
+#include "../top_writer.hpp"
 #include "flat.hpp"
 
 int main(int argc, char** argv) {
@@ -16,28 +18,29 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: net_rtl_gen [--cost] OUT_DIR\n");
     return 2;
   }
-  const std::filesystem::path out = argv[argc - 1];
-  auto emit = [&](const rtl::GeneratorBase& g) {
-    rtl::Design d;
-    auto m = d.elaborate(g);
-    rtl::write_design(d, m->name(), out / m->name());
-  };
-  if (cost) {
-    for (int n : {16, 64, 256}) {
-      emit(hw::DistNet({n, 32, 4, hw::DistControlPorts::full, 0}));
-      emit(hw::DistNet({n, 32, 4, hw::DistControlPorts::cheap, 0}));
-      emit(hw::RedNet({n, hw::RedElem::int32, 4, 1}));
-      if (n <= 64) emit(hw::RedNet({n, hw::RedElem::fp32, 4, 1}));
+  try {
+    const std::filesystem::path out = argv[argc - 1];
+    fetta::test::TopWriter emit(out);
+    if (cost) {
+      for (int n : {16, 64, 256}) {
+        emit(hw::DistNet({n, 32, 4, hw::DistControlPorts::full, 0}));
+        emit(hw::DistNet({n, 32, 4, hw::DistControlPorts::cheap, 0}));
+        emit(hw::RedNet({n, hw::RedElem::int32, 4, 1, {}}));
+        if (n <= 64) emit(hw::RedNet({n, hw::RedElem::fp32, 4, 1, {}}));
+      }
+      return 0;
     }
-    return 0;
-  }
-  for (const auto& p : nettest::dist_test_configs()) {
-    emit(hw::DistNet(p));
-    emit(nettest::FlatDist(p));
-  }
-  for (const auto& p : nettest::red_test_configs()) {
-    emit(hw::RedNet(p));
-    emit(nettest::FlatRed(p));
+    for (const auto& p : nettest::dist_test_configs()) {
+      emit(hw::DistNet(p));
+      emit(nettest::FlatDist(p));
+    }
+    for (const auto& p : nettest::red_test_configs()) {
+      emit(hw::RedNet(p));
+      emit(nettest::FlatRed(p));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "net_rtl_gen: %s\n", e.what());
+    return 1;
   }
   return 0;
 }
