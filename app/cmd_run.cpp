@@ -123,7 +123,8 @@ fs::path build_simulator(const arch::ArchConfig& cfg, const Opts& o, bool quiet)
                              o.trace.empty() ? "" : "--trace-fst"),
                  (dir / "rtl").string());
     run_or_throw("make (Verilated model)",
-                 fmt::format("make -s -j2 -C ../obj -f Vsys.mk Vsys__ALL.a VM_PARALLEL_BUILDS=1 OPT_FAST=-O2 OPT_SLOW=-O1 CXX={}",
+                 fmt::format("make -s -j2 -C ../obj -f Vsys.mk Vsys__ALL.a VM_PARALLEL_BUILDS=1 OPT_FAST={} OPT_SLOW={} CXX={}",
+                             flows::shell_quote(toolchain::kOptFast), flows::shell_quote(toolchain::kOptSlow),
                              flows::shell_quote(toolchain::kCxx)),
                  (dir / "rtl").string());
     if (!quiet)

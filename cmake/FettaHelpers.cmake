@@ -60,7 +60,7 @@ function(fetta_verilate target)
     COMMAND verilator ${mode} -Wall -O3 --x-assign fast --x-initial fast --Mdir ${mdir}
             --prefix V${ARG_TOP} --top-module ${ARG_TOP} -y ${ARG_DIR} ${ARG_ARGS} ${ARG_DIR}/${ARG_TOP}.sv
     COMMAND make -s -C ${mdir} -f V${ARG_TOP}.mk V${ARG_TOP}__ALL.a VM_PARALLEL_BUILDS=1
-            OPT_FAST=-O2 OPT_SLOW=-O1 CXX=${CMAKE_CXX_COMPILER}
+            OPT_FAST=${FETTA_VERILATED_OPT_FAST} OPT_SLOW=${FETTA_VERILATED_OPT_SLOW} CXX=${CMAKE_CXX_COMPILER}
     DEPENDS ${ARG_DIR}/${ARG_TOP}.sv ${ARG_DIR}/manifest.json
     COMMENT "Verilating ${ARG_TOP}"
     VERBATIM)
@@ -131,7 +131,7 @@ function(fetta_system_model target)
     VERBATIM)
   add_custom_command(OUTPUT ${lib}
     COMMAND verilator --sc -Wall -O3 --x-assign fast --x-initial fast --Mdir ${mdir} --prefix ${prefix} -f filelist.f
-    COMMAND make -s -C ${mdir} -f ${prefix}.mk ${prefix}__ALL.a VM_PARALLEL_BUILDS=1 OPT_FAST=-O2 OPT_SLOW=-O1
+    COMMAND make -s -C ${mdir} -f ${prefix}.mk ${prefix}__ALL.a VM_PARALLEL_BUILDS=1 OPT_FAST=${FETTA_VERILATED_OPT_FAST} OPT_SLOW=${FETTA_VERILATED_OPT_SLOW}
             CXX=${CMAKE_CXX_COMPILER}
     WORKING_DIRECTORY ${dir}
     DEPENDS ${dir}/manifest.json
