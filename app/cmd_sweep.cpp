@@ -2,23 +2,28 @@
 // baseline kind) derived from one base configuration. Per point: generate the top, lint it,
 // synthesize the chosen parts for the chosen targets, and count the cycles of the chosen layers
 // (the compiler's cycle model, which the system tests hold equal to the RTL, or the RTL itself
-// through `fetta run`). Results are appended point by point to results.jsonl and results.csv, so
-// a killed sweep resumes (--resume) where it stopped; a failing point is recorded with its
-// reason and the sweep goes on.
+// through `fetta run`). Results are appended point by point to results.jsonl (whole, fsynced
+// lines) and results.csv (derived from it, and rewritten from it on --resume), so a sweep killed
+// at any instant resumes where it stopped with every point once in both files; a failing point is
+// recorded with its reason and the sweep goes on.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "arch/config.hpp"
@@ -34,6 +39,7 @@
 #include "mapper/layer_search.hpp"
 #include "rtl_gen/emit.hpp"
 #include "verif/layer.hpp"
+#include "yaml_input/strict.hpp"
 
 namespace fetta::app {
 
@@ -75,12 +81,14 @@ std::vector<std::string> strings(const Grid& g, const YAML::Node& n, const std::
 Grid load_grid(const std::string& file) {
   Grid g;
   g.file = file;
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(file);
-  } catch (const YAML::Exception& e) {
-    throw std::invalid_argument(fmt::format("{}: {}", file, e.what()));
-  }
+  std::ifstream in(file);
+  if (!in) throw std::invalid_argument(fmt::format("{}: cannot open the grid file", file));
+  std::stringstream text;
+  text << in.rdbuf();
+  const yaml_input::Document doc = yaml_input::load_one_document(text.str());
+  const auto problem = doc.problem ? doc.problem : yaml_input::find_duplicate_key(doc.root);
+  if (problem) throw std::invalid_argument(yaml_input::format(*problem, file));
+  const YAML::Node& root = doc.root;
   if (!root.IsMap()) throw std::invalid_argument(file + ": expected a mapping (base, layers, phases, grid, ...)");
   for (const auto& kv : root) {
     const std::string key = kv.first.Scalar();
@@ -230,6 +238,43 @@ arch::ArchConfig point_config(const arch::ArchConfig& base, const Point& p) {
   return c;
 }
 
+[[noreturn]] void io_error(const fs::path& p, const char* what) {
+  throw std::runtime_error(fmt::format("{}: {}: {}", p.string(), what, std::strerror(errno)));
+}
+
+void write_all(int fd, const std::string& text, const fs::path& p) {
+  for (size_t off = 0; off < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      io_error(p, "cannot write");
+    }
+    off += static_cast<size_t>(n);
+  }
+}
+
+// Whole lines appended with one write() on an O_APPEND descriptor, then fsynced: a kill leaves the
+// record whole or, in the middle of the write, a torn last line that the next --resume drops.
+void append_durably(const fs::path& p, const std::string& text) {
+  const int fd = ::open(p.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) io_error(p, "cannot open for appending");
+  write_all(fd, text, p);
+  ::fsync(fd);
+  ::close(fd);
+}
+
+// A file replaced whole: written beside it, fsynced, renamed over it (rename is atomic).
+void replace_file(const fs::path& p, const std::string& text) {
+  const fs::path tmp = p.string() + fmt::format(".tmp-{}", ::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) io_error(tmp, "cannot create");
+  write_all(fd, text, tmp);
+  ::fsync(fd);
+  ::close(fd);
+  fs::rename(tmp, p);
+}
+
 std::string fmt_eta(double s) {
   if (s < 0 || !std::isfinite(s)) return "?";
   const int t = static_cast<int>(s);
@@ -241,7 +286,7 @@ struct Sweep {
   fs::path out;
   arch::ArchConfig base;
   std::mutex mu;
-  std::ofstream jsonl, csv;
+  fs::path jsonl_path, csv_path;
   size_t total = 0;
   std::atomic<size_t> done{0};
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
@@ -373,27 +418,17 @@ struct Sweep {
   }
 
   static void write_config_yaml(const arch::ArchConfig& c, const fs::path& path) {
-    std::ofstream o(path);
-    o << "# written by fetta sweep\n";
-    o << "name: " << Sweep::safe_name(c.name) << "\ndtype: " << arch::to_string(c.dtype) << "\nclock_mhz: " << c.clock_mhz
-      << "\nce:\n  rows: " << c.ce.rows << "\n  cols: " << c.ce.cols << "\n  count: " << c.ce.count << "\n  dataflows: [";
-    for (size_t i = 0; i < c.ce.dataflows.size(); ++i) o << (i ? ", " : "") << arch::to_string(c.ce.dataflows[i]);
-    o << "]\n  ib_double_buffer: " << (c.ce.ib_double_buffer ? "true" : "false")
-      << "\n  psum_double_buffer: " << (c.ce.psum_double_buffer ? "true" : "false")
-      << "\n  mac_pipeline_stages: " << c.ce.mac_pipeline_stages << "\nnetwork:\n  lanes: " << c.network.lanes
-      << "\n  dist_pipeline_every: " << c.network.dist_pipeline_every << "\n  topology: " << arch::to_string(c.network.topology)
-      << "\nmemory:\n  banks: " << c.memory.banks << "\n  elems_per_bank: " << c.memory.elems_per_bank
-      << "\n  unified_depth: " << c.memory.unified_depth << "\n  accum_depth: " << c.memory.accum_depth
-      << "\ndram:\n  bandwidth_gbps: " << c.dram.bandwidth_gbps << "\n  latency_ns: " << c.dram.latency_ns
-      << "\n  capacity_mb: " << c.dram.capacity_mb << "\n";
+    std::ofstream(path) << "# written by fetta sweep: the point's whole configuration\n" << arch::to_yaml(c);
   }
 
   void record(const nlohmann::json& rec) {
     std::lock_guard<std::mutex> lock(mu);
-    jsonl << rec.dump() << "\n";
-    jsonl.flush();
-    for (const std::string& line : csv_rows(rec)) csv << line;
-    csv.flush();
+    // The record first: results.csv is derived from results.jsonl, so a kill between the two
+    // appends costs nothing (--resume rewrites the CSV from the records).
+    append_durably(jsonl_path, rec.dump() + "\n");
+    std::string rows;
+    for (const std::string& line : csv_rows(rec)) rows += line;
+    append_durably(csv_path, rows);
     const size_t n = ++done;
     const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double eta = el / static_cast<double>(n) * static_cast<double>(total - n);
@@ -506,37 +541,34 @@ void add_sweep_command(CLI::App& app) {
     fs::create_directories(sw.out);
     const fs::path jl = sw.out / "results.jsonl", cv = sw.out / "results.csv";
     if (o->retry_failed && !o->resume) throw std::invalid_argument("--retry-failed: only with --resume");
+    // Resuming keeps the whole records of results.jsonl (a line torn by a kill is dropped, a point
+    // recorded twice counts once) and writes both files again from them, each replaced whole.
     std::set<std::string> have;
+    std::string records, rows = Sweep::csv_header();
     if (o->resume && fs::exists(jl)) {
-      std::vector<nlohmann::json> kept;
       std::ifstream in(jl);
-      for (std::string line; std::getline(in, line);)
-        if (!line.empty()) {
-          try {
-            nlohmann::json rec = nlohmann::json::parse(line);
-            if (o->retry_failed && rec.value("status", "") != "ok") continue;
-            have.insert(rec.at("point").get<std::string>());
-            kept.push_back(std::move(rec));
-          } catch (const std::exception&) {  // a line cut by a kill: that point runs again
-          }
+      for (std::string line; std::getline(in, line);) {
+        nlohmann::json rec;
+        std::string rec_rows;
+        try {  // anything but a whole record of this tool is a line cut by a kill
+          rec = nlohmann::json::parse(line);
+          if (!rec.is_object() || !rec.contains("point") || !rec["point"].is_string() || !rec.contains("status") ||
+              !rec["status"].is_string() || !rec.contains("params") || !rec["params"].is_object())
+            continue;
+          for (const std::string& row : sw.csv_rows(rec)) rec_rows += row;
+        } catch (const std::exception&) {
+          continue;
         }
-      in.close();
-      if (o->retry_failed) {  // both files again from the records kept
-        std::ofstream j(jl, std::ios::trunc), c(cv, std::ios::trunc);
-        c << Sweep::csv_header();
-        for (const nlohmann::json& rec : kept) {
-          j << rec.dump() << "\n";
-          for (const std::string& row : sw.csv_rows(rec)) c << row;
-        }
+        if (o->retry_failed && rec.value("status", "") != "ok") continue;
+        if (!have.insert(rec["point"].get<std::string>()).second) continue;
+        records += rec.dump() + "\n";
+        rows += rec_rows;
       }
-    } else {
-      fs::remove(jl);
-      fs::remove(cv);
     }
-    const bool new_csv = !fs::exists(cv);
-    sw.jsonl.open(jl, std::ios::app);
-    sw.csv.open(cv, std::ios::app);
-    if (new_csv) sw.csv << Sweep::csv_header();
+    replace_file(jl, records);
+    replace_file(cv, rows);
+    sw.jsonl_path = jl;
+    sw.csv_path = cv;
     std::vector<Point> todo;
     for (const Point& p : expand(sw.grid))
       if (!have.count(point_key(p))) todo.push_back(p);

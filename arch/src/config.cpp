@@ -5,10 +5,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
+
+#include "yaml_input/strict.hpp"
 
 namespace fetta::arch {
 
@@ -50,6 +54,37 @@ bool ArchConfig::has_dataflow(Dataflow d) const {
   return std::find(ce.dataflows.begin(), ce.dataflows.end(), d) != ce.dataflows.end();
 }
 
+bool ArchConfig::same_architecture(const ArchConfig& o) const {
+  return name == o.name && dtype == o.dtype && clock_mhz == o.clock_mhz && ce == o.ce && arith == o.arith &&
+         network == o.network && memory == o.memory && dram == o.dram && energy == o.energy;
+}
+
+std::string to_yaml(const ArchConfig& c) {
+  std::vector<std::string> dataflows;
+  for (const Dataflow d : c.ce.dataflows) dataflows.push_back(to_string(d));
+  const auto flag = [](bool b) { return b ? "true" : "false"; };
+  std::string name;  // a double-quoted YAML scalar
+  for (const char ch : c.name) name += ch == '"' || ch == '\\' ? std::string{'\\', ch} : std::string{ch};
+  // {} prints the shortest text that reads back to the same double.
+  return fmt::format(
+      "name: \"{}\"\ndtype: {}\nclock_mhz: {}\n"
+      "ce:\n  rows: {}\n  cols: {}\n  count: {}\n  dataflows: [{}]\n  ib_double_buffer: {}\n  psum_double_buffer: {}\n"
+      "  mac_pipeline_stages: {}\n  mac_product_stages: {}\n"
+      "arith:\n  fp32_adder: {}\n  prefix: {}\n"
+      "network:\n  lanes: {}\n  dist_pipeline_every: {}\n  dist_output_register: {}\n  topology: {}\n"
+      "memory:\n  banks: {}\n  elems_per_bank: {}\n  unified_depth: {}\n  accum_depth: {}\n  accum_pipeline: {}\n"
+      "dram:\n  bandwidth_gbps: {}\n  latency_ns: {}\n  capacity_mb: {}\n"
+      "energy:\n  mac_pj: {}\n  sram_read_pj_per_byte: {}\n  sram_write_pj_per_byte: {}\n  network_hop_pj: {}\n"
+      "  dram_pj_per_byte: {}\n",
+      name, to_string(c.dtype), c.clock_mhz, c.ce.rows, c.ce.cols, c.ce.count, fmt::join(dataflows, ", "),
+      flag(c.ce.ib_double_buffer), flag(c.ce.psum_double_buffer), c.ce.mac_pipeline_stages, c.ce.mac_product_stages,
+      to_string(c.arith.fp32_adder), to_string(c.arith.prefix), c.network.lanes, c.network.dist_pipeline_every,
+      flag(c.network.dist_output_register), to_string(c.network.topology), c.memory.banks, c.memory.elems_per_bank,
+      c.memory.unified_depth, c.memory.accum_depth, c.memory.accum_pipeline, c.dram.bandwidth_gbps, c.dram.latency_ns,
+      c.dram.capacity_mb, c.energy.mac_pj, c.energy.sram_read_pj_per_byte, c.energy.sram_write_pj_per_byte,
+      c.energy.network_hop_pj, c.energy.dram_pj_per_byte);
+}
+
 ConfigError::ConfigError(std::string file, int line, std::string field, std::string message)
     : std::runtime_error(line > 0 ? fmt::format("{}:{}: {}: {}", file, line, field, message)
                                   : fmt::format("{}: {}: {}", file, field, message)),
@@ -61,6 +96,21 @@ ConfigError::ConfigError(std::string file, int line, std::string field, std::str
 namespace {
 
 bool is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
+
+bool in_range(double v, double lo, double hi, bool lo_inclusive) {
+  return std::isfinite(v) && (lo_inclusive ? v >= lo : v > lo) && v <= hi;
+}
+
+bool int_allowed(int v, limits::IntRange r, bool pow2) { return v >= r.lo && v <= r.hi && (!pow2 || is_pow2(v)); }
+
+std::string int_refusal(int v, limits::IntRange r, bool pow2, const std::string& why = "") {
+  return pow2 ? fmt::format("{} is not allowed; allowed: a power of two, {}..{}{}", v, r.lo, r.hi, why)
+              : fmt::format("{} is out of range; allowed: {}..{}{}", v, r.lo, r.hi, why);
+}
+
+std::string range_text(double lo, double hi, bool lo_inclusive) {
+  return fmt::format("a finite number {} {} and <= {}", lo_inclusive ? ">=" : ">", lo, hi);
+}
 
 // Walks one YAML mapping, reading known keys into the struct and rejecting anything else.
 class Section {
@@ -89,16 +139,16 @@ class Section {
     }
   }
 
-  void get_int(const std::string& key, int& out, int lo, int hi) {
+  void get_int(const std::string& key, int& out, limits::IntRange r, bool pow2 = false) {
     get(key, out, "an integer");
-    if (node_[key] && (out < lo || out > hi))
-      fail(node_[key], field(key), fmt::format("{} is out of range; allowed: {}..{}", out, lo, hi));
+    if (node_[key] && !int_allowed(out, r, pow2)) fail(node_[key], field(key), int_refusal(out, r, pow2));
   }
 
-  void get_double(const std::string& key, double& out, double lo) {
+  // A finite number in (lo, hi], or [lo, hi] when lo_inclusive.
+  void get_double(const std::string& key, double& out, double lo, double hi, bool lo_inclusive = false) {
     get(key, out, "a number");
-    if (node_[key] && !(out > lo))
-      fail(node_[key], field(key), fmt::format("{} must be greater than {}", out, lo));
+    if (node_[key] && !in_range(out, lo, hi, lo_inclusive))
+      fail(node_[key], field(key), fmt::format("{} is out of range; allowed: {}", node_[key].Scalar(), range_text(lo, hi, lo_inclusive)));
   }
 
   void get_bool(const std::string& key, bool& out) { get(key, out, "true or false"); }
@@ -167,12 +217,12 @@ ArchConfig parse_root(const YAML::Node& root, const std::string& file) {
   Section top(root, "", file);
   top.get("name", cfg.name, "a string");
   top.get_enum("dtype", cfg.dtype, kDataTypes);
-  top.get_double("clock_mhz", cfg.clock_mhz, 0.0);
+  top.get_double("clock_mhz", cfg.clock_mhz, limits::kClockMhz.lo, limits::kClockMhz.hi, true);
 
   Section ce = top.sub("ce");
-  ce.get_int("rows", cfg.ce.rows, 1, 256);
-  ce.get_int("cols", cfg.ce.cols, 1, 256);
-  ce.get_int("count", cfg.ce.count, 1, 1024);
+  ce.get_int("rows", cfg.ce.rows, limits::kCeDim, true);
+  ce.get_int("cols", cfg.ce.cols, limits::kCeDim, true);
+  ce.get_int("count", cfg.ce.count, limits::kCeCount, true);
   if (YAML::Node dfs = ce.raw("dataflows")) {
     if (!dfs.IsSequence() || dfs.size() == 0)
       ce.fail(dfs, ce.field("dataflows"), "expected a non-empty list; allowed entries: is, os, ws");
@@ -185,8 +235,8 @@ ArchConfig parse_root(const YAML::Node& root, const std::string& file) {
   }
   ce.get_bool("ib_double_buffer", cfg.ce.ib_double_buffer);
   ce.get_bool("psum_double_buffer", cfg.ce.psum_double_buffer);
-  ce.get_int("mac_pipeline_stages", cfg.ce.mac_pipeline_stages, 0, 8);
-  ce.get_int("mac_product_stages", cfg.ce.mac_product_stages, 0, 4);
+  ce.get_int("mac_pipeline_stages", cfg.ce.mac_pipeline_stages, limits::kMacPipelineStages);
+  ce.get_int("mac_product_stages", cfg.ce.mac_product_stages, limits::kMacProductStages);
   ce.reject_unknown();
 
   Section ar = top.sub("arith");
@@ -195,32 +245,32 @@ ArchConfig parse_root(const YAML::Node& root, const std::string& file) {
   ar.reject_unknown();
 
   Section net = top.sub("network");
-  net.get_int("lanes", cfg.network.lanes, 2, 4096);
-  net.get_int("dist_pipeline_every", cfg.network.dist_pipeline_every, 0, 64);
+  net.get_int("lanes", cfg.network.lanes, limits::kLanes, true);
+  net.get_int("dist_pipeline_every", cfg.network.dist_pipeline_every, {0, 64});  // upper bound: validate()
   net.get_bool("dist_output_register", cfg.network.dist_output_register);
   net.get_enum("topology", cfg.network.topology, kTopologies);
   net.reject_unknown();
 
   Section mem = top.sub("memory");
-  mem.get_int("banks", cfg.memory.banks, 1, 1024);
-  mem.get_int("elems_per_bank", cfg.memory.elems_per_bank, 1, 64);
-  mem.get_int("unified_depth", cfg.memory.unified_depth, 2, 1 << 24);
-  mem.get_int("accum_depth", cfg.memory.accum_depth, 2, 1 << 24);
-  mem.get_int("accum_pipeline", cfg.memory.accum_pipeline, 2, 3);
+  mem.get_int("banks", cfg.memory.banks, limits::kBanks, true);
+  mem.get_int("elems_per_bank", cfg.memory.elems_per_bank, limits::kElemsPerBank, true);
+  mem.get_int("unified_depth", cfg.memory.unified_depth, limits::kUnifiedDepth, true);
+  mem.get_int("accum_depth", cfg.memory.accum_depth, limits::kAccumDepth, true);
+  mem.get_int("accum_pipeline", cfg.memory.accum_pipeline, limits::kAccumPipeline);
   mem.reject_unknown();
 
   Section dram = top.sub("dram");
-  dram.get_double("bandwidth_gbps", cfg.dram.bandwidth_gbps, 0.0);
-  dram.get("latency_ns", cfg.dram.latency_ns, "a number");
-  dram.get_int("capacity_mb", cfg.dram.capacity_mb, 1, 1 << 20);
+  dram.get_double("bandwidth_gbps", cfg.dram.bandwidth_gbps, limits::kBandwidthGbps.lo, limits::kBandwidthGbps.hi, true);
+  dram.get_double("latency_ns", cfg.dram.latency_ns, limits::kLatencyNs.lo, limits::kLatencyNs.hi, true);
+  dram.get_int("capacity_mb", cfg.dram.capacity_mb, limits::kDramCapacityMb);
   dram.reject_unknown();
 
   Section en = top.sub("energy");
-  en.get_double("mac_pj", cfg.energy.mac_pj, 0.0);
-  en.get_double("sram_read_pj_per_byte", cfg.energy.sram_read_pj_per_byte, 0.0);
-  en.get_double("sram_write_pj_per_byte", cfg.energy.sram_write_pj_per_byte, 0.0);
-  en.get_double("network_hop_pj", cfg.energy.network_hop_pj, 0.0);
-  en.get_double("dram_pj_per_byte", cfg.energy.dram_pj_per_byte, 0.0);
+  en.get_double("mac_pj", cfg.energy.mac_pj, 0.0, limits::kEnergyPjMax);
+  en.get_double("sram_read_pj_per_byte", cfg.energy.sram_read_pj_per_byte, 0.0, limits::kEnergyPjMax);
+  en.get_double("sram_write_pj_per_byte", cfg.energy.sram_write_pj_per_byte, 0.0, limits::kEnergyPjMax);
+  en.get_double("network_hop_pj", cfg.energy.network_hop_pj, 0.0, limits::kEnergyPjMax);
+  en.get_double("dram_pj_per_byte", cfg.energy.dram_pj_per_byte, 0.0, limits::kEnergyPjMax);
   en.reject_unknown();
 
   top.reject_unknown();
@@ -245,40 +295,69 @@ ArchConfig parse_root(const YAML::Node& root, const std::string& file) {
 
 void validate(const ArchConfig& c) {
   auto fail = [&](const std::string& field, const std::string& msg) { throw ConfigError(c.source, 0, field, msg); };
-  if (c.ce.rows < 1) fail("ce.rows", "must be at least 1");
-  if (c.ce.cols < 1) fail("ce.cols", "must be at least 1");
-  if (c.ce.count < 1) fail("ce.count", "must be at least 1");
-  if (c.ce.dataflows.empty()) fail("ce.dataflows", "at least one of ws, is, os must be built in");
+  auto check_real = [&](const std::string& field, double v, limits::RealRange r, bool lo_inclusive) {
+    if (!in_range(v, r.lo, r.hi, lo_inclusive))
+      fail(field, fmt::format("{} is out of range; allowed: {}", v, range_text(r.lo, r.hi, lo_inclusive)));
+  };
+  auto check_int = [&](const std::string& field, int v, limits::IntRange r, bool pow2, const std::string& why = "") {
+    if (!int_allowed(v, r, pow2)) fail(field, int_refusal(v, r, pow2, why));
+  };
+  check_real("clock_mhz", c.clock_mhz, limits::kClockMhz, true);
+  check_int("ce.rows", c.ce.rows, limits::kCeDim, true, " (network lanes are split by bit fields)");
+  check_int("ce.cols", c.ce.cols, limits::kCeDim, true, " (network lanes are split by bit fields)");
+  check_int("ce.count", c.ce.count, limits::kCeCount, true, " (CE groups split K and N by halving)");
+  check_int("ce.mac_pipeline_stages", c.ce.mac_pipeline_stages, limits::kMacPipelineStages, false);
+  check_int("ce.mac_product_stages", c.ce.mac_product_stages, limits::kMacProductStages, false);
+  if (!c.has_dataflow(Dataflow::ws))
+    fail("ce.dataflows", "the controller's loads and the compiler's mappings are weight-stationary first; allowed: a "
+                         "list that contains ws (ws, [ws, is], [ws, os], [ws, is, os])");
   // Output-stationary accumulates in place: it needs the MAC's result the next cycle.
   if (c.ce.mac_pipeline_stages > 0 && c.has_dataflow(Dataflow::os))
     fail("ce.mac_pipeline_stages",
          fmt::format("{} stages cannot be combined with os in ce.dataflows; allowed: 0 with os, or any "
                      "stage count with ws/is only",
                      c.ce.mac_pipeline_stages));
-  if (!is_pow2(c.memory.elems_per_bank))
-    fail("memory.elems_per_bank", fmt::format("{} is not a power of two; allowed: 1, 2, 4, 8, ...", c.memory.elems_per_bank));
-  if (!is_pow2(c.network.lanes))
-    fail("network.lanes", fmt::format("{} is not a power of two; allowed: 2, 4, 8, ..., 4096", c.network.lanes));
-  if (c.network.lanes != c.memory.banks * c.memory.elems_per_bank)
-    fail("network.lanes", fmt::format("{} lanes do not match memory.banks x memory.elems_per_bank = {} x {} = {}",
-                                      c.network.lanes, c.memory.banks, c.memory.elems_per_bank,
-                                      c.memory.banks * c.memory.elems_per_bank));
-  if (c.network.lanes < c.memory.elems_per_bank * c.memory.elems_per_bank)
-    fail("network.lanes", fmt::format("{} lanes cannot hold one {}x{} transpose block; need at least {}",
-                                      c.network.lanes, c.memory.elems_per_bank, c.memory.elems_per_bank,
+  check_int("memory.banks", c.memory.banks, limits::kBanks, true);
+  check_int("memory.elems_per_bank", c.memory.elems_per_bank, limits::kElemsPerBank, true);
+  check_int("memory.unified_depth", c.memory.unified_depth, limits::kUnifiedDepth, true,
+            " rows per lane (two halves; a half's row is a 16-bit ISA field)");
+  check_int("memory.accum_depth", c.memory.accum_depth, limits::kAccumDepth, true, " rows per lane (16-bit ISA field)");
+  check_int("memory.accum_pipeline", c.memory.accum_pipeline, limits::kAccumPipeline, false);
+  check_int("network.lanes", c.network.lanes, limits::kLanes, true);
+  const int N = c.network.lanes;
+  if (N != c.memory.banks * c.memory.elems_per_bank)
+    fail("network.lanes", fmt::format("{} lanes do not match memory.banks x memory.elems_per_bank = {} x {} = {}", N,
+                                      c.memory.banks, c.memory.elems_per_bank, c.memory.banks * c.memory.elems_per_bank));
+  if (N < c.memory.elems_per_bank * c.memory.elems_per_bank)
+    fail("network.lanes", fmt::format("{} lanes cannot hold one {}x{} transpose block; need at least {}", N,
+                                      c.memory.elems_per_bank, c.memory.elems_per_bank,
                                       c.memory.elems_per_bank * c.memory.elems_per_bank));
-  if (c.dram.latency_ns < 0) fail("dram.latency_ns", "must not be negative");
+  if (c.ce.count * c.ce.rows > N)
+    fail("network.lanes", fmt::format("{} lanes cannot feed {} CEs x {} rows = {} IA inputs; allowed: >= ce.count * ce.rows",
+                                      N, c.ce.count, c.ce.rows, c.ce.count * c.ce.rows));
+  if (c.ce.count * c.ce.cols > N)
+    fail("network.lanes", fmt::format("{} lanes cannot take {} CEs x {} columns = {} CE outputs; allowed: >= ce.count * ce.cols",
+                                      N, c.ce.count, c.ce.cols, c.ce.count * c.ce.cols));
+  const int stages = std::countr_zero(static_cast<unsigned>(N)) + 1;
+  check_int("network.dist_pipeline_every", c.network.dist_pipeline_every, {0, stages}, false,
+            fmt::format(" (0: combinational; the {}-lane network has {} stages)", N, stages));
+  check_real("dram.bandwidth_gbps", c.dram.bandwidth_gbps, limits::kBandwidthGbps, true);
+  check_real("dram.latency_ns", c.dram.latency_ns, limits::kLatencyNs, true);
+  check_int("dram.capacity_mb", c.dram.capacity_mb, limits::kDramCapacityMb, false);
+  const limits::RealRange energy{0.0, limits::kEnergyPjMax};
+  check_real("energy.mac_pj", c.energy.mac_pj, energy, false);
+  check_real("energy.sram_read_pj_per_byte", c.energy.sram_read_pj_per_byte, energy, false);
+  check_real("energy.sram_write_pj_per_byte", c.energy.sram_write_pj_per_byte, energy, false);
+  check_real("energy.network_hop_pj", c.energy.network_hop_pj, energy, false);
+  check_real("energy.dram_pj_per_byte", c.energy.dram_pj_per_byte, energy, false);
 }
 
 ArchConfig parse_arch_config(const std::string& yaml_text, const std::string& source_name) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::ParserException& e) {
-    throw ConfigError(source_name, e.mark.line + 1, "<syntax>", e.msg);
-  }
-  if (!root || root.IsNull()) return [&] { ArchConfig c; c.source = source_name; return c; }();
-  return parse_root(root, source_name);
+  yaml_input::Document doc = yaml_input::load_one_document(yaml_text);
+  if (doc.problem) throw ConfigError(source_name, doc.problem->line, doc.problem->field, doc.problem->message);
+  if (auto dup = yaml_input::find_duplicate_key(doc.root))
+    throw ConfigError(source_name, dup->line, dup->field, dup->message);
+  return parse_root(doc.root, source_name);
 }
 
 ArchConfig load_arch_config(const std::string& path) {

@@ -52,6 +52,8 @@ std::vector<std::string> part_list() {
 std::string part_names() { return fmt::format("{}", fmt::join(part_list(), ", ")); }
 
 std::string elaborate_part(rtl::Design& design, const arch::ArchConfig& cfg, const std::string& part) {
+  // Every part builds from the configurations the whole accelerator builds from, no more.
+  arch::validate(cfg);
   for (const Part& p : parts())
     if (part == p.name) return p.elaborate(design, cfg);
   throw std::invalid_argument(fmt::format("unknown part '{}'; allowed: {}, all", part, part_names()));

@@ -23,7 +23,7 @@ done
 grep -q '0 point(s) to run (4 already recorded)' "$work/resume.log" || { cat "$work/resume.log"; exit 1; }
 "$fetta" sweep --grid tests/sweep/with_failure.yaml --out "$work/fail"
 grep -q '^ce.rows=3,failed' "$work/fail/results.csv" || { echo "the impossible point is not recorded as failed"; exit 1; }
-grep 'ce.rows=3' "$work/fail/results.csv" | grep -q 'allowed: powers of two' || { echo "the failure has no reason"; exit 1; }
+grep 'ce.rows=3' "$work/fail/results.csv" | grep -q 'allowed: a power of two' || { echo "the failure has no reason"; exit 1; }
 [ "$(grep -c ',ok,' "$work/fail/results.csv")" -eq 2 ] || { echo "the valid points did not complete"; exit 1; }
 # --retry-failed without --resume is refused (it would silently start from scratch).
 if "$fetta" sweep --grid tests/sweep/with_failure.yaml --out "$work/fail" --retry-failed 2> "$work/retry_alone.log"; then

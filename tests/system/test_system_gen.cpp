@@ -18,7 +18,7 @@ TEST_CASE("Configurations the whole accelerator rejects", "[system_gen]") {
   CHECK_THROWS_WITH(hw::validate_system(c), Contains("ce.dataflows") && Contains("contains ws"));
   c = cfg_named("default");
   c.ce.count = 12;
-  CHECK_THROWS_WITH(hw::validate_system(c), Contains("ce.count: 12 is not a power of two"));
+  CHECK_THROWS_WITH(hw::validate_system(c), Contains("ce.count: 12 is not allowed; allowed: a power of two"));
   c = cfg_named("default");
   c.ce.count = 32;
   CHECK_THROWS_WITH(hw::validate_system(c), Contains("network.lanes: 64 lanes cannot feed 32 CEs x 4 rows"));
@@ -27,7 +27,15 @@ TEST_CASE("Configurations the whole accelerator rejects", "[system_gen]") {
   CHECK_THROWS_WITH(hw::validate_system(c), Contains("cannot take 4 CEs x 8 columns"));
   c = cfg_named("default");
   c.ce.rows = 3;
-  CHECK_THROWS_WITH(hw::validate_system(c), Contains("allowed: powers of two"));
+  CHECK_THROWS_WITH(hw::validate_system(c), Contains("ce.rows: 3 is not allowed; allowed: a power of two"));
+  // Every part refuses what the top refuses (a lone PE or memory used to build from these).
+  c = cfg_named("default");
+  c.memory.unified_depth = 2;
+  for (const char* part : {"pe", "unified_memory", "top"}) {
+    INFO(part);
+    rtl::Design d;
+    CHECK_THROWS_WITH(hw::elaborate_part(d, c, part), Contains("memory.unified_depth: 2 is not allowed"));
+  }
 }
 
 TEST_CASE("The top of every system-test configuration elaborates deterministically", "[system_gen]") {

@@ -296,6 +296,8 @@ TEST_CASE("layer YAML: error messages name the file, line, field and allowed val
   CHECK(error_of("format: tt\nbatch: [4\n").rfind("bad.yaml:", 0) == 0);
   CHECK(error_of("format: tt\nbatch: [4\n").find("YAML syntax error") != std::string::npos);
   CHECK(error_of("- 1\n- 2\n").find("expected a mapping") != std::string::npos);
+  CHECK(error_of("") == "bad.yaml: <file>: the file holds no YAML document (empty, or only comments)");
+  CHECK(error_of(kGood + "---\n" + kGood) == "bad.yaml:7: <file>: 2 YAML documents (separated by ---); allowed: exactly one");
 
   // load_layer names the file it read.
   const auto path = std::filesystem::temp_directory_path() / ("fetta_verif_bad_layer_" + std::to_string(::getpid()) + ".yaml");

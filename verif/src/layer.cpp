@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "verif/contract.hpp"
+#include "yaml_input/strict.hpp"
 
 namespace fetta::verif {
 
@@ -330,12 +331,13 @@ uint64_t splitmix64(uint64_t x) {
 void validate_layer(const LayerSpec& spec) { validate_impl(spec, {}); }
 
 LayerSpec parse_layer(const std::string& yaml_text, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml_text);
-  } catch (const YAML::Exception& e) {
-    throw LayerError(fmt::format("{}:{}: YAML syntax error: {}", source, e.mark.line + 1, e.msg));
+  const yaml_input::Document doc = yaml_input::load_one_document(yaml_text);
+  if (doc.problem) {
+    const yaml_input::Problem& p = *doc.problem;
+    throw LayerError(p.field == "<syntax>" ? fmt::format("{}:{}: YAML syntax error: {}", source, p.line, p.message)
+                                           : yaml_input::format(p, source));
   }
+  const YAML::Node& root = doc.root;
   if (!root.IsMap())
     throw LayerError(fmt::format("{}:{}: expected a mapping with the keys {}, got {}", source, line_of(root, 1), kKeys,
                                  describe(root)));

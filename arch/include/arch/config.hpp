@@ -32,6 +32,8 @@ struct CeConfig {
   // adder directly, so the row skew and OS's one accumulate per cycle stay; results leave this
   // many cycles later. 1 is what closes 1 GHz on ASAP7 (docs/arith.md, docs/ce.md).
   int mac_product_stages = 1;
+
+  bool operator==(const CeConfig&) const = default;
 };
 
 // butterfly: the transposable distribution and reduction networks of FETTA. fixed: the baselines'
@@ -48,6 +50,8 @@ struct NetworkConfig {
   // together. Butterfly only; implied when dist_pipeline_every already ends on the last stage.
   bool dist_output_register = true;
   NetworkTopology topology = NetworkTopology::butterfly;
+
+  bool operator==(const NetworkConfig&) const = default;
 };
 
 struct MemoryConfig {
@@ -59,6 +63,8 @@ struct MemoryConfig {
   // register the row, then add and write (the memory's access time and the adder in separate
   // cycles; docs/memory.md).
   int accum_pipeline = 3;
+
+  bool operator==(const MemoryConfig&) const = default;
 };
 
 // The binary32 adder of the PEs, the reduction network and the accumulation unit (bf16 only):
@@ -72,12 +78,16 @@ std::string to_string(PrefixAdder p);
 struct ArithConfig {
   Fp32Adder fp32_adder = Fp32Adder::two_path;
   PrefixAdder prefix = PrefixAdder::sklansky;
+
+  bool operator==(const ArithConfig&) const = default;
 };
 
 struct DramConfig {
   double bandwidth_gbps = 25.6;  // LPDDR4
   double latency_ns = 100.0;
   int capacity_mb = 4096;        // where the layers' tensors live (sim: the TLM-2.0 DRAM target)
+
+  bool operator==(const DramConfig&) const = default;
 };
 
 // Per-operation energy constants of the analytical model, in pJ.
@@ -87,6 +97,8 @@ struct EnergyConfig {
   double sram_write_pj_per_byte = 1.4;
   double network_hop_pj = 0.05;
   double dram_pj_per_byte = 20.0;
+
+  bool operator==(const EnergyConfig&) const = default;
 };
 
 struct ArchConfig {
@@ -103,6 +115,8 @@ struct ArchConfig {
 
   int total_pes() const { return ce.rows * ce.cols * ce.count; }
   bool has_dataflow(Dataflow d) const;
+  // Every architectural field (not `source`, which says where the values came from).
+  bool same_architecture(const ArchConfig& o) const;
 };
 
 // A configuration error names where it happened and what would have been accepted.
@@ -121,10 +135,41 @@ class ConfigError : public std::runtime_error {
   std::string message_;
 };
 
+// The limits of a buildable configuration: what the generators, the ISA's fields, the compiler and
+// the simulator rely on, checked once by validate() so that every subcommand and part accepts or
+// refuses a file the same way (configs/default.yaml lists them beside each key).
+namespace limits {
+struct IntRange {
+  int lo, hi;
+};
+struct RealRange {
+  double lo, hi;  // finite, lo <= v <= hi
+};
+inline constexpr IntRange kCeDim{1, 256};           // ce.rows, ce.cols: powers of two
+inline constexpr IntRange kCeCount{1, 1024};        // powers of two: CE groups split K and N by halving
+inline constexpr IntRange kLanes{2, 1024};          // powers of two (the result writer's lane select)
+inline constexpr IntRange kBanks{2, 256};           // powers of two: banks are selected by address bits
+inline constexpr IntRange kElemsPerBank{1, 64};     // powers of two
+inline constexpr IntRange kUnifiedDepth{4, 1 << 17};  // powers of two: two halves of 2..2^16 rows (16-bit ISA rows)
+inline constexpr IntRange kAccumDepth{2, 1 << 16};    // powers of two (16-bit ISA rows)
+inline constexpr IntRange kMacPipelineStages{0, 8};
+inline constexpr IntRange kMacProductStages{0, 4};
+inline constexpr IntRange kAccumPipeline{2, 3};
+inline constexpr IntRange kDramCapacityMb{1, 1 << 20};
+inline constexpr RealRange kClockMhz{1.0, 10000.0};
+inline constexpr RealRange kBandwidthGbps{0.001, 100000.0};
+inline constexpr RealRange kLatencyNs{0.0, 1e6};
+inline constexpr double kEnergyPjMax = 1e6;         // energy.*: finite, > 0
+}  // namespace limits
+
 ArchConfig load_arch_config(const std::string& path);
 // `source_name` is what messages call the text (a path, or "<string>").
 ArchConfig parse_arch_config(const std::string& yaml_text, const std::string& source_name = "<string>");
-// Cross-field checks (also run by the parsers); throws ConfigError with line 0 for built structs.
+// The configuration as a YAML file that parse_arch_config reads back to the same architecture
+// (every field written, so the file does not depend on the parser's defaults).
+std::string to_yaml(const ArchConfig& cfg);
+// Every limit above and the cross-field rules (also run by the parsers, which then report the
+// field's line); throws ConfigError with line 0 for built structs.
 void validate(const ArchConfig& cfg);
 
 }  // namespace fetta::arch

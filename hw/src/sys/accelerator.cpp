@@ -20,35 +20,9 @@ namespace fetta::hw {
 
 using namespace rtl;
 
-namespace {
-
-void fail(const std::string& field, const std::string& msg) {
-  throw std::invalid_argument(fmt::format("system: {}: {}", field, msg));
-}
-
-}  // namespace
-
-void validate_system(const arch::ArchConfig& cfg) {
-  const auto& ce = cfg.ce;
-  const int N = cfg.network.lanes;
-  if (!cfg.has_dataflow(arch::Dataflow::ws))
-    fail("ce.dataflows", "the controller's loads and the compiler's mappings are weight-stationary first; allowed: a "
-                         "list that contains ws");
-  if (!std::has_single_bit(static_cast<unsigned>(ce.count)))
-    fail("ce.count", fmt::format("{} is not a power of two; allowed: 1, 2, 4, ... (CE groups split K and N by powers of two)",
-                                 ce.count));
-  if (!std::has_single_bit(static_cast<unsigned>(ce.rows)) || !std::has_single_bit(static_cast<unsigned>(ce.cols)))
-    fail("ce.rows/ce.cols", fmt::format("{}x{}; allowed: powers of two (network lanes are split by bit fields)", ce.rows,
-                                        ce.cols));
-  if (ce.count * ce.rows > N)
-    fail("network.lanes", fmt::format("{} lanes cannot feed {} CEs x {} rows = {} IA inputs; allowed: >= ce.count * ce.rows",
-                                      N, ce.count, ce.rows, ce.count * ce.rows));
-  if (ce.count * ce.cols > N)
-    fail("network.lanes", fmt::format("{} lanes cannot take {} CEs x {} columns = {} CE outputs; allowed: >= ce.count * ce.cols",
-                                      N, ce.count, ce.cols, ce.count * ce.cols));
-  if (cfg.memory.unified_depth / 2 > 65536 || cfg.memory.accum_depth > 65536)
-    fail("memory", "depths above 2^17 unified / 2^16 accumulator rows do not fit the ISA's 16-bit address fields");
-}
+// The whole accelerator builds from exactly the configurations arch::validate accepts: the rules
+// live there so that every part and subcommand refuses a file alike, at its line.
+void validate_system(const arch::ArchConfig& cfg) { arch::validate(cfg); }
 
 arch::SystemTiming system_timing(const arch::ArchConfig& cfg) {
   const arch::SystemTiming t = arch::system_timing(cfg);

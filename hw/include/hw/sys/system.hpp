@@ -37,8 +37,8 @@ struct AcceleratorParams {
   arch::ArchConfig cfg;
 };
 
-// Throws std::invalid_argument naming the field and the allowed values when `cfg` cannot be
-// built as a whole accelerator (the single blocks accept more).
+// Throws arch::ConfigError naming the field and the allowed values when `cfg` cannot be built
+// (arch::validate: the same rules for the whole accelerator and for every part).
 void validate_system(const arch::ArchConfig& cfg);
 
 // arch::system_timing(cfg), checked against the latencies of the generated networks.
