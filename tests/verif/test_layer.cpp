@@ -262,9 +262,9 @@ TEST_CASE("layer YAML: error messages name the file, line, field and allowed val
   CHECK(error_of("format: tt\nbatch: 4\nout_modes: [2]\nin_modes:\n  - 3\n  - two\nranks: [1, 1, 1, 1]\n") ==
         "bad.yaml:6: field 'in_modes[1]': expected an integer, got 'two'");
   CHECK(error_of("format: tt\nbatch: 4\nout_modes:\n  - 2\n  - 0\nin_modes: [2]\nranks: [1, 1, 1, 1]\n") ==
-        "bad.yaml:5: field 'out_modes[1]': size 0 in out_modes [2, 0] (allowed: integers >= 1)");
+        "bad.yaml:5: field 'out_modes[1]': size 0 in out_modes [2, 0] (allowed: integers 1 .. 67108864)");
   CHECK(error_of("format: tt\nbatch: -4\nout_modes: [2]\nin_modes: [2]\nranks: [1, 1, 1]\n") ==
-        "bad.yaml:2: field 'batch': -4 (allowed: integers >= 1)");
+        "bad.yaml:2: field 'batch': -4 (allowed: integers 1 .. 67108864)");
   CHECK(error_of("format: tt\nbatch: 4\nout_modes: [2, 3]\nin_modes: [3, 2]\nranks: [1, 2, 1]\n") ==
         "bad.yaml:5: field 'ranks': format tt with 4 cores needs 5 ranks [R_0 .. R_4], got 3 [1, 2, 1]");
   CHECK(error_of("format: tt\nbatch: 4\nout_modes: [2]\nin_modes: [2]\nranks: [2, 2, 1]\n") ==
@@ -289,7 +289,7 @@ TEST_CASE("layer YAML: error messages name the file, line, field and allowed val
   CHECK(error_of(kGood + "terms: 2\n") ==
         "bad.yaml:6: field 'terms': only format bt has block terms (format is tt; remove the key)");
   CHECK(error_of("format: bt\nbatch: 4\nout_modes: [2]\nin_modes: [2]\nranks: [2]\nterms: 0\n") ==
-        "bad.yaml:6: field 'terms': 0 (allowed: integers >= 1)");
+        "bad.yaml:6: field 'terms': 0 (allowed: integers 1 .. 1024)");
   CHECK(error_of("format: tt\nbatch: 4\nout_modes: [2]\nin_modes: [2]\n") ==
         "bad.yaml:1: field 'ranks': missing (required fields: format, batch, out_modes, in_modes, ranks)");
   CHECK(error_of(kGood + "batch: 5\n") == "bad.yaml:6: field 'batch': given twice");
@@ -312,4 +312,36 @@ TEST_CASE("layer YAML: error messages name the file, line, field and allowed val
   s.ranks = {1, 2, 1};
   CHECK_THROWS_WITH(validate_layer(s), Catch::StartsWith("code: field 'ranks': format tt with 4 cores"));
   CHECK_THROWS_AS(phase_problems(s, Phase::fp), LayerError);
+}
+
+// Sizes are judged before anything is allocated: a huge layer is refused at parse, naming the
+// field, instead of ending in std::bad_alloc after tens of seconds.
+TEST_CASE("layers beyond the size budget are refused when parsed", "[layer]") {
+  using Catch::Contains;
+  auto error_of = [](const std::string& yaml) {
+    try {
+      (void)parse_layer(yaml, "big.yaml");
+    } catch (const LayerError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK(error_of("format: tt\nbatch: 1099511627776\nout_modes: [2]\nin_modes: [2]\nranks: [1, 2, 1]\n") ==
+        "big.yaml:2: field 'batch': 1099511627776 (allowed: integers 1 .. 67108864)");
+  CHECK_THAT(error_of("format: tt\nbatch: 65536\nout_modes: [64, 64]\nin_modes: [64, 64]\nranks: [1, 2, 2, 2, 1]\n"),
+             Contains("big.yaml:2: field 'batch': the layer is too large: X [batch x in_modes] has more than 67108864 "
+                      "elements (allowed: at most 67108864 = 512 MiB in fp64)"));
+  CHECK(error_of("format: tt\nbatch: 4\nout_modes: [2147483648]\nin_modes: [2]\nranks: [1, 2, 1]\n") ==
+        "big.yaml:3: field 'out_modes[0]': size 2147483648 in out_modes [2147483648] (allowed: integers 1 .. 67108864)");
+  CHECK_THAT(error_of("format: tt\nbatch: 4\nout_modes: [64, 64]\nin_modes: [64, 64]\nranks: [1, 4096, 8192, 4, 1]\n"),
+             Contains("big.yaml:5: field 'ranks': the layer is too large: core G2 has more than 67108864 elements"));
+  CHECK_THAT(error_of("format: bt\nbatch: 4\nout_modes: [2]\nin_modes: [2]\nranks: [2]\nterms: 1000000\n"),
+             Contains("big.yaml:6: field 'terms': 1000000 (allowed: integers 1 .. 1024)"));
+  CHECK_THAT(error_of("format: tt\nbatch: 4\nout_modes: [2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2]\n"
+                      "in_modes: [2]\nranks: [1, 2, 1]\n"),
+             Contains("big.yaml:3: field 'out_modes': 17 entries (allowed: at most 16)"));
+  // Every shipped layer is inside the budget.
+  for (const char* name : {"tt_transformer_768", "ttm_transformer_768", "tr_transformer_768", "ht_transformer_768",
+                           "bt_transformer_768", "tt_fetta_example"})
+    CHECK_NOTHROW(load_layer(std::string(FETTA_SOURCE_DIR) + "configs/layers/" + name + ".yaml"));
 }

@@ -50,6 +50,13 @@ namespace {
 constexpr const char* kFormats = "tt, ttm, tr, ht, bt";
 constexpr const char* kKeys = "name, format, batch, out_modes, in_modes, ranks, transfer_rank, terms";
 
+// The size budget (docs/golden_model.md): no tensor the layer implies above 2^26 elements, at most
+// 16 modes per side and 1,024 block terms. Beyond it a layer would exhaust memory or run for hours
+// in the fp64 golden model; it is refused when parsed, naming the field.
+constexpr int64_t kMaxTensorElements = int64_t{1} << 26;
+constexpr int64_t kMaxModes = 16;
+constexpr int64_t kMaxTerms = 1024;
+
 // Where each field was found (1-based line), for messages; absent = no line known.
 using Lines = std::map<std::string, int>;
 
@@ -66,14 +73,57 @@ std::string ints(const std::vector<int64_t>& v) { return fmt::format("[{}]", fmt
 void check_sizes(const LayerSpec& s, const Lines& lines, const std::string& field, const std::vector<int64_t>& v,
                  bool allow_empty = false) {
   if (v.empty() && !allow_empty) fail(s.source, lines, field, "must list at least one size (allowed: integers >= 1)");
+  if (static_cast<int64_t>(v.size()) > kMaxModes)
+    fail(s.source, lines, field, fmt::format("{} entries (allowed: at most {})", v.size(), kMaxModes));
   for (size_t i = 0; i < v.size(); ++i)
-    if (v[i] < 1)
+    if (v[i] < 1 || v[i] > kMaxTensorElements)
       fail(s.source, lines, field + "[" + std::to_string(i) + "]",
-           fmt::format("size {} in {} {} (allowed: integers >= 1)", v[i], field, ints(v)));
+           fmt::format("size {} in {} {} (allowed: integers 1 .. {})", v[i], field, ints(v), kMaxTensorElements));
+}
+
+struct Structure {
+  std::vector<std::vector<NetworkNode>> terms;  // cores of each term
+  std::map<std::string, int64_t> dims;
+};
+// The cores and label sizes of a layer that has passed the structural checks.
+Structure structure_unchecked(const LayerSpec& s);
+
+// Elements of a tensor of these sizes, saturated at kMaxTensorElements + 1 (no overflow).
+int64_t elements(const std::vector<int64_t>& sizes) {
+  int64_t n = 1;
+  for (const int64_t v : sizes) {
+    if (v > 0 && n > kMaxTensorElements / v) return kMaxTensorElements + 1;
+    n *= v;
+  }
+  return n;
+}
+
+// The tensors the golden model and the simulator hold whole (X, dY, every core) fit the budget;
+// judged from the sizes alone, before anything is allocated.
+void check_tensor_budget(const LayerSpec& s, const Lines& lines) {
+  const auto refuse = [&](const std::string& field, const std::string& what, int64_t n) {
+    fail(s.source, lines, field,
+         fmt::format("the layer is too large: {} has {} elements (allowed: at most {} = {} MiB in fp64)", what,
+                     n > kMaxTensorElements ? fmt::format("more than {}", kMaxTensorElements) : std::to_string(n),
+                     kMaxTensorElements, kMaxTensorElements * 8 / (1 << 20)));
+  };
+  std::vector<int64_t> x{s.batch}, y{s.batch};
+  x.insert(x.end(), s.in_modes.begin(), s.in_modes.end());
+  y.insert(y.end(), s.out_modes.begin(), s.out_modes.end());
+  if (const int64_t n = elements(x); n > kMaxTensorElements) refuse("batch", "X [batch x in_modes]", n);
+  if (const int64_t n = elements(y); n > kMaxTensorElements) refuse("batch", "Y [batch x out_modes]", n);
+  const Structure st = structure_unchecked(s);
+  for (const auto& term : st.terms)
+    for (const NetworkNode& core : term) {
+      std::vector<int64_t> sizes;
+      for (const std::string& l : core.labels) sizes.push_back(st.dims.at(l));
+      if (const int64_t n = elements(sizes); n > kMaxTensorElements) refuse("ranks", "core " + core.name, n);
+    }
 }
 
 void validate_impl(const LayerSpec& s, const Lines& lines) {
-  if (s.batch < 1) fail(s.source, lines, "batch", fmt::format("{} (allowed: integers >= 1)", s.batch));
+  if (s.batch < 1 || s.batch > kMaxTensorElements)
+    fail(s.source, lines, "batch", fmt::format("{} (allowed: integers 1 .. {})", s.batch, kMaxTensorElements));
   check_sizes(s, lines, "out_modes", s.out_modes);
   check_sizes(s, lines, "in_modes", s.in_modes);
   check_sizes(s, lines, "ranks", s.ranks);
@@ -130,10 +180,14 @@ void validate_impl(const LayerSpec& s, const Lines& lines) {
     fail(s.source, lines, "transfer_rank", fmt::format("only format ht has a transfer rank (format is {})", fname));
   }
   if (s.format == Format::bt) {
-    if (s.terms < 1) fail(s.source, lines, "terms", fmt::format("{} (allowed: integers >= 1)", s.terms));
+    if (s.terms < 1 || s.terms > kMaxTerms)
+      fail(s.source, lines, "terms", fmt::format("{} (allowed: integers 1 .. {})", s.terms, kMaxTerms));
   } else if (s.terms != 1) {
     fail(s.source, lines, "terms", fmt::format("only format bt has block terms (format is {})", fname));
   }
+  if (s.transfer_rank > kMaxTensorElements)
+    fail(s.source, lines, "transfer_rank", fmt::format("{} (allowed: integers 1 .. {})", s.transfer_rank, kMaxTensorElements));
+  check_tensor_budget(s, lines);
 }
 
 // --- YAML ----------------------------------------------------------------------------------------
@@ -219,11 +273,6 @@ std::string m_label(int64_t i) { return fmt::format("m{}", i); }
 std::string n_label(int64_t i) { return fmt::format("n{}", i); }
 std::string r_label(int64_t i) { return fmt::format("r{}", i); }
 
-struct Structure {
-  std::vector<std::vector<NetworkNode>> terms;  // cores of each term
-  std::map<std::string, int64_t> dims;
-};
-
 // HT: builds the subtree over leaves lo..hi (1-based), returns the label of its upper edge.
 std::string ht_subtree(const LayerSpec& s, int64_t lo, int64_t hi, std::vector<NetworkNode>& transfer,
                        std::map<std::string, int64_t>& dims) {
@@ -244,6 +293,10 @@ std::string ht_subtree(const LayerSpec& s, int64_t lo, int64_t hi, std::vector<N
 
 Structure structure(const LayerSpec& s) {
   validate_layer(s);
+  return structure_unchecked(s);
+}
+
+Structure structure_unchecked(const LayerSpec& s) {
   Structure st;
   const auto sm = static_cast<int64_t>(s.out_modes.size());
   const auto tm = static_cast<int64_t>(s.in_modes.size());
