@@ -323,6 +323,11 @@ void validate(const ArchConfig& c) {
             " rows per lane (two halves; a half's row is a 16-bit ISA field)");
   check_int("memory.accum_depth", c.memory.accum_depth, limits::kAccumDepth, true, " rows per lane (16-bit ISA field)");
   check_int("memory.accum_pipeline", c.memory.accum_pipeline, limits::kAccumPipeline, false);
+  // An output-stationary fold drains its ce.rows result rows into consecutive accumulator rows.
+  if (c.has_dataflow(Dataflow::os) && c.memory.accum_depth < c.ce.rows)
+    fail("memory.accum_depth", fmt::format("{} rows cannot take an output-stationary fold's {} result rows; allowed: "
+                                           ">= ce.rows = {} when os is in ce.dataflows, or drop os",
+                                           c.memory.accum_depth, c.ce.rows, c.ce.rows));
   check_int("network.lanes", c.network.lanes, limits::kLanes, true);
   const int N = c.network.lanes;
   if (N != c.memory.banks * c.memory.elems_per_bank)

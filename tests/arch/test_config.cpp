@@ -108,6 +108,10 @@ TEST_CASE("limits of the generators and the ISA are checked when the file is par
   CHECK_THAT(refused("memory:\n  unified_depth: 3\n"), Contains("x.yaml:2: memory.unified_depth: 3 is not allowed"));
   CHECK_THAT(refused("memory:\n  unified_depth: 262144\n"), Contains("memory.unified_depth: 262144 is not allowed"));
   CHECK_THAT(refused("memory:\n  accum_depth: 384\n"), Contains("x.yaml:2: memory.accum_depth: 384 is not allowed"));
+  // Found by tests/fuzz: the controller's OS drain needs a row per CE row.
+  CHECK_THAT(refused("memory:\n  accum_depth: 2\n"),
+             Contains("x.yaml:2: memory.accum_depth: 2 rows cannot take an output-stationary fold's 4 result rows"));
+  CHECK(refused("ce:\n  dataflows: [ws, is]\nmemory:\n  accum_depth: 2\n") == "accepted");
   CHECK_THAT(refused("ce:\n  count: 12\n"),
              Contains("x.yaml:2: ce.count: 12 is not allowed; allowed: a power of two, 1..1024"));
   CHECK_THAT(refused("ce:\n  rows: 3\n"), Contains("x.yaml:2: ce.rows: 3 is not allowed; allowed: a power of two"));
