@@ -183,8 +183,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"compute", "end-to-end"}))
       ->capture_default_str();
   cmd->callback([o] {
-    const arch::ArchConfig cfg = arch::load_arch_config(o->config);
-    hw::validate_system(cfg);
+    const arch::ArchConfig cfg = arch::load_arch_config(o->config);  // validated as it is read
     // Plan every contraction now: a bad layer or a contraction the hardware cannot run fails
     // before anything is built or simulated.
     const int64_t steps = mapper::plan_layers(cfg, o->layers, mapper::parse_phases(o->phases));

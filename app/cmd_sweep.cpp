@@ -33,7 +33,6 @@
 #include "flows/run.hpp"
 #include "flows/synth.hpp"
 #include "flows/synth_tools.hpp"
-#include "hw/sys/system.hpp"
 #include "hw/top.hpp"
 #include "mapper/compile.hpp"
 #include "mapper/layer_search.hpp"
@@ -234,7 +233,6 @@ arch::ArchConfig point_config(const arch::ArchConfig& base, const Point& p) {
   c.memory.accum_depth = static_cast<int>(std::max<int64_t>(2, acc_rows / c.network.lanes));
   c.name = base.name + "[" + point_key(p) + "]";
   arch::validate(c);
-  hw::validate_system(c);
   return c;
 }
 

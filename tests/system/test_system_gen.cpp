@@ -15,19 +15,19 @@ using Catch::Matchers::Contains;
 TEST_CASE("Configurations the whole accelerator rejects", "[system_gen]") {
   arch::ArchConfig c = cfg_named("default");
   c.ce.dataflows = {arch::Dataflow::os};
-  CHECK_THROWS_WITH(hw::validate_system(c), Contains("ce.dataflows") && Contains("contains ws"));
+  CHECK_THROWS_WITH(arch::validate(c), Contains("ce.dataflows") && Contains("contains ws"));
   c = cfg_named("default");
   c.ce.count = 12;
-  CHECK_THROWS_WITH(hw::validate_system(c), Contains("ce.count: 12 is not allowed; allowed: a power of two"));
+  CHECK_THROWS_WITH(arch::validate(c), Contains("ce.count: 12 is not allowed; allowed: a power of two"));
   c = cfg_named("default");
   c.ce.count = 32;
-  CHECK_THROWS_WITH(hw::validate_system(c), Contains("network.lanes: 64 lanes cannot feed 32 CEs x 4 rows"));
+  CHECK_THROWS_WITH(arch::validate(c), Contains("network.lanes: 64 lanes cannot feed 32 CEs x 4 rows"));
   c = cfg_named("ce4x4_x4");
   c.ce.cols = 8;
-  CHECK_THROWS_WITH(hw::validate_system(c), Contains("cannot take 4 CEs x 8 columns"));
+  CHECK_THROWS_WITH(arch::validate(c), Contains("cannot take 4 CEs x 8 columns"));
   c = cfg_named("default");
   c.ce.rows = 3;
-  CHECK_THROWS_WITH(hw::validate_system(c), Contains("ce.rows: 3 is not allowed; allowed: a power of two"));
+  CHECK_THROWS_WITH(arch::validate(c), Contains("ce.rows: 3 is not allowed; allowed: a power of two"));
   // Every part refuses what the top refuses (a lone PE or memory used to build from these).
   c = cfg_named("default");
   c.memory.unified_depth = 2;

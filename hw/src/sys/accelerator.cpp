@@ -20,10 +20,6 @@ namespace fetta::hw {
 
 using namespace rtl;
 
-// The whole accelerator builds from exactly the configurations arch::validate accepts: the rules
-// live there so that every part and subcommand refuses a file alike, at its line.
-void validate_system(const arch::ArchConfig& cfg) { arch::validate(cfg); }
-
 arch::SystemTiming system_timing(const arch::ArchConfig& cfg) {
   const arch::SystemTiming t = arch::system_timing(cfg);
   const bool butterfly = cfg.network.topology == arch::NetworkTopology::butterfly;
@@ -82,7 +78,7 @@ ParamList Accelerator::params() const {
 
 void Accelerator::build(Module& m) const {
   const arch::ArchConfig& cfg = p.cfg;
-  validate_system(cfg);
+  arch::validate(cfg);  // the rules of every part and subcommand (arch/src/config.cpp)
   const arch::SystemTiming tm = hw::system_timing(cfg);
   const arch::IsaLayout isa(cfg);
   const int G = cfg.ce.count, R = cfg.ce.rows, C = cfg.ce.cols, N = cfg.network.lanes;
@@ -168,7 +164,7 @@ void Accelerator::build(Module& m) const {
     }
     for (int c = 0; c < C; ++c) ce.io("ib_top")[c].sig() <<= ib_lane(g * C + c);
     Data cc = ce.io("ctrl");
-    // validate_system requires ws, so a CE with os has both modes and the controller drives it.
+    // arch::validate requires ws, so a CE with os has both modes and the controller drives it.
     if (cep.pe.both_modes()) cc["os"].sig() <<= ctl.io("ce_os").sig();
     cc["active"].sig() <<= ctl.io("ce_active").sig();
     if (cep.has_first_ctrl()) cc["first"].sig() <<= ctl.io("ce_first").sig();

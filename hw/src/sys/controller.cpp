@@ -462,7 +462,7 @@ void Controller::build(Module& m) const {
 }
 
 std::string elaborate_controller(Design& design, const arch::ArchConfig& cfg) {
-  validate_system(cfg);
+  arch::validate(cfg);
   const arch::SystemTiming t = hw::system_timing(cfg);
   return design.elaborate(Controller(ControllerParams{cfg, t.ctrl_delay, t.acc_delay, 4}))->name();
 }

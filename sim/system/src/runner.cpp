@@ -1065,7 +1065,7 @@ RunOptions parse_run_args(int argc, char** argv) {
 }
 
 int64_t preflight(const RunOptions& opt) {
-  hw::validate_system(opt.cfg);
+  arch::validate(opt.cfg);
   return mapper::plan_layers(opt.cfg, opt.layers, opt.phases);
 }
 

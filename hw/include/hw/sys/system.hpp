@@ -37,10 +37,6 @@ struct AcceleratorParams {
   arch::ArchConfig cfg;
 };
 
-// Throws arch::ConfigError naming the field and the allowed values when `cfg` cannot be built
-// (arch::validate: the same rules for the whole accelerator and for every part).
-void validate_system(const arch::ArchConfig& cfg);
-
 // arch::system_timing(cfg), checked against the latencies of the generated networks.
 arch::SystemTiming system_timing(const arch::ArchConfig& cfg);
 
