@@ -35,9 +35,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The run-time budget: the default top simulates some 4,500 cycles a second, so 2^24 compute cycles
+// (plus the host transfers the run also simulates) are an hour or more; larger runs must ask for it.
+constexpr int64_t kDefaultMaxCycles = int64_t{1} << 24;
+
 struct Opts {
   std::string config = "configs/default.yaml";
   std::vector<std::string> layers{"configs/layers/tt_fetta_example.yaml"};
+  int64_t max_cycles = kDefaultMaxCycles;
   std::string phases = "fp,bp,wg";
   uint64_t seed = 1;
   std::string dump_dir, trace, cache_dir;
@@ -174,6 +179,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--dump-dir", o->dump_dir, "Write every input and output tensor as .npy, with manifest.json");
   cmd->add_option("--trace", o->trace, "FST waveform file (builds a traced model; open with GTKWave)");
   cmd->add_option("--cache-dir", o->cache_dir, "Where Verilated models are cached (default $FETTA_CACHE_DIR or ~/.cache/fetta)");
+  cmd->add_option("--max-cycles", o->max_cycles,
+                  "Run budget: refuse layers whose phases take more compute cycles (the model's) than this")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "JSON report on stdout instead of the tables");
   cmd->add_flag("--through-host", o->through_host,
                 "Send every intermediate through the host and DRAM instead of keeping it on chip with STORE");
@@ -186,10 +195,16 @@ void add_run_command(CLI::App& app) {
     const arch::ArchConfig cfg = arch::load_arch_config(o->config);  // validated as it is read
     // Plan every contraction now: a bad layer or a contraction the hardware cannot run fails
     // before anything is built or simulated.
-    const int64_t steps = mapper::plan_layers(cfg, o->layers, mapper::parse_phases(o->phases));
+    const mapper::LayersPlan plan = mapper::plan_layers(cfg, o->layers, mapper::parse_phases(o->phases));
+    if (plan.compute_cycles > o->max_cycles)
+      throw std::invalid_argument(fmt::format(
+          "--max-cycles: the layers' phases take {} compute cycles ({} MACs) on {}, over the run budget of {} "
+          "(RTL simulation runs some thousands of cycles a second); allowed: a smaller batch or fewer phases, or "
+          "--max-cycles {} or more",
+          plan.compute_cycles, plan.macs, cfg.name, o->max_cycles, plan.compute_cycles));
     if (!o->json)
-      fmt::print(stderr, "fetta run: {} ({}), {} layer(s), {} contraction(s), seed {}\n", cfg.name, o->config,
-                 o->layers.size(), steps, o->seed);
+      fmt::print(stderr, "fetta run: {} ({}), {} layer(s), {} contraction(s), {} compute cycles, seed {}\n", cfg.name,
+                 o->config, o->layers.size(), plan.contractions, plan.compute_cycles, o->seed);
     const fs::path exe = build_simulator(cfg, *o, o->json);
     std::string run = flows::shell_quote(exe.string()) + " --config " + flows::shell_quote(absolute(o->config)) +
                       " --phases " + flows::shell_quote(o->phases) + " --seed " + std::to_string(o->seed);

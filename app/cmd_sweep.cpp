@@ -31,6 +31,7 @@
 #include "commands.hpp"
 #include "flows/lint.hpp"
 #include "flows/run.hpp"
+#include "flows/supervise.hpp"
 #include "flows/synth.hpp"
 #include "flows/synth_tools.hpp"
 #include "hw/top.hpp"
@@ -513,15 +514,64 @@ struct Sweep {
   }
 };
 
+struct SweepOpts {
+  std::string grid, out = "out/sweep";
+  int jobs = 1;
+  bool resume = false, retry_failed = false;
+};
+
+// The sweep proper, once its inputs are read and its output directory is locked: resume what is
+// recorded, run the remaining points on `jobs` threads, record each as it ends.
+void run_sweep(Sweep& sw, const SweepOpts& o) {
+  const fs::path jl = sw.out / "results.jsonl", cv = sw.out / "results.csv";
+  // Resuming keeps the whole records of results.jsonl (a line torn by a kill is dropped, a point
+  // recorded twice counts once) and writes both files again from them, each replaced whole.
+  std::set<std::string> have;
+  std::string records, rows = Sweep::csv_header();
+  if (o.resume && fs::exists(jl)) {
+    std::ifstream in(jl);
+    for (std::string line; std::getline(in, line);) {
+      nlohmann::json rec;
+      std::string rec_rows;
+      try {  // anything but a whole record of this tool is a line cut by a kill
+        rec = nlohmann::json::parse(line);
+        if (!rec.is_object() || !rec.contains("point") || !rec["point"].is_string() || !rec.contains("status") ||
+            !rec["status"].is_string() || !rec.contains("params") || !rec["params"].is_object())
+          continue;
+        for (const std::string& row : sw.csv_rows(rec)) rec_rows += row;
+      } catch (const std::exception&) {
+        continue;
+      }
+      if (o.retry_failed && rec.value("status", "") != "ok") continue;
+      if (!have.insert(rec["point"].get<std::string>()).second) continue;
+      records += rec.dump() + "\n";
+      rows += rec_rows;
+    }
+  }
+  replace_file(jl, records);
+  replace_file(cv, rows);
+  sw.jsonl_path = jl;
+  sw.csv_path = cv;
+  std::vector<Point> todo;
+  for (const Point& p : expand(sw.grid))
+    if (!have.count(point_key(p))) todo.push_back(p);
+  sw.total = todo.size();
+  fmt::print(stderr, "fetta sweep: {} point(s) to run ({} already recorded), {} job(s), results in {}\n", todo.size(),
+             have.size(), o.jobs, sw.out.string());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < todo.size(); i = next++) sw.record(sw.run_point(todo[i]));
+  };
+  std::vector<std::thread> pool;
+  for (int j = 0; j < std::min<int>(o.jobs, static_cast<int>(todo.size())); ++j) pool.emplace_back(worker);
+  for (auto& t : pool) t.join();
+  fmt::print(stderr, "fetta sweep: done; plot with: /usr/bin/python3 scripts/plot_sweep.py {}\n", sw.out.string());
+}
+
 }  // namespace
 
 void add_sweep_command(CLI::App& app) {
-  struct Opts {
-    std::string grid, out = "out/sweep";
-    int jobs = 1;
-    bool resume = false, retry_failed = false;
-  };
-  auto o = std::make_shared<Opts>();
+  auto o = std::make_shared<SweepOpts>();
   auto* cmd = app.add_subcommand("sweep", "Sweep a grid of configurations: generate, lint, synthesize, count cycles; CSV/JSON results");
   cmd->add_option("--grid", o->grid, "Grid description (YAML; see docs/results.md and scripts/grids/)")->required();
   cmd->add_option("--out", o->out, "Output directory: results.csv, results.jsonl, points/<point>/")->capture_default_str();
@@ -536,51 +586,28 @@ void add_sweep_command(CLI::App& app) {
     sw.base = arch::load_arch_config(sw.grid.base);
     for (const std::string& t : sw.grid.targets) sy::require_tools(sy::parse_target(t));
     sw.out = o->out;
-    fs::create_directories(sw.out);
-    const fs::path jl = sw.out / "results.jsonl", cv = sw.out / "results.csv";
     if (o->retry_failed && !o->resume) throw std::invalid_argument("--retry-failed: only with --resume");
-    // Resuming keeps the whole records of results.jsonl (a line torn by a kill is dropped, a point
-    // recorded twice counts once) and writes both files again from them, each replaced whole.
-    std::set<std::string> have;
-    std::string records, rows = Sweep::csv_header();
-    if (o->resume && fs::exists(jl)) {
-      std::ifstream in(jl);
-      for (std::string line; std::getline(in, line);) {
-        nlohmann::json rec;
-        std::string rec_rows;
-        try {  // anything but a whole record of this tool is a line cut by a kill
-          rec = nlohmann::json::parse(line);
-          if (!rec.is_object() || !rec.contains("point") || !rec["point"].is_string() || !rec.contains("status") ||
-              !rec["status"].is_string() || !rec.contains("params") || !rec["params"].is_object())
-            continue;
-          for (const std::string& row : sw.csv_rows(rec)) rec_rows += row;
-        } catch (const std::exception&) {
-          continue;
-        }
-        if (o->retry_failed && rec.value("status", "") != "ok") continue;
-        if (!have.insert(rec["point"].get<std::string>()).second) continue;
-        records += rec.dump() + "\n";
-        rows += rec_rows;
+    fs::create_directories(sw.out);
+    // One sweep per output directory; its child tools carry a marker naming that directory, so
+    // tools a killed sweep left running are found and stopped before this one starts.
+    flows::JobLock lock;
+    pid_t holder = 0;
+    if (!lock.acquire((sw.out / ".sweep.lock").string(), 5.0, holder))
+      throw std::runtime_error(fmt::format("--out {}: another fetta sweep{} is writing there; wait for it or stop it",
+                                           sw.out.string(), holder > 0 ? fmt::format(" (pid {})", holder) : ""));
+    const std::string marker = "sweep:" + fs::weakly_canonical(sw.out).string();
+    if (const int n = flows::reap_marked(marker); n > 0)
+      fmt::print(stderr, "fetta sweep: stopped {} process(es) left running by an earlier sweep of {}\n", n, sw.out.string());
+    const int code = flows::run_supervised(marker, [&] {
+      try {
+        run_sweep(sw, *o);
+        return 0;
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "fetta: error: {}\n", e.what());
+        return 1;
       }
-    }
-    replace_file(jl, records);
-    replace_file(cv, rows);
-    sw.jsonl_path = jl;
-    sw.csv_path = cv;
-    std::vector<Point> todo;
-    for (const Point& p : expand(sw.grid))
-      if (!have.count(point_key(p))) todo.push_back(p);
-    sw.total = todo.size();
-    fmt::print(stderr, "fetta sweep: {} point(s) to run ({} already recorded), {} job(s), results in {}\n", todo.size(),
-               have.size(), o->jobs, sw.out.string());
-    std::atomic<size_t> next{0};
-    auto worker = [&] {
-      for (size_t i = next++; i < todo.size(); i = next++) sw.record(sw.run_point(todo[i]));
-    };
-    std::vector<std::thread> pool;
-    for (int j = 0; j < std::min<int>(o->jobs, static_cast<int>(todo.size())); ++j) pool.emplace_back(worker);
-    for (auto& t : pool) t.join();
-    fmt::print(stderr, "fetta sweep: done; plot with: /usr/bin/python3 scripts/plot_sweep.py {}\n", sw.out.string());
+    });
+    if (code != 0) throw CLI::RuntimeError(code);
   });
 }
 

@@ -664,9 +664,9 @@ uint64_t dram_extent(int64_t elements, int bytes) {
   return (static_cast<uint64_t>(elements) * static_cast<uint64_t>(bytes) + 63) / 64 * 64;
 }
 
-int64_t plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
-                    const std::vector<verif::Phase>& phases) {
-  int64_t n = 0;
+LayersPlan plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
+                       const std::vector<verif::Phase>& phases) {
+  LayersPlan out;
   const uint64_t capacity = static_cast<uint64_t>(cfg.dram.capacity_mb) << 20;
   for (const std::string& file : layer_files) {
     const verif::LayerSpec spec = verif::load_layer(file);
@@ -683,7 +683,11 @@ int64_t plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>&
           } catch (const std::exception& e) {
             throw CompileError(fmt::format("{} ({}): {}", file, verif::to_string(ph), e.what()));
           }
-          n += static_cast<int64_t>(plan.steps.size());
+          out.contractions += static_cast<int64_t>(plan.steps.size());
+          for (const PlannedStep& st : plan.steps) {
+            out.compute_cycles += st.compiled.gemm.predicted_cycles;
+            out.macs += st.compiled.gemm.shape.macs();
+          }
           const Problem& p = plan.problem;
           for (int i = 0; i < p.size(); ++i) {
             if (!inputs.insert(p.node_names[static_cast<size_t>(i)]).second) continue;
@@ -701,7 +705,7 @@ int64_t plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>&
                                      file, static_cast<double>(dram) / (1 << 20), cfg.dram.capacity_mb,
                                      (dram + (1 << 20) - 1) >> 20));
   }
-  return n;
+  return out;
 }
 
 std::string CompiledGemm::describe() const {

@@ -202,9 +202,14 @@ uint64_t dram_extent(int64_t elements, int bytes);
 
 // plan_network for every problem and term of the layers' phases: bad layers and contractions the
 // hardware cannot run fail here, the message prefixed with "<file> (<phase>): ", and so does a
-// layer whose tensors exceed dram.capacity_mb. Returns the number of contractions.
-int64_t plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
-                    const std::vector<verif::Phase>& phases);
+// layer whose tensors exceed dram.capacity_mb. Returns what a run of them costs, known before it.
+struct LayersPlan {
+  int64_t contractions = 0;
+  int64_t compute_cycles = 0;  // the model's, which the RTL reproduces
+  int64_t macs = 0;
+};
+LayersPlan plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
+                       const std::vector<verif::Phase>& phases);
 
 // The order in which the hardware sums every output (chains of R down a CE column, the
 // reduction network's add tree over the Gk CEs of a group, then the K tiles accumulated in

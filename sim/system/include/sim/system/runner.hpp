@@ -62,8 +62,7 @@ RunOptions parse_run_args(int argc, char** argv);
 
 // Plans (searches and compiles) every contraction of every layer and phase without simulating:
 // bad layers, contractions that do not fit and unroutable patterns fail here, before any RTL runs.
-// Returns the number of contractions.
-int64_t preflight(const RunOptions& opt);
+void preflight(const RunOptions& opt);
 
 // Waveform hooks: `start` runs once the SystemC design is elaborated (sc_start(SC_ZERO_TIME)),
 // `stop` after the simulation.
