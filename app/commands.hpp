@@ -14,6 +14,7 @@ void add_run_command(CLI::App& app);
 void add_search_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_power_command(CLI::App& app);
 
 // Shared helpers.
 bool print_lint(const std::string& dir, const std::string& top);  // true when every tool is clean

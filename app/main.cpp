@@ -15,12 +15,13 @@ int main(int argc, char** argv) {
   fetta::app::add_search_command(app);
   fetta::app::add_synth_command(app);
   fetta::app::add_sweep_command(app);
+  fetta::app::add_power_command(app);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
   } catch (const CLI::RuntimeError& e) {  // a command that already reported, with its exit code
     return e.get_exit_code();
+  } catch (const CLI::ParseError& e) {  // (RuntimeError derives from it: caught first)
+    return app.exit(e);
   } catch (const std::exception& e) {
     fmt::print(stderr, "fetta: error: {}\n", e.what());
     return 1;

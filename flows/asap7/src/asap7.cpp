@@ -169,14 +169,18 @@ std::string asap7_map_script(const std::string& module, const Asap7Libraries& li
   s += "opt_clean -purge\n";
   // Kept hierarchy: the mapped modules are instantiated into one netlist, so the figures below
   // count every instance and OpenSTA times paths across module ports (nothing is re-mapped).
-  if (!flat) s += "flatten\n";
+  if (!flat) s += "design -save fetta_hierarchical\nflatten\n";
   // One wire per bit, so that the aliases multi-bit wires leave behind merge away, then a buffer
   // where a port is still another net's alias (a constant or a copied output): the netlist has
   // no `assign`, which OpenSTA's Verilog reader does not take in concatenated form.
-  s += fmt::format("splitnets\nopt_clean -purge\ninsbuf -buf {} A Y\nopt_clean -purge\n", kAsap7DriverCell);
+  const std::string clean = fmt::format("splitnets\nopt_clean -purge\ninsbuf -buf {} A Y\nopt_clean -purge\n", kAsap7DriverCell);
+  s += clean;
   s += fmt::format("tee -q -o {}/macros.txt dump t:fetta_sram_*\n", work_dir);
   s += fmt::format("tee -q -o {}/stat.txt stat -liberty {} -liberty {}\n", work_dir, libs.comb_lib, libs.seq_lib);
   s += fmt::format("write_verilog -noattr {}/mapped.v\n", work_dir);
+  // The same mapping before flattening, for power per block: flattening renames every mapped
+  // cell but the flip-flops (`_123_`), so only this netlist says which block a gate belongs to.
+  if (!flat) s += "design -load fetta_hierarchical\n" + clean + fmt::format("write_verilog -noattr {}/hierarchical.v\n", work_dir);
   return s;
 }
 

@@ -1,0 +1,97 @@
+// fetta power: power per block of an emitted design from the switching activity of a run
+// (docs/power.md): read the FST a traced run wrote, synthesize the design for ASAP7 with its
+// hierarchy kept, annotate the activity on the netlist and let OpenSTA report the power.
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <stdexcept>
+
+#include "commands.hpp"
+#include "flows/activity.hpp"
+#include "flows/power.hpp"
+#include "flows/sta.hpp"
+#include "flows/synth.hpp"
+#include "flows/synth_tools.hpp"
+
+namespace fetta::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace pw = flows::power;
+namespace sy = flows::synth;
+
+struct PowerOpts {
+  std::string rtl, fst, scope, clock = "clk", out = "out/power";
+  double clock_mhz = 1000;
+  int block_depth = 1;
+  bool json = false;
+  std::string cache_dir;
+};
+
+void run(const PowerOpts& o) {
+  if (!fs::exists(fs::path(o.rtl) / "manifest.json"))
+    throw std::invalid_argument(fmt::format("--rtl {}: no manifest.json; give a directory written by fetta gen", o.rtl));
+  if (!fs::exists(o.fst))
+    throw std::invalid_argument(fmt::format("--fst {}: no such file; record one with fetta run --trace FILE", o.fst));
+  flows::sta::require_sta();
+  const pw::Activity act = pw::read_fst_activity(o.fst, o.scope, o.clock);  // a bad trace fails before synthesis
+  fs::create_directories(o.out);
+  std::ofstream(fs::path(o.out) / "activity.json") << pw::to_json(act).dump(1) << "\n";
+  sy::Options so;
+  so.target = sy::Target::asap7;
+  so.modules = "top";
+  so.keep_hierarchy = true;
+  so.clock_mhz = o.clock_mhz;
+  so.cache_dir = o.cache_dir;
+  if (!o.json) fmt::print(stderr, "fetta power: synthesizing {} for ASAP7 (hierarchy kept) into {}\n", o.rtl, o.out);
+  const sy::SynthReport rep = sy::run_synth(o.rtl, (fs::path(o.out) / "asap7").string(), so);
+  const sy::ModuleResult& top = rep.modules.at(0);
+  pw::PowerReport r;
+  r.run = pw::run_for_synthesized(top.work_dir, top.name, o.out);
+  r.run.clock_port = o.clock;
+  r.run.block_depth = o.block_depth;
+  r.sta_version = flows::sta::sta_version();
+  r.activity_source = act.source;
+  r.activity_scope = act.scope;
+  r.activity_cycles = act.cycles;
+  r.result = pw::run_power(r.run, act);
+  if (r.result.flops_annotated == 0)
+    throw std::runtime_error(fmt::format("--fst {}: none of the {} flip-flops of {} is named in scope '{}' of the trace; "
+                                         "give the design's scope with --scope (and the trace of this design)",
+                                         o.fst, r.result.flops, top.name, act.scope));
+  const nlohmann::json j = pw::to_json(r);
+  std::ofstream(fs::path(o.out) / "power.json") << j.dump(1) << "\n";
+  if (o.json) {
+    fmt::print("{}\n", j.dump(1));
+  } else {
+    fmt::print("{}", pw::format_table(r));
+    fmt::print("report: {}/power.json (script {}/power.tcl)\n", o.out, o.out);
+  }
+}
+
+}  // namespace
+
+void add_power_command(CLI::App& app) {
+  auto o = std::make_shared<PowerOpts>();
+  auto* cmd = app.add_subcommand("power", "Power per block of an emitted design from a run's switching activity (ASAP7, OpenSTA)");
+  cmd->add_option("--rtl", o->rtl, "A directory written by `fetta gen` (its top is synthesized)")->required();
+  cmd->add_option("--fst", o->fst, "FST waveform of a run of that design (fetta run --trace FILE)")->required();
+  cmd->add_option("--scope", o->scope, "The design's top in the trace, dot-separated (default: found from the clock)");
+  cmd->add_option("--clock", o->clock, "Clock port; its rising edges are the cycles")->capture_default_str();
+  cmd->add_option("--clock-mhz", o->clock_mhz, "Clock of the synthesis and of the power analysis")
+      ->check(CLI::Range(1.0, 10000.0))
+      ->capture_default_str();
+  cmd->add_option("--block-depth", o->block_depth, "Instance-path components that name a block")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  cmd->add_option("--out", o->out, "Output directory: activity.json, power.json, power.tcl, asap7/")->capture_default_str();
+  cmd->add_option("--cache-dir", o->cache_dir, "Where the merged Liberty files are kept (default: $FETTA_CACHE_DIR or ~/.cache/fetta)");
+  cmd->add_flag("--json", o->json, "JSON report on stdout instead of the table");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace fetta::app

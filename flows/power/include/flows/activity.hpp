@@ -1,0 +1,50 @@
+// Switching activity of a design recorded in simulation: per bit of every traced signal, how
+// often it toggles per clock cycle and the fraction of time it is 1 (docs/power.md).
+//
+// Read back from an FST waveform that a Verilated model wrote (`fetta run --trace`, or any
+// `--trace-fst` model): Verilator traces every port and every register under its RTL name,
+// which is how the mapped netlist names its flip-flops (`<instance path>.<reg>[<bit>]_reg`).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fetta::flows::power {
+
+struct BitActivity {
+  std::string name;   // "<instance path>.<signal>[<bit>]" below the design's scope; no [..] for 1 bit
+  double toggle_rate = 0;  // value changes (0->1 or 1->0) per clock cycle
+  double duty = 0;         // fraction of the time at 1
+  bool port = false;       // a port of the design's top module
+};
+
+struct Activity {
+  std::string source;  // the trace it was read from
+  std::string scope;   // the design's top in the trace, e.g. "TOP.fifo_w8_d4"
+  std::string clock;   // the signal whose rising edges are the cycles
+  int64_t cycles = 0;
+  std::vector<BitActivity> bits;  // sorted by name, each once
+};
+
+// Reads `fst`, keeps the signals under `scope` (dot-separated, as the trace names it; empty: the
+// trace's single top scope that holds `clock`) and counts cycles as rising edges of
+// `<scope>.<clock>`. Unknown values (x, z) neither toggle nor count as 1. Throws
+// std::runtime_error naming the file for an unreadable trace, a scope it does not hold, or no
+// clock edge.
+Activity read_fst_activity(const std::string& fst, const std::string& scope = {}, const std::string& clock = "clk");
+
+// Every toggle rate multiplied by `factor` (duties unchanged): the sanity check that switching
+// power is linear in activity.
+Activity scaled(const Activity& a, double factor);
+
+nlohmann::json to_json(const Activity& a);
+// Throws std::runtime_error naming `what` and the field for a malformed document.
+Activity activity_from_json(const nlohmann::json& j, const std::string& what);
+
+// "a.b.sig[3]" -> {"a.b", "sig[3]"}; no dot: {"", name}.
+std::pair<std::string, std::string> split_instance(const std::string& name);
+
+}  // namespace fetta::flows::power

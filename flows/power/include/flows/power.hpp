@@ -1,0 +1,83 @@
+// Power of a mapped netlist from recorded switching activity, by OpenSTA (docs/power.md).
+//
+// The activity of every register bit (on its flip-flop's output pin: `<name>_reg`, Q or QN) and
+// of every input port is annotated; OpenSTA propagates it through the combinational logic and
+// reports internal, switching and leakage power per cell, which are summed per block (the first
+// `block_depth` components of the instance path). OpenSTA 2.0.17 (Debian) has no VCD/SAIF
+// reader and its `set_power_activity -pins` is broken, so flops are annotated with
+// `sta::set_power_pin_activity`, the command that option would call.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+#include "flows/activity.hpp"
+
+namespace fetta::flows::power {
+
+struct Breakdown {
+  double internal_w = 0, switching_w = 0, leakage_w = 0;
+  double total_w() const { return internal_w + switching_w + leakage_w; }
+  Breakdown& operator+=(const Breakdown& o);
+};
+
+struct BlockPower {
+  std::string block;  // "(top)" for cells directly in the top module
+  long long cells = 0, flops = 0;
+  Breakdown power;
+};
+
+struct Run {
+  std::vector<std::string> liberty;
+  std::string netlist, top;
+  std::string sdc;                // the sign-off SDC, whose clock period the activities are per
+  std::string work_dir;           // power.tcl, activity.txt, power.log
+  double clock_period_ps = 0;     // of the SDC's clock: the activities' time base
+  std::string port_constraints;   // the SDC's set_driving_cell and set_load lines
+  std::string clock_port = "clk";
+  bool clock_stopped = false;  // a gated clock: no clock is created and its port toggles never
+  int block_depth = 1;
+};
+
+struct PowerResult {
+  long long cells = 0, flops = 0, flops_annotated = 0, inputs_annotated = 0;
+  std::vector<std::string> unmatched;  // flip-flops the activity names no signal for (OpenSTA propagates theirs)
+  std::vector<BlockPower> blocks;       // by name
+  Breakdown total;                      // OpenSTA's design total
+  Breakdown sequential, combinational;  // its rows of the same: flip-flops (and latches), the rest
+};
+
+// What power.tcl annotates, as a Tcl list: per line a flip-flop name (a register bit's, with
+// `_reg`) or an input port bit, its toggle rate, duty and 1 for a port.
+std::string activity_list(const Activity& a, const std::string& clock_port);
+std::string power_script(const Run& run);
+
+// Readers of what power.tcl prints (throw std::runtime_error naming `what`).
+std::vector<BlockPower> parse_blocks(const std::string& text, const std::string& what);
+// The row `group` ("Total", "Sequential", "Combinational") of report_power.
+Breakdown parse_total(const std::string& text, const std::string& what, const std::string& group = "Total");
+
+// The power run of a module the ASAP7 flow synthesized into `module_dir`: the libraries and SDC
+// its sign-off timing used (read from its sta.tcl) and, when the hierarchy was kept, the mapped
+// netlist before flattening (`hierarchical.v`; the same cells, so the same total), else the flat
+// one, where only flip-flops keep a block's name and every gate counts as the top's. Throws std::runtime_error
+// naming what is missing (run `fetta synth --target asap7` first).
+Run run_for_synthesized(const std::string& module_dir, const std::string& top, const std::string& work_dir);
+
+// Throws std::runtime_error naming the files when OpenSTA fails; see sta::require_sta.
+PowerResult run_power(const Run& run, const Activity& a);
+
+// What `fetta power` prints and writes: the figures with where they come from.
+struct PowerReport {
+  Run run;
+  std::string sta_version;
+  std::string activity_source, activity_scope;
+  int64_t activity_cycles = 0;
+  PowerResult result;
+};
+std::string format_table(const PowerReport& r);
+nlohmann::json to_json(const PowerReport& r);
+
+}  // namespace fetta::flows::power

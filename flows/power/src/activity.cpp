@@ -1,0 +1,243 @@
+#include "flows/activity.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <stdexcept>
+
+#include "fstapi.h"
+
+namespace fetta::flows::power {
+namespace {
+
+// One traced variable below the design's scope: its name split into base and declared range.
+struct TracedVar {
+  std::string instance;  // dot path below the scope, "" at the top
+  std::string base;      // RTL name, an unpacked index "(i)" written "[i]"
+  int msb = 0, lsb = 0;
+  bool ranged = false;
+  bool port = false;
+};
+
+// The statistics of one FST handle (aliases share one), per character of its value string.
+struct HandleStats {
+  std::vector<unsigned char> value;  // 0, 1, 2 = unknown
+  std::vector<uint64_t> last_change, high_time, toggles;
+  uint64_t rising = 0;  // of bit 0, for the clock
+};
+
+struct Reader {
+  std::vector<HandleStats> stats;  // by handle
+};
+
+void on_change(void* user, uint64_t time, fstHandle h, const unsigned char* v) {
+  auto* r = static_cast<Reader*>(user);
+  if (h >= r->stats.size()) return;
+  HandleStats& s = r->stats[h];
+  if (s.value.empty()) return;  // not a handle we asked for
+  const size_t n = std::min(s.value.size(), std::strlen(reinterpret_cast<const char*>(v)));
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char nv = v[i] == '1' ? 1 : v[i] == '0' ? 0 : 2;
+    const unsigned char ov = s.value[i];
+    if (ov == 1) s.high_time[i] += time - s.last_change[i];
+    if (ov != 2 && nv != 2 && ov != nv) {
+      ++s.toggles[i];
+      if (i == 0 && nv == 1) ++s.rising;
+    }
+    s.value[i] = nv;
+    s.last_change[i] = time;
+  }
+}
+
+// "sum_q [8:0]" -> base "sum_q", 8, 0; "mem(3) [15:0]" -> "mem[3]".
+TracedVar parse_var_name(const std::string& raw, uint32_t length) {
+  static const std::regex ranged(R"(^(\S+)\s*\[(-?\d+):(-?\d+)\]$)");
+  TracedVar v;
+  std::smatch m;
+  std::string base = raw;
+  if (std::regex_match(raw, m, ranged)) {
+    base = m[1];
+    v.msb = std::stoi(m[2]);
+    v.lsb = std::stoi(m[3]);
+    v.ranged = true;
+  } else if (length > 1) {
+    v.msb = static_cast<int>(length) - 1;
+    v.ranged = true;
+  }
+  for (char& c : base) c = c == '(' ? '[' : c == ')' ? ']' : c;
+  v.base = base;
+  return v;
+}
+
+struct FstCloser {
+  void operator()(void* ctx) const {
+    if (ctx) fstReaderClose(ctx);
+  }
+};
+
+}  // namespace
+
+std::pair<std::string, std::string> split_instance(const std::string& name) {
+  // The last dot outside brackets separates the instance path from the signal.
+  int depth = 0;
+  for (size_t i = name.size(); i-- > 0;) {
+    if (name[i] == ']') ++depth;
+    if (name[i] == '[') --depth;
+    if (name[i] == '.' && depth == 0) return {name.substr(0, i), name.substr(i + 1)};
+  }
+  return {"", name};
+}
+
+Activity read_fst_activity(const std::string& fst, const std::string& scope_in, const std::string& clock) {
+  std::unique_ptr<void, FstCloser> ctx(fstReaderOpen(fst.c_str()));
+  if (!ctx) throw std::runtime_error(fmt::format("{}: not a readable FST trace", fst));
+  // Every variable with its full scope path.
+  struct Entry {
+    std::string path, name;
+    uint32_t length;
+    fstHandle handle;
+    unsigned char direction;
+  };
+  std::vector<Entry> entries;
+  std::vector<std::string> stack;
+  auto joined = [&] {
+    std::string p;
+    for (const std::string& s : stack) p += (p.empty() ? "" : ".") + s;
+    return p;
+  };
+  while (fstHier* h = fstReaderIterateHier(ctx.get())) {
+    if (h->htyp == FST_HT_SCOPE) stack.emplace_back(h->u.scope.name);
+    else if (h->htyp == FST_HT_UPSCOPE && !stack.empty()) stack.pop_back();
+    else if (h->htyp == FST_HT_VAR)
+      entries.push_back({joined(), h->u.var.name, h->u.var.length, h->u.var.handle, h->u.var.direction});
+  }
+  std::string scope = scope_in;
+  if (scope.empty()) {
+    // The shallowest scope holding the clock, then down while it is a wrapper: one sub-scope
+    // holding every name it holds (Verilator's TOP repeats the top module's ports).
+    std::map<std::string, std::set<std::string>> names;
+    std::map<std::string, std::set<std::string>> children;
+    for (const Entry& e : entries) {
+      names[e.path].insert(e.name);
+      for (size_t dot = e.path.find('.'); dot != std::string::npos; dot = e.path.find('.', dot + 1))
+        children[e.path.substr(0, dot)].insert(e.path.substr(0, e.path.find('.', dot + 1)));
+    }
+    size_t best = std::string::npos;
+    for (const auto& [path, held] : names) {
+      if (!held.count(clock)) continue;
+      const size_t depth = static_cast<size_t>(std::count(path.begin(), path.end(), '.'));
+      if (depth < best) {
+        best = depth;
+        scope = path;
+      }
+    }
+    if (scope.empty()) throw std::runtime_error(fmt::format("{}: no signal named '{}' (the clock) in the trace", fst, clock));
+    while (children[scope].size() == 1) {
+      const std::string child = *children[scope].begin();
+      const std::set<std::string>& inner = names[child];
+      if (!std::includes(inner.begin(), inner.end(), names[scope].begin(), names[scope].end())) break;
+      scope = child;
+    }
+  }
+  Activity a;
+  a.source = fst;
+  a.scope = scope;
+  a.clock = clock;
+  Reader r;
+  r.stats.resize(static_cast<size_t>(fstReaderGetMaxHandle(ctx.get())) + 1);
+  std::multimap<fstHandle, TracedVar> vars;
+  fstHandle clock_handle = 0;
+  bool have_clock = false, in_scope = false;
+  const std::string prefix = scope + ".";
+  for (const Entry& e : entries) {
+    if (e.path != scope && e.path.rfind(prefix, 0) != 0) continue;
+    in_scope = true;
+    TracedVar v = parse_var_name(e.name, e.length);
+    v.instance = e.path == scope ? "" : e.path.substr(prefix.size());
+    v.port = e.path == scope && e.direction != FST_VD_IMPLICIT;
+    if (e.path == scope && v.base == clock && !v.ranged) {
+      clock_handle = e.handle;
+      have_clock = true;
+    }
+    HandleStats& s = r.stats.at(e.handle);
+    if (s.value.empty()) {
+      s.value.assign(e.length, 2);
+      s.last_change.assign(e.length, 0);
+      s.high_time.assign(e.length, 0);
+      s.toggles.assign(e.length, 0);
+      fstReaderSetFacProcessMask(ctx.get(), e.handle);
+    }
+    vars.emplace(e.handle, v);
+  }
+  if (!in_scope) throw std::runtime_error(fmt::format("{}: no scope '{}' in the trace", fst, scope));
+  if (!have_clock) throw std::runtime_error(fmt::format("{}: no clock '{}' in scope '{}'", fst, clock, scope));
+  fstReaderIterBlocks(ctx.get(), on_change, &r, nullptr);
+  const uint64_t start = fstReaderGetStartTime(ctx.get()), end = fstReaderGetEndTime(ctx.get());
+  a.cycles = static_cast<int64_t>(r.stats[clock_handle].rising);
+  if (a.cycles == 0 || end <= start)
+    throw std::runtime_error(fmt::format("{}: the clock '{}.{}' never rises in the trace", fst, scope, clock));
+  const double span = static_cast<double>(end - start);
+  for (HandleStats& s : r.stats)
+    for (size_t i = 0; i < s.value.size(); ++i)
+      if (s.value[i] == 1) s.high_time[i] += end - s.last_change[i];
+  for (const auto& [h, v] : vars) {
+    const HandleStats& s = r.stats[h];
+    for (size_t i = 0; i < s.value.size(); ++i) {
+      // Character i of the value is the most significant first: bit msb - i (or msb + i ascending).
+      const int bit = v.msb >= v.lsb ? v.msb - static_cast<int>(i) : v.msb + static_cast<int>(i);
+      BitActivity b;
+      b.name = (v.instance.empty() ? "" : v.instance + ".") + v.base + (v.ranged ? fmt::format("[{}]", bit) : "");
+      b.toggle_rate = static_cast<double>(s.toggles[i]) / static_cast<double>(a.cycles);
+      b.duty = static_cast<double>(s.high_time[i]) / span;
+      b.port = v.port;
+      a.bits.push_back(std::move(b));
+    }
+  }
+  std::sort(a.bits.begin(), a.bits.end(), [](const BitActivity& x, const BitActivity& y) { return x.name < y.name; });
+  a.bits.erase(std::unique(a.bits.begin(), a.bits.end(),
+                           [](const BitActivity& x, const BitActivity& y) { return x.name == y.name; }),
+               a.bits.end());
+  return a;
+}
+
+Activity scaled(const Activity& a, double factor) {
+  Activity s = a;
+  for (BitActivity& b : s.bits) b.toggle_rate *= factor;
+  return s;
+}
+
+nlohmann::json to_json(const Activity& a) {
+  nlohmann::json bits = nlohmann::json::array();
+  for (const BitActivity& b : a.bits) bits.push_back({b.name, b.toggle_rate, b.duty, b.port});
+  return {{"format", "fetta-activity-1"}, {"source", a.source}, {"scope", a.scope}, {"clock", a.clock},
+          {"cycles", a.cycles}, {"bits_columns", {"name", "toggles_per_cycle", "duty", "port"}}, {"bits", bits}};
+}
+
+Activity activity_from_json(const nlohmann::json& j, const std::string& what) {
+  auto field = [&](const char* k) -> const nlohmann::json& {
+    if (!j.is_object() || !j.contains(k)) throw std::runtime_error(fmt::format("{}: no field '{}'", what, k));
+    return j.at(k);
+  };
+  if (field("format") != "fetta-activity-1")
+    throw std::runtime_error(fmt::format("{}: format: {}; allowed: fetta-activity-1", what, field("format").dump()));
+  Activity a;
+  try {
+    a.source = field("source").get<std::string>();
+    a.scope = field("scope").get<std::string>();
+    a.clock = field("clock").get<std::string>();
+    a.cycles = field("cycles").get<int64_t>();
+    for (const auto& b : field("bits"))
+      a.bits.push_back({b.at(0).get<std::string>(), b.at(1).get<double>(), b.at(2).get<double>(), b.at(3).get<bool>()});
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(fmt::format("{}: malformed activity ({})", what, e.what()));
+  }
+  if (a.cycles < 1) throw std::runtime_error(fmt::format("{}: cycles: {}; allowed: >= 1", what, a.cycles));
+  return a;
+}
+
+}  // namespace fetta::flows::power

@@ -1,0 +1,275 @@
+#include "flows/power.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "flows/run.hpp"
+#include "flows/sta.hpp"
+
+namespace fetta::flows::power {
+namespace {
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream ss(text);
+  for (std::string l; std::getline(ss, l);) lines.push_back(l);
+  return lines;
+}
+
+// A name as an OpenSTA pattern that matches only itself, braced for Tcl.
+std::string tcl_name(const std::string& name) {
+  std::string s = "{";
+  for (char c : name) {
+    if (c == '[' || c == ']' || c == '*' || c == '?' || c == '\\') s += '\\';
+    s += c;
+  }
+  return s + "}";
+}
+
+std::string tcl_path(const std::string& p) { return "{" + p + "}"; }
+
+constexpr const char* kProcs = R"tcl(# fetta: power from recorded activity (docs/power.md).
+proc fetta_input {name rate duty} {
+  set p [get_ports -quiet $name]
+  if {$p eq "" || [get_property $p direction] ne "input"} { return 0 }
+  set_power_activity -input_ports $p -activity $rate -duty $duty
+  return 1
+}
+set fetta_inputs 0
+set fetta_act [dict create]
+)tcl";
+
+// Every flip-flop whose name the activity holds gets it on all its pins: the state (IQN, IQNN) and
+// the output (QN carries the complement's duty), the data input (the next state: the same
+// sequence a cycle earlier), and the clock pin (2 transitions per cycle, or 0 when stopped).
+// Annotating the state and the inputs keeps OpenSTA 2.0.17 from seeding the register's output
+// again from its D pin's propagated estimate (docs/power.md); the others are listed and left to
+// that propagation.
+constexpr const char* kAnnotateFlops = R"tcl(set fetta_flops 0
+foreach c [get_cells -hierarchical *] {
+  if {![$c is_leaf] || ![string match *DFF* [get_property [get_property $c liberty_cell] name]]} { continue }
+  set name [string map {/ .} [get_full_name $c]]
+  if {![dict exists $fetta_act $name]} { puts "fetta-unmatched $name"; continue }
+  lassign [dict get $fetta_act $name] rate duty
+  foreach p [get_pins -of_objects $c] {
+    set pn [get_property $p lib_pin_name]
+    if {$pn eq "CLK"} { sta::set_power_pin_activity $p $fetta_clock_activity 0.5; continue }
+    set d $duty
+    if {$pn eq "QN" || $pn eq "IQN"} { set d [expr {1.0 - $duty}] }
+    sta::set_power_pin_activity $p $rate $d
+  }
+  incr fetta_flops
+}
+)tcl";
+
+}  // namespace
+
+Breakdown& Breakdown::operator+=(const Breakdown& o) {
+  internal_w += o.internal_w;
+  switching_w += o.switching_w;
+  leakage_w += o.leakage_w;
+  return *this;
+}
+
+std::string activity_list(const Activity& a, const std::string& clock_port) {
+  // Data, not commands: read whole by power.tcl (OpenSTA's `source` takes minutes for 10^5 lines).
+  // One Tcl list element per line: {flip-flop name} {toggle rate} {duty} {1 = input port}.
+  std::string s;
+  for (const BitActivity& b : a.bits) {
+    if (b.port && b.name == clock_port) continue;  // the clock's activity is set apart
+    // A register bit under the flip-flop name it would have; a bus port's bit as `name[i]`
+    // (OpenSTA's bus-bit syntax).
+    s += fmt::format("{{{}{}}} {:.9g} {:.9g} {}\n", b.name, b.port ? "" : "_reg", b.toggle_rate, b.duty, b.port ? 1 : 0);
+  }
+  return s;
+}
+
+std::string power_script(const Run& run) {
+  std::string s = kProcs;
+  for (const std::string& lib : run.liberty) s += fmt::format("read_liberty {}\n", tcl_path(lib));
+  s += fmt::format("read_verilog {}\n", tcl_path(run.netlist));
+  s += fmt::format("link_design {}\n", run.top);
+  // The activities' time base is a virtual clock of the run's period. The clock port is an
+  // ordinary annotated input: OpenSTA 2.0.17 then propagates from every flip-flop's output
+  // (through its clock arc), which it skips for a real clock (docs/power.md).
+  s += fmt::format("create_clock -name fetta_activity_clock -period {:.3f}\n", run.clock_period_ps);
+  s += "set_input_delay 0 -clock fetta_activity_clock [all_inputs]\nset_output_delay 0 -clock fetta_activity_clock [all_outputs]\n";
+  s += run.port_constraints;
+  s += fmt::format("set fetta_clock_activity {}\n", run.clock_stopped ? 0 : 2);
+  s += fmt::format("set_power_activity -input_ports [get_ports -quiet {}] -activity $fetta_clock_activity -duty 0.5\n",
+                   tcl_name(run.clock_port));
+  // What the propagation does not reach (OpenSTA 2.0.17 misses some pins behind hierarchical
+  // ports) gets no activity instead of its 10 % default: 2 % of the adder tree's switching power.
+  s += "set_power_activity -input -activity 0 -duty 0.5\n";
+  s += R"tcl(set fetta_file [open activity.txt]
+foreach {name rate duty port} [read $fetta_file] {
+  if {$port} { incr fetta_inputs [fetta_input $name $rate $duty] } else { dict set fetta_act $name [list $rate $duty] }
+}
+close $fetta_file
+)tcl";
+  s += kAnnotateFlops;
+  s += "puts \"fetta-annotated $fetta_flops $fetta_inputs\"\n";
+  // Every leaf cell's power, summed per block in Tcl (a top has ~10^5 cells; one line per block).
+  s += fmt::format(R"tcl(set fetta_corner [sta::cmd_corner]
+array set fetta_sum {{}}
+foreach c [get_cells -hierarchical *] {{
+  if {{![$c is_leaf]}} {{ continue }}
+  set parts [split [string map {{/ .}} [get_full_name $c]] .]
+  set b [join [lrange $parts 0 end-1] .]
+  if {{$b eq ""}} {{ set b "(top)" }} else {{ set b [join [lrange [split $b .] 0 {}] .] }}
+  set flop [string match *DFF* [get_property [get_property $c liberty_cell] name]]
+  set pw [sta::instance_power $c $fetta_corner]
+  if {{![info exists fetta_sum($b)]}} {{ set fetta_sum($b) {{0 0 0.0 0.0 0.0}} }}
+  lassign $fetta_sum($b) n f i sw l
+  set fetta_sum($b) [list [expr {{$n + 1}}] [expr {{$f + $flop}}] [expr {{$i + [lindex $pw 0]}}] [expr {{$sw + [lindex $pw 1]}}] [expr {{$l + [lindex $pw 2]}}]]
+}}
+foreach b [lsort [array names fetta_sum]] {{ puts "fetta-block $b $fetta_sum($b)" }}
+report_power -digits 9
+)tcl",
+                   run.block_depth - 1);
+  return s;
+}
+
+std::vector<BlockPower> parse_blocks(const std::string& text, const std::string& what) {
+  std::vector<BlockPower> out;
+  for (const std::string& line : lines_of(text)) {
+    if (line.rfind("fetta-block ", 0) != 0) continue;
+    std::istringstream in(line.substr(12));
+    BlockPower b;
+    if (!(in >> b.block >> b.cells >> b.flops >> b.power.internal_w >> b.power.switching_w >> b.power.leakage_w))
+      throw std::runtime_error(fmt::format("{}: unreadable block line '{}'", what, line));
+    out.push_back(b);
+  }
+  if (out.empty()) throw std::runtime_error(fmt::format("{}: no block power (no cells?)", what));
+  return out;
+}
+
+Breakdown parse_total(const std::string& text, const std::string& what, const std::string& group) {
+  for (const std::string& line : lines_of(text)) {
+    if (line.rfind(group + " ", 0) != 0) continue;
+    std::istringstream in(line.substr(group.size() + 1));
+    Breakdown b;
+    double total = 0;
+    if (in >> b.internal_w >> b.switching_w >> b.leakage_w >> total) return b;
+  }
+  throw std::runtime_error(fmt::format("{}: no '{}' line from report_power", what, group));
+}
+
+Run run_for_synthesized(const std::string& module_dir, const std::string& top, const std::string& work_dir) {
+  Run run;
+  run.top = top;
+  run.work_dir = work_dir;
+  // Kept hierarchy: the netlist before flattening, whose gates sit in their blocks.
+  run.netlist = module_dir + (std::ifstream(module_dir + "/hierarchical.v") ? "/hierarchical.v" : "/netlist.v");
+  run.sdc = module_dir + "/constraints.sdc";
+  std::ifstream in(module_dir + "/sta.tcl");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("read_liberty {", 0) == 0 && line.back() == '}') run.liberty.push_back(line.substr(14, line.size() - 15));
+  for (const std::string& f : {run.netlist, run.sdc})
+    if (!std::ifstream(f))
+      throw std::runtime_error(fmt::format("{}: missing; synthesize {} for asap7 first (fetta synth --target asap7)", f, top));
+  if (run.liberty.empty())
+    throw std::runtime_error(fmt::format("{}/sta.tcl: no read_liberty line; synthesize {} for asap7 first", module_dir, top));
+  std::ifstream sdc(run.sdc);
+  for (std::string line; std::getline(sdc, line);) {
+    const size_t at = line.find(" -period ");
+    if (line.rfind("create_clock", 0) == 0 && at != std::string::npos) run.clock_period_ps = std::stod(line.substr(at + 9));
+    // The ports' electrical context (driver, load) is the sign-off timing's.
+    if (line.rfind("set_driving_cell ", 0) == 0 || line.rfind("set_load ", 0) == 0) run.port_constraints += line + "\n";
+  }
+  return run;
+}
+
+PowerResult run_power(const Run& run, const Activity& a) {
+  sta::require_sta();
+  if (!(run.clock_period_ps > 0))
+    throw std::invalid_argument(fmt::format("clock period: {} ps; allowed: > 0 (the SDC's create_clock)", run.clock_period_ps));
+  if (run.block_depth < 1) throw std::invalid_argument(fmt::format("block_depth: {}; allowed: >= 1", run.block_depth));
+  write_file(run.work_dir + "/activity.txt", activity_list(a, run.clock_port));
+  write_file(run.work_dir + "/power.tcl", power_script(run));
+  const CommandResult res = run_command("sta -no_splash -exit power.tcl", run.work_dir);
+  write_file(run.work_dir + "/power.log", res.output);
+  const std::string what = run.work_dir + "/power.log";
+  if (res.exit_code != 0)
+    throw std::runtime_error(fmt::format("OpenSTA failed on {} (exit code {}; script {}/power.tcl, log {})", run.top,
+                                         res.exit_code, run.work_dir, what));
+  PowerResult r;
+  for (const std::string& line : lines_of(res.output)) {
+    const bool error = line.rfind("Error", 0) == 0;
+    const bool unlinked = line.rfind("Warning", 0) == 0 && line.find("not found") != std::string::npos;
+    if (error || unlinked)
+      throw std::runtime_error(fmt::format("OpenSTA failed on {} ({}; script {}/power.tcl, log {}): {}", run.top,
+                                           run.netlist, run.work_dir, what, line));
+    if (line.rfind("fetta-unmatched ", 0) == 0) r.unmatched.push_back(line.substr(16));
+    if (line.rfind("fetta-annotated ", 0) == 0) {
+      std::istringstream in(line.substr(16));
+      in >> r.flops_annotated >> r.inputs_annotated;
+    }
+  }
+  r.blocks = parse_blocks(res.output, what);
+  r.total = parse_total(res.output, what);
+  r.sequential = parse_total(res.output, what, "Sequential");
+  r.combinational = parse_total(res.output, what, "Combinational");
+  for (const BlockPower& b : r.blocks) {
+    r.cells += b.cells;
+    r.flops += b.flops;
+  }
+  return r;
+}
+
+std::string format_table(const PowerReport& r) {
+  const PowerResult& p = r.result;
+  const double total = p.total.total_w();
+  std::string s = fmt::format(
+      "Power of {} by {} (ASAP7 RVT TT 0.7 V 25 C, {}; clock {:.0f} ps per {}), activity: {} cycles of {} (scope {})\n",
+      r.run.top, r.sta_version, r.run.netlist, r.run.clock_period_ps, r.run.sdc, r.activity_cycles, r.activity_source,
+      r.activity_scope);
+  s += fmt::format("flip-flops annotated {} of {}, input bits {}; the rest propagated by OpenSTA{}\n\n",
+                   p.flops_annotated, p.flops, p.inputs_annotated, r.run.clock_stopped ? "; clock stopped" : "");
+  s += fmt::format("{:<28} {:>8} {:>7} {:>11} {:>11} {:>11} {:>11} {:>6}\n", "block", "cells", "flops", "internal mW",
+                   "switch mW", "leak mW", "total mW", "%");
+  auto row = [&](const std::string& name, long long cells, long long flops, const Breakdown& b) {
+    return fmt::format("{:<28} {:>8} {:>7} {:>11.4f} {:>11.4f} {:>11.5f} {:>11.4f} {:>6.1f}\n", name, cells, flops,
+                       b.internal_w * 1e3, b.switching_w * 1e3, b.leakage_w * 1e3, b.total_w() * 1e3,
+                       total > 0 ? 100 * b.total_w() / total : 0.0);
+  };
+  for (const BlockPower& b : p.blocks) s += row(b.block, b.cells, b.flops, b.power);
+  s += row("total (OpenSTA)", p.cells, p.flops, p.total);
+  return s;
+}
+
+nlohmann::json to_json(const PowerReport& r) {
+  auto bd = [](const Breakdown& b) {
+    return nlohmann::json{{"internal_w", b.internal_w}, {"switching_w", b.switching_w}, {"leakage_w", b.leakage_w},
+                          {"total_w", b.total_w()}};
+  };
+  nlohmann::json blocks = nlohmann::json::array();
+  for (const BlockPower& b : r.result.blocks)
+    blocks.push_back({{"block", b.block}, {"cells", b.cells}, {"flops", b.flops}, {"power", bd(b.power)}});
+  return {{"tool", r.sta_version},
+          {"corner", "ASAP7 RVT TT, 0.7 V, 25 C (NLDM)"},
+          {"top", r.run.top},
+          {"netlist", r.run.netlist},
+          {"sdc", r.run.sdc},
+          {"clock_period_ps", r.run.clock_period_ps},
+          {"clock_stopped", r.run.clock_stopped},
+          {"activity", {{"source", r.activity_source}, {"scope", r.activity_scope}, {"cycles", r.activity_cycles}}},
+          {"flops", r.result.flops},
+          {"flops_annotated", r.result.flops_annotated},
+          {"inputs_annotated", r.result.inputs_annotated},
+          {"unmatched_flops", r.result.unmatched},
+          {"blocks", blocks},
+          {"total", bd(r.result.total)}};
+}
+
+}  // namespace fetta::flows::power
