@@ -3,6 +3,7 @@
 // hierarchy kept, annotate the activity on the netlist and let OpenSTA report the power.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -47,11 +48,27 @@ void run(const PowerOpts& o) {
   so.keep_hierarchy = true;
   so.clock_mhz = o.clock_mhz;
   so.cache_dir = o.cache_dir;
-  if (!o.json) fmt::print(stderr, "fetta power: synthesizing {} for ASAP7 (hierarchy kept) into {}\n", o.rtl, o.out);
-  const sy::SynthReport rep = sy::run_synth(o.rtl, (fs::path(o.out) / "asap7").string(), so);
-  const sy::ModuleResult& top = rep.modules.at(0);
+  // The netlist of an earlier run into the same --out is reused when it was synthesized from
+  // this very RTL (its manifest, with every file's sha256) at this clock.
+  const fs::path synth_dir = fs::path(o.out) / "asap7";
+  const fs::path stamp = synth_dir / "synthesized_from.json";
+  const std::string want = sy::read_text((fs::path(o.rtl) / "manifest.json").string()) +
+                           fmt::format("\nclock_mhz {}\n", o.clock_mhz);
+  nlohmann::json manifest = nlohmann::json::parse(sy::read_text((fs::path(o.rtl) / "manifest.json").string()));
+  const std::string top_name = manifest.at("top").get<std::string>();
+  const fs::path module_dir = synth_dir / top_name;
+  if (fs::exists(stamp) && sy::read_text(stamp.string()) == want && fs::exists(module_dir / "hierarchical.v")) {
+    if (!o.json) fmt::print(stderr, "fetta power: reusing the netlist in {} (same RTL and clock)\n", module_dir.string());
+  } else {
+    if (!o.json) fmt::print(stderr, "fetta power: synthesizing {} for ASAP7 (hierarchy kept) into {}\n", o.rtl, o.out);
+    fs::remove(stamp);
+    const sy::SynthReport rep = sy::run_synth(o.rtl, synth_dir.string(), so);
+    if (rep.modules.at(0).name != top_name)
+      throw std::runtime_error(fmt::format("{}: synthesized {}, the manifest names {}", o.rtl, rep.modules.at(0).name, top_name));
+    std::ofstream(stamp) << want;
+  }
   pw::PowerReport r;
-  r.run = pw::run_for_synthesized(top.work_dir, top.name, o.out);
+  r.run = pw::run_for_synthesized(module_dir.string(), top_name, o.out);
   r.run.clock_port = o.clock;
   r.run.block_depth = o.block_depth;
   r.sta_version = flows::sta::sta_version();
@@ -62,7 +79,7 @@ void run(const PowerOpts& o) {
   if (r.result.flops_annotated == 0)
     throw std::runtime_error(fmt::format("--fst {}: none of the {} flip-flops of {} is named in scope '{}' of the trace; "
                                          "give the design's scope with --scope (and the trace of this design)",
-                                         o.fst, r.result.flops, top.name, act.scope));
+                                         o.fst, r.result.flops, top_name, act.scope));
   const nlohmann::json j = pw::to_json(r);
   std::ofstream(fs::path(o.out) / "power.json") << j.dump(1) << "\n";
   if (o.json) {

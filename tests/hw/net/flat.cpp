@@ -76,12 +76,12 @@ std::vector<DistNetParams> dist_test_configs() {
 
 std::vector<RedNetParams> red_test_configs() {
   return {
-      {4, RedElem::int32, 2, 1},   // exhaustive: every control word
-      {4, RedElem::fp32, 2, 0},    // exhaustive with binary32 corner values
+      {4, RedElem::int32, 2, 1, {}},   // exhaustive: every control word
+      {4, RedElem::fp32, 2, 0, {}},    // exhaustive with binary32 corner values
       {4, RedElem::fp32, 2, 0, {Fp32AddArch::two_path, PrefixKind::sklansky}},  // the same, two-path adders
-      {8, RedElem::int48, 2, 2},   // every permutation
-      {16, RedElem::fp32, 4, 1},   // random
-      {32, RedElem::int32, 4, 3},  // random
+      {8, RedElem::int48, 2, 2, {}},   // every permutation
+      {16, RedElem::fp32, 4, 1, {}},   // random
+      {32, RedElem::int32, 4, 3, {}},  // random
       // the default configuration: two-path adders, none at levels 0 and 1 (a CE's 4 columns)
       {64, RedElem::fp32, 4, 1, {Fp32AddArch::two_path, PrefixKind::sklansky}, 2},
   };
