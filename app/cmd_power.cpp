@@ -52,9 +52,9 @@ void run(const PowerOpts& o) {
   // this very RTL (its manifest, with every file's sha256) at this clock.
   const fs::path synth_dir = fs::path(o.out) / "asap7";
   const fs::path stamp = synth_dir / "synthesized_from.json";
-  const std::string want = sy::read_text((fs::path(o.rtl) / "manifest.json").string()) +
-                           fmt::format("\nclock_mhz {}\n", o.clock_mhz);
-  nlohmann::json manifest = nlohmann::json::parse(sy::read_text((fs::path(o.rtl) / "manifest.json").string()));
+  const std::string manifest_text = sy::read_text((fs::path(o.rtl) / "manifest.json").string());
+  const std::string want = manifest_text + fmt::format("\nclock_mhz {}\n", o.clock_mhz);
+  const nlohmann::json manifest = nlohmann::json::parse(manifest_text);
   const std::string top_name = manifest.at("top").get<std::string>();
   const fs::path module_dir = synth_dir / top_name;
   if (fs::exists(stamp) && sy::read_text(stamp.string()) == want && fs::exists(module_dir / "hierarchical.v")) {

@@ -36,7 +36,6 @@ std::string tcl_name(const std::string& name) {
   return s + "}";
 }
 
-std::string tcl_path(const std::string& p) { return "{" + p + "}"; }
 
 constexpr const char* kProcs = R"tcl(# fetta: power from recorded activity (docs/power.md).
 proc fetta_input {name rate duty} {
@@ -96,8 +95,8 @@ std::string activity_list(const Activity& a, const std::string& clock_port) {
 
 std::string power_script(const Run& run) {
   std::string s = kProcs;
-  for (const std::string& lib : run.liberty) s += fmt::format("read_liberty {}\n", tcl_path(lib));
-  s += fmt::format("read_verilog {}\n", tcl_path(run.netlist));
+  for (const std::string& lib : run.liberty) s += fmt::format("read_liberty {}\n", sta::tcl_path(lib));
+  s += fmt::format("read_verilog {}\n", sta::tcl_path(run.netlist));
   s += fmt::format("link_design {}\n", run.top);
   // The activities' time base is a virtual clock of the run's period. The clock port is an
   // ordinary annotated input: OpenSTA 2.0.17 then propagates from every flip-flop's output
@@ -203,13 +202,11 @@ PowerResult run_power(const Run& run, const Activity& a) {
   if (res.exit_code != 0)
     throw std::runtime_error(fmt::format("OpenSTA failed on {} (exit code {}; script {}/power.tcl, log {})", run.top,
                                          res.exit_code, run.work_dir, what));
+  if (const std::string line = sta::first_failure(res.output); !line.empty())
+    throw std::runtime_error(fmt::format("OpenSTA failed on {} ({}; script {}/power.tcl, log {}): {}", run.top,
+                                         run.netlist, run.work_dir, what, line));
   PowerResult r;
   for (const std::string& line : lines_of(res.output)) {
-    const bool error = line.rfind("Error", 0) == 0;
-    const bool unlinked = line.rfind("Warning", 0) == 0 && line.find("not found") != std::string::npos;
-    if (error || unlinked)
-      throw std::runtime_error(fmt::format("OpenSTA failed on {} ({}; script {}/power.tcl, log {}): {}", run.top,
-                                           run.netlist, run.work_dir, what, line));
     if (line.rfind("fetta-unmatched ", 0) == 0) r.unmatched.push_back(line.substr(16));
     if (line.rfind("fetta-annotated ", 0) == 0) {
       std::istringstream in(line.substr(16));

@@ -37,7 +37,6 @@ std::string section(const std::string& log, const std::string& name) {
   return log.substr(s, t == std::string::npos ? std::string::npos : t - s);
 }
 
-std::string tcl_path(const std::string& p) { return "{" + p + "}"; }
 
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
@@ -184,6 +183,17 @@ std::string sta_script(const Run& run) {
   return s;
 }
 
+std::string tcl_path(const std::string& p) { return "{" + p + "}"; }
+
+std::string first_failure(const std::string& log) {
+  for (const std::string& line : lines_of(log)) {
+    const bool error = line.rfind("Error", 0) == 0;
+    const bool unlinked = line.rfind("Warning", 0) == 0 && line.find("not found") != std::string::npos;
+    if (error || unlinked) return line;
+  }
+  return {};
+}
+
 void require_sta() {
   if (!tool_available("sta"))
     throw std::runtime_error(
@@ -208,15 +218,9 @@ StaResult run_sta(const Run& run, double period_ps, std::vector<std::string>* co
   if (res.exit_code != 0)
     throw std::runtime_error(fmt::format("OpenSTA failed on module {} (exit code {}; script {}/sta.tcl, log {}/sta.log)",
                                          run.top, res.exit_code, run.work_dir, run.work_dir));
-  // OpenSTA reports a bad file or command as "Error: <file>, <line> ..." and goes on; a cell
-  // missing from every library as "... not found" at link time. Neither may pass silently.
-  for (const std::string& line : lines_of(log)) {
-    bool error = line.rfind("Error", 0) == 0;
-    bool unlinked = line.rfind("Warning", 0) == 0 && line.find("not found") != std::string::npos;
-    if (error || unlinked)
-      throw std::runtime_error(fmt::format("OpenSTA failed on module {} ({}, {}; script {}/sta.tcl, log {}/sta.log): {}",
-                                           run.top, run.netlist, run.sdc, run.work_dir, run.work_dir, line));
-  }
+  if (const std::string line = first_failure(log); !line.empty())
+    throw std::runtime_error(fmt::format("OpenSTA failed on module {} ({}, {}; script {}/sta.tcl, log {}/sta.log): {}",
+                                         run.top, run.netlist, run.sdc, run.work_dir, run.work_dir, line));
   StaResult r;
   r.period_ps = period_ps;
   const std::string what = run.work_dir + "/sta.log";

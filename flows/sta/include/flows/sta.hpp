@@ -86,6 +86,13 @@ std::string sta_script(const Run& run);
 // unlinked design). `timing.txt` in the work directory keeps the worst path and the summary.
 StaResult run_sta(const Run& run, double period_ps, std::vector<std::string>* commands);
 
+// The first line of an OpenSTA log that must stop the run, or "": OpenSTA reports a bad file or
+// command as "Error: <file>, <line> ..." and goes on, and a cell missing from every library as
+// "... not found" at link time. Neither may pass silently.
+std::string first_failure(const std::string& log);
+// A path as a Tcl word (braced).
+std::string tcl_path(const std::string& p);
+
 // "sta" on PATH, with the apt-get line to install it otherwise (std::runtime_error).
 void require_sta();
 std::string sta_version();
