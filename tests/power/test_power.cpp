@@ -3,18 +3,22 @@
 // What must hold: the trace's activities are what the stimulus implies; every flip-flop of the
 // netlist is named after a traced register bit; a stopped, idle block burns leakage only; an
 // idle block with its clock running has no switching power; doubling every activity doubles
-// the switching power; the blocks sum to OpenSTA's total.
+// the switching power; the blocks sum to OpenSTA's total; the activity reaches the gates behind
+// registers and behind an SRAM macro's read data (the power views).
 #include <catch2/catch.hpp>
 #include <fmt/core.h>
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 
 #include "flows/activity.hpp"
 #include "flows/power.hpp"
+#include "flows/power_view.hpp"
 #include "flows/run.hpp"
+#include "flows/sram_macro.hpp"
 #include "flows/synth.hpp"
 
 namespace fs = std::filesystem;
@@ -107,6 +111,9 @@ TEST_CASE("power: flip-flops carry their register's name, blocks sum to the tota
   CHECK(r.unmatched.empty());
   CHECK(r.flops_annotated == r.flops);
   CHECK(r.inputs_annotated == 8 * 8 + 1);  // in_0..in_7 and rst; clk is the SDC clock
+  // Every gate switches: the logic behind the registers too (before the power views, 255 of the
+  // 498 cells had no activity). What remains are cells whose every input is constant here.
+  CHECK(r.idle_cells <= r.cells / 50);
   // Blocks: the four first-level stages, the two second-level, the last, and the top's glue.
   std::map<std::string, pw::BlockPower> by;
   pw::Breakdown sum;
@@ -121,13 +128,13 @@ TEST_CASE("power: flip-flops carry their register's name, blocks sum to the tota
   CHECK(sum.leakage_w == Approx(r.total.leakage_w).epsilon(1e-6));
   // The four first-level stages see the same statistics: within 20 % of each other.
   CHECK(by["add_l0_1"].power.switching_w == Approx(by["add_l0_0"].power.switching_w).epsilon(0.2));
-  // Doubling every activity doubles the switching power of the annotated nets (the flip-flops'
-  // outputs) exactly. Halved, not doubled, from the run: a bit of duty d toggles at most
-  // 2 min(d, 1 - d) per cycle, and OpenSTA limits what exceeds that. The propagated gates follow
-  // within 10 % (OpenSTA's propagation is not linear in the input densities).
+  // Doubling every activity doubles the switching power, of the annotated nets (the flip-flops'
+  // outputs) and of the propagated ones: at fixed duties OpenSTA's propagation is linear in the
+  // toggle rates. Halved, not doubled, from the run: a bit of duty d toggles at most
+  // 2 min(d, 1 - d) per cycle, and OpenSTA limits what exceeds that.
   const pw::PowerResult half = power(pw::scaled(a, 0.5), "random_half");
   CHECK(r.sequential.switching_w == Approx(2 * half.sequential.switching_w).epsilon(1e-6));
-  CHECK(r.combinational.switching_w == Approx(2 * half.combinational.switching_w).epsilon(0.1));
+  CHECK(r.combinational.switching_w == Approx(2 * half.combinational.switching_w).epsilon(1e-4));
   CHECK(r.total.leakage_w == Approx(half.total.leakage_w));
 }
 
@@ -145,4 +152,91 @@ TEST_CASE("power: an idle block has no switching power, and stopped it burns lea
   CHECK(stopped.total.leakage_w == Approx(running.total.leakage_w));
   CHECK(stopped.total.total_w() == stopped.total.leakage_w);
   CHECK(stopped.total.leakage_w > 0);
+}
+
+TEST_CASE("power: power views change register arcs, tie functions and macro outputs, nothing else", "[power]") {
+  const std::string lib = R"lib(library (t) {
+  type (d4) { base_type : array; data_type : bit; bit_width : 4; bit_from : 3; bit_to : 0; downto : true; }
+  cell (INV) { pin (A) { direction : input; } pin (Y) { direction : output; function : "!A";
+      timing () { related_pin : "A"; timing_type : combinational; } } }
+  cell (DFF) { ff (IQN, IQNN) { clocked_on : "CLK"; next_state : "!D"; }
+    pin (CLK) { direction : input; clock : true; } pin (D) { direction : input; }
+    pin (QN) { direction : output; function : "IQN"; power_down_function : "(!VDD) + (VSS)";
+      timing () { related_pin : "CLK"; timing_type : rising_edge; /* { in a comment } */ } } }
+  cell (TIEHI) { pin (H) { direction : output; function : "1"; } }
+  cell (RAM) { pin (clk) { direction : input; clock : true; }
+    bus (q) { bus_type : d4; direction : output; timing () { related_pin : "clk"; timing_type : rising_edge; } } }
+})lib";
+  const pw::PowerView v = pw::power_view(lib, "t.lib");
+  CHECK(v.clocked_arcs == 1);
+  REQUIRE(v.constants.size() == 1);
+  CHECK(v.constants[0].cell == "TIEHI");
+  CHECK(v.constants[0].pin == "H");
+  CHECK(v.constants[0].value);
+  REQUIRE(v.macro_outputs.size() == 1);
+  CHECK(v.macro_outputs[0].cell == "RAM");
+  CHECK(v.macro_outputs[0].pin == "q");
+  const std::string& t = v.liberty;
+  // The inverter is untouched; the flip-flop's arc is combinational, its function kept, and so is
+  // the power_down_function, which only ends in "function".
+  CHECK(t.find(lib.substr(lib.find("cell (INV)"), lib.find("cell (DFF)") - lib.find("cell (INV)"))) != std::string::npos);
+  CHECK(t.find("function : \"IQN\"; power_down_function : \"(!VDD) + (VSS)\"") != std::string::npos);
+  CHECK(t.find("rising_edge") == std::string::npos);
+  CHECK(t.find("pin (H) { direction : output;  }") != std::string::npos);
+  CHECK(t.find("pin (q[0]) { function : \"fetta_pwr_q[0]\"; }") != std::string::npos);
+  CHECK(t.find("pin (q[3]) { function : \"fetta_pwr_q[3]\"; }") != std::string::npos);
+  CHECK(t.find("bus (fetta_pwr_q) { bus_type : d4; direction : input; capacitance : 0; }") != std::string::npos);
+  CHECK(pw::power_view(t, "again").macro_outputs.empty());  // a view's macro outputs have functions
+  CHECK_THROWS_WITH(pw::power_view("library (t) { cell (X) { pin (A) { }", "bad.lib"), Catch::Contains("bad.lib:1"));
+  CHECK_THROWS_WITH(pw::power_view("cell (X) { }", "nolib.lib"), Catch::Contains("no library group"));
+}
+
+TEST_CASE("power: the logic behind an SRAM macro's read data gets the data's recorded activity", "[power]") {
+  // A 16 x 4 macro of the flow's SRAM model whose read data drives four inverters.
+  sy::MemoryMacro m;
+  m.name = "ram";
+  m.width = 4;
+  m.depth = 16;
+  m.abits = 4;
+  m.rd_ports = 1;
+  m.wr_ports = 1;
+  m.same_address = {false};
+  m.never_together = {false};
+  const sy::MacroLibrary macros = sy::make_macro_library({m}, sy::SramModel{});
+  REQUIRE(macros.cells.size() == 1);
+  const std::string dir = kWork + "/sram";
+  fs::create_directories(dir);
+  std::ofstream(dir + "/sram.lib") << macros.liberty;
+  std::ofstream(dir + "/sram_inv.v") << fmt::format(R"v(module sram_inv(clk, en, addr, q_n);
+  input clk; input en; input [3:0] addr; output [3:0] q_n;
+  wire [3:0] q;
+  {} ram (.clk(clk), .rd0_en(en), .rd0_addr(addr), .rd0_data(q));
+  INVx1_ASAP7_75t_R i0 (.A(q[0]), .Y(q_n[0]));
+  INVx1_ASAP7_75t_R i1 (.A(q[1]), .Y(q_n[1]));
+  INVx1_ASAP7_75t_R i2 (.A(q[2]), .Y(q_n[2]));
+  INVx1_ASAP7_75t_R i3 (.A(q[3]), .Y(q_n[3]));
+endmodule
+)v", macros.cells[0].cell);
+  pw::Run run = pw::run_for_synthesized(module_dir(), "adder_tree_n8_w8", dir);  // the ASAP7 libraries
+  run.liberty.push_back(dir + "/sram.lib");
+  run.netlist = dir + "/sram_inv.v";
+  run.top = "sram_inv";
+  run.port_constraints = "set_load 2 [all_outputs]\n";
+  pw::Activity a;
+  a.cycles = 1000;
+  for (int i = 0; i < 4; ++i) a.bits.push_back({fmt::format("q[{}]", i), 0.25, 0.5, false});  // the read-data register
+  a.bits.push_back({"en", 0.1, 0.5, true});
+  const pw::PowerResult r = pw::run_power(run, a);
+  CHECK(r.macro_bits == 4);
+  CHECK(r.macro_bits_annotated == 4);
+  CHECK(r.idle_cells == 0);
+  CHECK(r.combinational.switching_w > 0);
+  // The same read data toggling twice as often: twice the inverters' switching power.
+  const pw::PowerResult x2 = pw::run_power(run, pw::scaled(a, 2));
+  CHECK(x2.combinational.switching_w == Approx(2 * r.combinational.switching_w).epsilon(1e-4));
+  // Without the read data's activity the inverters and the macro have none.
+  a.bits.erase(a.bits.begin(), a.bits.begin() + 4);
+  const pw::PowerResult none = pw::run_power(run, a);
+  CHECK(none.macro_bits_annotated == 0);
+  CHECK(none.idle_cells == 5);
 }

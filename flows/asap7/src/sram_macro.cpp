@@ -248,6 +248,9 @@ MacroLibrary make_macro_library(const std::vector<MemoryMacro>& found, const Sra
   l += "  time_unit : \"1ps\";\n  voltage_unit : \"1V\";\n  current_unit : \"1mA\";\n";
   l += "  leakage_power_unit : \"1nW\";\n  capacitive_load_unit (1, ff);\n  pulling_resistance_unit : \"1kohm\";\n";
   l += "  nom_process : 1;\n  nom_temperature : 25;\n  nom_voltage : 0.7;\n";
+  // As FakeRAM writes it: the supply OpenSTA's power analysis switches the read data's loads at.
+  l += "  operating_conditions (tt_0p7v_25c) { process : 1; temperature : 25; voltage : 0.7; tree_type : balanced_tree; }\n";
+  l += "  default_operating_conditions : tt_0p7v_25c;\n";
   l += "  input_threshold_pct_rise : 50;\n  input_threshold_pct_fall : 50;\n";
   l += "  output_threshold_pct_rise : 50;\n  output_threshold_pct_fall : 50;\n";
   l += "  slew_lower_threshold_pct_rise : 10;\n  slew_upper_threshold_pct_rise : 90;\n";

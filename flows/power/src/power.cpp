@@ -19,6 +19,14 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out) throw std::runtime_error("cannot write " + path);
 }
 
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::stringstream ss(text);
@@ -48,15 +56,46 @@ set fetta_inputs 0
 set fetta_act [dict create]
 )tcl";
 
-// Every flip-flop whose name the activity holds gets it on all its pins: the state (IQN, IQNN) and
-// the output (QN carries the complement's duty), the data input (the next state: the same
-// sequence a cycle earlier), and the clock pin (2 transitions per cycle, or 0 when stopped).
-// Annotating the state and the inputs keeps OpenSTA 2.0.17 from seeding the register's output
-// again from its D pin's propagated estimate (docs/power.md); the others are listed and left to
-// that propagation.
-constexpr const char* kAnnotateFlops = R"tcl(set fetta_flops 0
+// Every leaf cell that has recorded or known activity gets it on its pins:
+// - a flip-flop whose name the activity holds on all its pins: the state (IQN, IQNN) and the
+//   output (QN carries the complement's duty), the data input (the next state: the same sequence
+//   a cycle earlier), and the clock pin (2 transitions per cycle, or 0 when stopped). Annotating
+//   the inputs keeps OpenSTA 2.0.17 from seeding the register's state again from its D pin's
+//   propagated estimate (docs/power.md); flip-flops without a name are listed and left to that;
+// - a tie cell's output: no toggles, its constant's duty;
+// - an SRAM macro's read-data bit, on its power view's twin input: the activity of the net it
+//   drives, which is the RTL's read-data register (the macro absorbed it).
+constexpr const char* kAnnotateCells = R"tcl(proc fetta_macro_outputs {c buses} {
+  upvar #0 fetta_act act fetta_macro_bits bits fetta_macro_annotated found
+  set pins [dict create]
+  foreach p [get_pins -of_objects $c] { dict set pins [get_property $p lib_pin_name] $p }
+  dict for {pn p} $pins {
+    if {[get_property $p direction] ne "output" || [lsearch -exact $buses [lindex [split $pn {[}] 0]] < 0} { continue }
+    incr bits
+    set net [get_nets -quiet -of_objects $p]
+    if {$net eq "" || ![dict exists $pins fetta_pwr_$pn]} { continue }
+    set key "[string map {/ .} [get_full_name $net]]_reg"
+    if {![dict exists $act $key]} { continue }
+    lassign [dict get $act $key] rate duty
+    sta::set_power_pin_activity [dict get $pins fetta_pwr_$pn] $rate $duty
+    incr found
+  }
+}
+set fetta_flops 0
+set fetta_macro_bits 0
+set fetta_macro_annotated 0
 foreach c [get_cells -hierarchical *] {
-  if {![$c is_leaf] || ![string match *DFF* [get_property [get_property $c liberty_cell] name]]} { continue }
+  if {![$c is_leaf]} { continue }
+  set lc [get_property [get_property $c liberty_cell] name]
+  if {[dict exists $fetta_constant $lc]} {
+    foreach p [get_pins -of_objects $c] {
+      set pn [get_property $p lib_pin_name]
+      if {[dict exists $fetta_constant $lc $pn]} { sta::set_power_pin_activity $p 0 [dict get $fetta_constant $lc $pn] }
+    }
+    continue
+  }
+  if {[dict exists $fetta_macro $lc]} { fetta_macro_outputs $c [dict get $fetta_macro $lc]; continue }
+  if {![string match *DFF* $lc]} { continue }
   set name [string map {/ .} [get_full_name $c]]
   if {![dict exists $fetta_act $name]} { puts "fetta-unmatched $name"; continue }
   lassign [dict get $fetta_act $name] rate duty
@@ -93,22 +132,28 @@ std::string activity_list(const Activity& a, const std::string& clock_port) {
   return s;
 }
 
-std::string power_script(const Run& run) {
+std::string power_script(const Run& run, const std::vector<std::string>& libraries, const std::vector<PowerView>& views) {
   std::string s = kProcs;
-  for (const std::string& lib : run.liberty) s += fmt::format("read_liberty {}\n", sta::tcl_path(lib));
+  s += "set fetta_constant [dict create]\nset fetta_macro [dict create]\n";
+  for (const PowerView& v : views) {
+    for (const ConstantOutput& c : v.constants)
+      s += fmt::format("dict set fetta_constant {{{}}} {{{}}} {}\n", c.cell, c.pin, c.value ? 1 : 0);
+    for (const MacroOutput& m : v.macro_outputs) s += fmt::format("dict lappend fetta_macro {{{}}} {{{}}}\n", m.cell, m.pin);
+  }
+  for (const std::string& lib : libraries) s += fmt::format("read_liberty {}\n", sta::tcl_path(lib));
   s += fmt::format("read_verilog {}\n", sta::tcl_path(run.netlist));
   s += fmt::format("link_design {}\n", run.top);
-  // The activities' time base is a virtual clock of the run's period. The clock port is an
-  // ordinary annotated input: OpenSTA 2.0.17 then propagates from every flip-flop's output
-  // (through its clock arc), which it skips for a real clock (docs/power.md).
+  // The activities' time base is a virtual clock of the run's period, and the clock port an
+  // ordinary annotated input: its arrival reaches every gate through the power views' combinational
+  // register arcs, and OpenSTA scales a pin's activity by the period of the clock that reaches it.
   s += fmt::format("create_clock -name fetta_activity_clock -period {:.3f}\n", run.clock_period_ps);
   s += "set_input_delay 0 -clock fetta_activity_clock [all_inputs]\nset_output_delay 0 -clock fetta_activity_clock [all_outputs]\n";
   s += run.port_constraints;
   s += fmt::format("set fetta_clock_activity {}\n", run.clock_stopped ? 0 : 2);
   s += fmt::format("set_power_activity -input_ports [get_ports -quiet {}] -activity $fetta_clock_activity -duty 0.5\n",
                    tcl_name(run.clock_port));
-  // What the propagation does not reach (OpenSTA 2.0.17 misses some pins behind hierarchical
-  // ports) gets no activity instead of its 10 % default: 2 % of the adder tree's switching power.
+  // What neither the annotation nor the propagation reaches gets no activity instead of the
+  // 10 % default (counted as idle cells).
   s += "set_power_activity -input -activity 0 -duty 0.5\n";
   s += R"tcl(set fetta_file [open activity.txt]
 foreach {name rate duty port} [read $fetta_file] {
@@ -116,11 +161,13 @@ foreach {name rate duty port} [read $fetta_file] {
 }
 close $fetta_file
 )tcl";
-  s += kAnnotateFlops;
+  s += kAnnotateCells;
   s += "puts \"fetta-annotated $fetta_flops $fetta_inputs\"\n";
+  s += "puts \"fetta-macro $fetta_macro_annotated $fetta_macro_bits\"\n";
   // Every leaf cell's power, summed per block in Tcl (a top has ~10^5 cells; one line per block).
   s += fmt::format(R"tcl(set fetta_corner [sta::cmd_corner]
 array set fetta_sum {{}}
+set fetta_idle 0
 foreach c [get_cells -hierarchical *] {{
   if {{![$c is_leaf]}} {{ continue }}
   set parts [split [string map {{/ .}} [get_full_name $c]] .]
@@ -128,11 +175,13 @@ foreach c [get_cells -hierarchical *] {{
   if {{$b eq ""}} {{ set b "(top)" }} else {{ set b [join [lrange [split $b .] 0 {}] .] }}
   set flop [string match *DFF* [get_property [get_property $c liberty_cell] name]]
   set pw [sta::instance_power $c $fetta_corner]
+  if {{[lindex $pw 0] + [lindex $pw 1] == 0}} {{ incr fetta_idle }}
   if {{![info exists fetta_sum($b)]}} {{ set fetta_sum($b) {{0 0 0.0 0.0 0.0}} }}
   lassign $fetta_sum($b) n f i sw l
   set fetta_sum($b) [list [expr {{$n + 1}}] [expr {{$f + $flop}}] [expr {{$i + [lindex $pw 0]}}] [expr {{$sw + [lindex $pw 1]}}] [expr {{$l + [lindex $pw 2]}}]]
 }}
 foreach b [lsort [array names fetta_sum]] {{ puts "fetta-block $b $fetta_sum($b)" }}
+puts "fetta-idle $fetta_idle"
 report_power -digits 9
 )tcl",
                    run.block_depth - 1);
@@ -194,8 +243,16 @@ PowerResult run_power(const Run& run, const Activity& a) {
   if (!(run.clock_period_ps > 0))
     throw std::invalid_argument(fmt::format("clock period: {} ps; allowed: > 0 (the SDC's create_clock)", run.clock_period_ps));
   if (run.block_depth < 1) throw std::invalid_argument(fmt::format("block_depth: {}; allowed: >= 1", run.block_depth));
+  std::vector<std::string> libraries;
+  std::vector<PowerView> views;
+  for (const std::string& lib : run.liberty) {
+    views.push_back(power_view(read_file(lib), lib));
+    libraries.push_back(fmt::format("{}/power_view_{}", run.work_dir, libraries.size()) + ".lib");
+    write_file(libraries.back(), views.back().liberty);
+    views.back().liberty.clear();
+  }
   write_file(run.work_dir + "/activity.txt", activity_list(a, run.clock_port));
-  write_file(run.work_dir + "/power.tcl", power_script(run));
+  write_file(run.work_dir + "/power.tcl", power_script(run, libraries, views));
   const CommandResult res = run_command("sta -no_splash -exit power.tcl", run.work_dir);
   write_file(run.work_dir + "/power.log", res.output);
   const std::string what = run.work_dir + "/power.log";
@@ -212,6 +269,11 @@ PowerResult run_power(const Run& run, const Activity& a) {
       std::istringstream in(line.substr(16));
       in >> r.flops_annotated >> r.inputs_annotated;
     }
+    if (line.rfind("fetta-macro ", 0) == 0) {
+      std::istringstream in(line.substr(12));
+      in >> r.macro_bits_annotated >> r.macro_bits;
+    }
+    if (line.rfind("fetta-idle ", 0) == 0) r.idle_cells = std::stoll(line.substr(11));
   }
   r.blocks = parse_blocks(res.output, what);
   r.total = parse_total(res.output, what);
@@ -231,8 +293,10 @@ std::string format_table(const PowerReport& r) {
       "Power of {} by {} (ASAP7 RVT TT 0.7 V 25 C, {}; clock {:.0f} ps per {}), activity: {} cycles of {} (scope {})\n",
       r.run.top, r.sta_version, r.run.netlist, r.run.clock_period_ps, r.run.sdc, r.activity_cycles, r.activity_source,
       r.activity_scope);
-  s += fmt::format("flip-flops annotated {} of {}, input bits {}; the rest propagated by OpenSTA{}\n\n",
-                   p.flops_annotated, p.flops, p.inputs_annotated, r.run.clock_stopped ? "; clock stopped" : "");
+  s += fmt::format("annotated: flip-flops {} of {}, input bits {}, SRAM read-data bits {} of {}; the rest propagated by "
+                   "OpenSTA{}; {} cells without activity\n\n",
+                   p.flops_annotated, p.flops, p.inputs_annotated, p.macro_bits_annotated, p.macro_bits,
+                   r.run.clock_stopped ? "; clock stopped" : "", p.idle_cells);
   s += fmt::format("{:<28} {:>8} {:>7} {:>11} {:>11} {:>11} {:>11} {:>6}\n", "block", "cells", "flops", "internal mW",
                    "switch mW", "leak mW", "total mW", "%");
   auto row = [&](const std::string& name, long long cells, long long flops, const Breakdown& b) {
@@ -265,6 +329,9 @@ nlohmann::json to_json(const PowerReport& r) {
           {"flops_annotated", r.result.flops_annotated},
           {"inputs_annotated", r.result.inputs_annotated},
           {"unmatched_flops", r.result.unmatched},
+          {"sram_read_bits", r.result.macro_bits},
+          {"sram_read_bits_annotated", r.result.macro_bits_annotated},
+          {"idle_cells", r.result.idle_cells},
           {"blocks", blocks},
           {"total", bd(r.result.total)}};
 }

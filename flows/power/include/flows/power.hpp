@@ -1,11 +1,12 @@
 // Power of a mapped netlist from recorded switching activity, by OpenSTA (docs/power.md).
 //
-// The activity of every register bit (on its flip-flop's output pin: `<name>_reg`, Q or QN) and
-// of every input port is annotated; OpenSTA propagates it through the combinational logic and
-// reports internal, switching and leakage power per cell, which are summed per block (the first
-// `block_depth` components of the instance path). OpenSTA 2.0.17 (Debian) has no VCD/SAIF
-// reader and its `set_power_activity -pins` is broken, so flops are annotated with
-// `sta::set_power_pin_activity`, the command that option would call.
+// The activity of every register bit (on its flip-flop's pins: `<name>_reg`, Q or QN), of every
+// input port and of every SRAM macro's read data is annotated; OpenSTA propagates it through the
+// combinational logic and reports internal, switching and leakage power per cell, which are summed
+// per block (the first `block_depth` components of the instance path). OpenSTA reads power views
+// of the libraries (flows/power_view.hpp), without which 2.0.17 stops its propagation at every
+// register. It has no VCD/SAIF reader and its `set_power_activity -pins` is broken, so pins are
+// annotated with `sta::set_power_pin_activity`, the command that option would call.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "flows/activity.hpp"
+#include "flows/power_view.hpp"
 
 namespace fetta::flows::power {
 
@@ -44,6 +46,8 @@ struct Run {
 struct PowerResult {
   long long cells = 0, flops = 0, flops_annotated = 0, inputs_annotated = 0;
   std::vector<std::string> unmatched;  // flip-flops the activity names no signal for (OpenSTA propagates theirs)
+  long long macro_bits = 0, macro_bits_annotated = 0;  // SRAM read-data bits, those whose net the activity names
+  long long idle_cells = 0;  // leaf cells with no internal or switching power: constant inputs, or none reached
   std::vector<BlockPower> blocks;       // by name
   Breakdown total;                      // OpenSTA's design total
   Breakdown sequential, combinational;  // its rows of the same: flip-flops (and latches), the rest
@@ -52,7 +56,8 @@ struct PowerResult {
 // What power.tcl annotates, as a Tcl list: per line a flip-flop name (a register bit's, with
 // `_reg`) or an input port bit, its toggle rate, duty and 1 for a port.
 std::string activity_list(const Activity& a, const std::string& clock_port);
-std::string power_script(const Run& run);
+// `libraries`: the power views run_power writes of run.liberty; `views`: what they changed.
+std::string power_script(const Run& run, const std::vector<std::string>& libraries, const std::vector<PowerView>& views);
 
 // Readers of what power.tcl prints (throw std::runtime_error naming `what`).
 std::vector<BlockPower> parse_blocks(const std::string& text, const std::string& what);

@@ -1,0 +1,44 @@
+// Power views of Liberty libraries: the same cells, changed only where OpenSTA 2.0.17's activity
+// propagation would stop or crash (docs/power.md, "Power views"). For power analysis only; timing
+// reads the libraries as they are.
+//
+// 1. Flip-flop and latch outputs: their clock-to-output arcs become combinational. OpenSTA 2.0.17
+//    never crosses a register's clock-to-output arc when it propagates activity, so every gate fed
+//    only by registers kept activity 0. The output still has its function (of the state IQ, IQN),
+//    whose annotated activity the propagation now carries into the logic.
+// 2. Constant outputs (tie cells): their function is dropped and fetta annotates them instead.
+//    OpenSTA levelizes around the edges its constant propagation disables but its activity search
+//    crosses them, which visits a vertex at its own level and crashes 2.0.17.
+// 3. Macro outputs (the SRAM macros' read data: a clock-to-output arc and no function): the arcs
+//    become combinational and each bit gets the function of a new input, its twin
+//    `fetta_pwr_<name>`, on which fetta annotates the read data's recorded activity.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace fetta::flows::power {
+
+inline constexpr const char* kTwinPrefix = "fetta_pwr_";
+
+struct ConstantOutput {
+  std::string cell, pin;
+  bool value = false;
+};
+
+struct MacroOutput {
+  std::string cell, pin;  // pin: a bus's name for a bus
+};
+
+struct PowerView {
+  std::string liberty;
+  int clocked_arcs = 0;  // register clock-to-output arcs made combinational
+  std::vector<ConstantOutput> constants;
+  std::vector<MacroOutput> macro_outputs;
+};
+
+// Throws std::runtime_error naming `what` for text that is not Liberty's group syntax (unbalanced
+// braces or quotes, no library group) or a bus whose type the library does not define.
+PowerView power_view(const std::string& liberty, const std::string& what);
+
+}  // namespace fetta::flows::power
