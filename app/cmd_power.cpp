@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "commands.hpp"
@@ -26,7 +27,7 @@ namespace pw = flows::power;
 namespace sy = flows::synth;
 
 struct PowerOpts {
-  std::string rtl, fst, scope, clock = "clk", out = "out/power";
+  std::string rtl, fst, scope, clock = "clk", out = "out/power", run_report;
   double clock_mhz = 1000;
   int block_depth = 1;
   bool json = false;
@@ -38,6 +39,14 @@ void run(const PowerOpts& o) {
     throw std::invalid_argument(fmt::format("--rtl {}: no manifest.json; give a directory written by fetta gen", o.rtl));
   if (!fs::exists(o.fst))
     throw std::invalid_argument(fmt::format("--fst {}: no such file; record one with fetta run --trace FILE", o.fst));
+  std::optional<pw::RunWork> work;
+  if (!o.run_report.empty()) {
+    std::ifstream in(o.run_report);
+    if (!in) throw std::invalid_argument(fmt::format("--run {}: no such file; write it with fetta run --trace FILE --json", o.run_report));
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded()) throw std::invalid_argument(fmt::format("--run {}: not JSON; give the report of fetta run --json", o.run_report));
+    work = pw::run_work_from_json(j, o.run_report);
+  }
   flows::sta::require_sta();
   const pw::Activity act = pw::read_fst_activity(o.fst, o.scope, o.clock);  // a bad trace fails before synthesis
   fs::create_directories(o.out);
@@ -75,6 +84,8 @@ void run(const PowerOpts& o) {
   r.activity_source = act.source;
   r.activity_scope = act.scope;
   r.activity_cycles = act.cycles;
+  r.work = work;
+  if (r.work) pw::energy_of(r);  // a report of another run fails before the power analysis
   r.result = pw::run_power(r.run, act);
   if (r.result.flops_annotated == 0)
     throw std::runtime_error(fmt::format("--fst {}: none of the {} flip-flops of {} is named in scope '{}' of the trace; "
@@ -97,6 +108,7 @@ void add_power_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("power", "Power per block of an emitted design from a run's switching activity (ASAP7, OpenSTA)");
   cmd->add_option("--rtl", o->rtl, "A directory written by `fetta gen` (its top is synthesized)")->required();
   cmd->add_option("--fst", o->fst, "FST waveform of a run of that design (fetta run --trace FILE)")->required();
+  cmd->add_option("--run", o->run_report, "The traced run's report (fetta run --json): energy per MAC, TOPS/W and EDP");
   cmd->add_option("--scope", o->scope, "The design's top in the trace, dot-separated (default: found from the clock)");
   cmd->add_option("--clock", o->clock, "Clock port; its rising edges are the cycles")->capture_default_str();
   cmd->add_option("--clock-mhz", o->clock_mhz, "Clock of the synthesis and of the power analysis")

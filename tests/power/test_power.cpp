@@ -240,3 +240,31 @@ endmodule
   CHECK(none.macro_bits_annotated == 0);
   CHECK(none.idle_cells == 5);
 }
+
+TEST_CASE("power: energy of a run from its report, and a report of another run refused", "[power]") {
+  const nlohmann::json j = {{"sim_cycles", 1000},
+                            {"steps", {{{"layer", "l"}, {"phase", "fp"}, {"macs", 3000}, {"cycles", 200}, {"host_cycles", 700}},
+                                       {{"layer", "l"}, {"phase", "bp"}, {"macs", 1000}, {"cycles", 100}, {"host_cycles", 0}}}}};
+  pw::PowerReport r;
+  r.work = pw::run_work_from_json(j, "run.json");
+  CHECK(r.work->macs == 4000);
+  CHECK(r.work->compute_cycles == 300);
+  CHECK(r.work->host_cycles == 700);
+  CHECK(r.work->phases == std::vector<std::string>{"fp", "bp"});
+  r.run.clock_period_ps = 1000;
+  r.activity_cycles = 1001;  // the trace holds the reset too
+  r.result.total.internal_w = 0.010;
+  r.result.total.leakage_w = 0.002;
+  const pw::Energy e = pw::energy_of(r);
+  CHECK(e.seconds == Approx(1001e-9));
+  CHECK(e.joules == Approx(0.012 * 1001e-9));
+  CHECK(e.pj_per_mac == Approx(0.012 * 1001e-9 * 1e12 / 4000));
+  CHECK(e.tops_per_w == Approx(2.0 * 4000 / (0.012 * 1001e-9) * 1e-12));
+  CHECK(e.edp_js == Approx(e.joules * e.seconds));
+  r.activity_cycles = 357;
+  CHECK_THROWS_WITH(pw::energy_of(r), Catch::Contains("run.json: a run of 1000 cycles"));
+  CHECK_THROWS_WITH(pw::run_work_from_json(nlohmann::json::object(), "x.json"), Catch::Contains("x.json: not a `fetta run --json` report (field 'steps')"));
+  nlohmann::json no_macs = j;
+  no_macs["steps"][0].erase("macs");
+  CHECK_THROWS_WITH(pw::run_work_from_json(no_macs, "y.json"), Catch::Contains("steps[].macs"));
+}

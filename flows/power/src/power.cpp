@@ -1,6 +1,10 @@
 #include "flows/power.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
 
 #include <fstream>
 #include <set>
@@ -286,6 +290,50 @@ PowerResult run_power(const Run& run, const Activity& a) {
   return r;
 }
 
+RunWork run_work_from_json(const nlohmann::json& j, const std::string& what) {
+  auto bad = [&](const std::string& field) {
+    return std::runtime_error(fmt::format("{}: not a `fetta run --json` report (field '{}')", what, field));
+  };
+  if (!j.is_object() || !j.contains("steps") || !j["steps"].is_array()) throw bad("steps");
+  if (!j.contains("sim_cycles") || !j["sim_cycles"].is_number_integer()) throw bad("sim_cycles");
+  RunWork w;
+  w.source = what;
+  w.sim_cycles = j["sim_cycles"].get<int64_t>();
+  auto add_once = [](std::vector<std::string>& v, const std::string& x) {
+    if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+  };
+  for (const nlohmann::json& step : j["steps"]) {
+    for (const char* f : {"macs", "cycles", "host_cycles"})
+      if (!step.contains(f) || !step[f].is_number_integer()) throw bad(std::string("steps[].") + f);
+    for (const char* f : {"layer", "phase"})
+      if (!step.contains(f) || !step[f].is_string()) throw bad(std::string("steps[].") + f);
+    w.macs += step["macs"].get<int64_t>();
+    w.compute_cycles += step["cycles"].get<int64_t>();
+    w.host_cycles += step["host_cycles"].get<int64_t>();
+    add_once(w.layers, step["layer"].get<std::string>());
+    add_once(w.phases, step["phase"].get<std::string>());
+  }
+  if (w.macs <= 0) throw bad("steps (no MACs)");
+  return w;
+}
+
+Energy energy_of(const PowerReport& r) {
+  const RunWork& w = r.work.value();
+  // The trace starts with the reset; a run of another length is another run.
+  const auto sim = static_cast<double>(w.sim_cycles), traced = static_cast<double>(r.activity_cycles);
+  if (std::abs(traced - sim) > 4 + 0.01 * sim)
+    throw std::invalid_argument(fmt::format("{}: a run of {} cycles, but the trace {} records {}; give the report of the "
+                                            "traced run (fetta run --trace FILE --json)",
+                                            w.source, w.sim_cycles, r.activity_source, r.activity_cycles));
+  Energy e;
+  e.seconds = traced * r.run.clock_period_ps * 1e-12;
+  e.joules = r.result.total.total_w() * e.seconds;
+  e.pj_per_mac = e.joules * 1e12 / static_cast<double>(w.macs);
+  e.tops_per_w = e.joules > 0 ? 2.0 * static_cast<double>(w.macs) / e.joules * 1e-12 : 0.0;
+  e.edp_js = e.joules * e.seconds;
+  return e;
+}
+
 std::string format_table(const PowerReport& r) {
   const PowerResult& p = r.result;
   const double total = p.total.total_w();
@@ -306,8 +354,32 @@ std::string format_table(const PowerReport& r) {
   };
   for (const BlockPower& b : p.blocks) s += row(b.block, b.cells, b.flops, b.power);
   s += row("total (OpenSTA)", p.cells, p.flops, p.total);
+  if (r.work) {
+    const RunWork& w = *r.work;
+    const Energy e = energy_of(r);
+    s += fmt::format("\nenergy of the run ({}; {}): {:.4g} uJ over {} cycles ({} computing, {} host transfers), "
+                     "{} MACs: {:.3f} pJ/MAC, {:.3f} TOPS/W, EDP {:.4g} J s\n",
+                     fmt::join(w.layers, ", "), fmt::join(w.phases, ","), e.joules * 1e6, r.activity_cycles,
+                     w.compute_cycles, w.host_cycles, w.macs, e.pj_per_mac, e.tops_per_w, e.edp_js);
+    s += "(core logic and SRAM leakage at the run's average power; SRAM access energy and DRAM not included)\n";
+  }
   return s;
 }
+
+namespace {
+
+nlohmann::json energy_json(const PowerReport& r) {
+  if (!r.work) return nullptr;
+  const Energy e = energy_of(r);
+  const RunWork& w = *r.work;
+  return {{"run", w.source},         {"layers", w.layers},       {"phases", w.phases},
+          {"macs", w.macs},          {"cycles", r.activity_cycles}, {"compute_cycles", w.compute_cycles},
+          {"host_cycles", w.host_cycles}, {"seconds", e.seconds},  {"joules", e.joules},
+          {"pj_per_mac", e.pj_per_mac}, {"tops_per_w", e.tops_per_w}, {"edp_js", e.edp_js},
+          {"includes", "core logic and SRAM leakage at the run's average power; not SRAM access energy, not DRAM"}};
+}
+
+}  // namespace
 
 nlohmann::json to_json(const PowerReport& r) {
   auto bd = [](const Breakdown& b) {
@@ -333,7 +405,8 @@ nlohmann::json to_json(const PowerReport& r) {
           {"sram_read_bits_annotated", r.result.macro_bits_annotated},
           {"idle_cells", r.result.idle_cells},
           {"blocks", blocks},
-          {"total", bd(r.result.total)}};
+          {"total", bd(r.result.total)},
+          {"energy", energy_json(r)}};
 }
 
 }  // namespace fetta::flows::power

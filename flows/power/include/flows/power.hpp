@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,24 @@ Run run_for_synthesized(const std::string& module_dir, const std::string& top, c
 // Throws std::runtime_error naming the files when OpenSTA fails; see sta::require_sta.
 PowerResult run_power(const Run& run, const Activity& a);
 
+// The work of the traced run, from its `fetta run --json` report.
+struct RunWork {
+  std::string source;
+  std::vector<std::string> layers, phases;  // in run order, each once
+  int64_t macs = 0;
+  int64_t compute_cycles = 0, host_cycles = 0;  // summed over the run's steps
+  int64_t sim_cycles = 0;                       // the whole simulated run, which the trace records
+};
+// Throws std::runtime_error naming `what` and the field for a document that is not such a report.
+RunWork run_work_from_json(const nlohmann::json& j, const std::string& what);
+
+// The run's energy at the measured average power: over the traced cycles, per MAC, operations
+// (2 per MAC) per joule, and energy x delay.
+struct Energy {
+  double seconds = 0, joules = 0;
+  double pj_per_mac = 0, tops_per_w = 0, edp_js = 0;
+};
+
 // What `fetta power` prints and writes: the figures with where they come from.
 struct PowerReport {
   Run run;
@@ -81,7 +100,10 @@ struct PowerReport {
   std::string activity_source, activity_scope;
   int64_t activity_cycles = 0;
   PowerResult result;
+  std::optional<RunWork> work;
 };
+// Throws std::invalid_argument when the report's run and the trace differ in length (another run's report).
+Energy energy_of(const PowerReport& r);
 std::string format_table(const PowerReport& r);
 nlohmann::json to_json(const PowerReport& r);
 
