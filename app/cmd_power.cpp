@@ -27,7 +27,7 @@ namespace pw = flows::power;
 namespace sy = flows::synth;
 
 struct PowerOpts {
-  std::string rtl, fst, scope, clock = "clk", out = "out/power", run_report;
+  std::string rtl, fst, scope, clock = "clk", out = "out/power", run_report, window;
   double clock_mhz = 1000;
   int block_depth = 1;
   bool json = false;
@@ -48,7 +48,7 @@ void run(const PowerOpts& o) {
     work = pw::run_work_from_json(j, o.run_report);
   }
   flows::sta::require_sta();
-  const pw::Activity act = pw::read_fst_activity(o.fst, o.scope, o.clock);  // a bad trace fails before synthesis
+  const pw::Activity act = pw::read_fst_activity(o.fst, o.scope, o.clock, o.window);  // a bad trace fails before synthesis
   fs::create_directories(o.out);
   std::ofstream(fs::path(o.out) / "activity.json") << pw::to_json(act).dump(1) << "\n";
   sy::Options so;
@@ -84,6 +84,7 @@ void run(const PowerOpts& o) {
   r.activity_source = act.source;
   r.activity_scope = act.scope;
   r.activity_cycles = act.cycles;
+  r.activity_window = act.window;
   r.work = work;
   if (r.work) pw::energy_of(r);  // a report of another run fails before the power analysis
   r.result = pw::run_power(r.run, act);
@@ -109,6 +110,9 @@ void add_power_command(CLI::App& app) {
   cmd->add_option("--rtl", o->rtl, "A directory written by `fetta gen` (its top is synthesized)")->required();
   cmd->add_option("--fst", o->fst, "FST waveform of a run of that design (fetta run --trace FILE)")->required();
   cmd->add_option("--run", o->run_report, "The traced run's report (fetta run --json): energy per MAC, TOPS/W and EDP");
+  cmd->add_option("--while", o->window,
+                  "Count activity only while this 1-bit signal of the top is 1 ('!name': 0), e.g. busy: the power "
+                  "and energy of the computation without the host transfers");
   cmd->add_option("--scope", o->scope, "The design's top in the trace, dot-separated (default: found from the clock)");
   cmd->add_option("--clock", o->clock, "Clock port; its rising edges are the cycles")->capture_default_str();
   cmd->add_option("--clock-mhz", o->clock_mhz, "Clock of the synthesis and of the power analysis")

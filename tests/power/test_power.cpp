@@ -99,6 +99,32 @@ TEST_CASE("power: the FST read back gives the stimulus' activity", "[power]") {
   CHECK_THROWS_WITH(pw::read_fst_activity(FETTA_POWER_RTL "/adder_tree_n8_w8.sv"), Catch::Contains("not a readable FST"));
 }
 
+TEST_CASE("power: a window counts the activity while a signal is 1, and its complement the rest", "[power]") {
+  const std::string fst = trace("random");
+  const pw::Activity all = pw::read_fst_activity(fst);
+  const pw::Activity in = pw::read_fst_activity(fst, {}, "clk", "rst");
+  const pw::Activity out = pw::read_fst_activity(fst, {}, "clk", "!rst");
+  CHECK(in.window == "rst");
+  CHECK(in.cycles == 2);  // the two reset cycles
+  CHECK(in.cycles + out.cycles == all.cycles);
+  REQUIRE(in.bits.size() == all.bits.size());
+  REQUIRE(out.bits.size() == all.bits.size());
+  // Every bit's toggles and time at 1 split between the window and the rest.
+  for (size_t i = 0; i < all.bits.size(); ++i) {
+    const pw::BitActivity &a = all.bits[i], &x = in.bits[i], &y = out.bits[i];
+    CHECK(x.toggle_rate * in.cycles + y.toggle_rate * out.cycles == Approx(a.toggle_rate * all.cycles).margin(1e-9));
+    CHECK(x.duty * in.cycles + y.duty * out.cycles == Approx(a.duty * all.cycles).epsilon(1e-3));
+  }
+  CHECK(bit(in, "rst").duty == Approx(1.0));
+  CHECK(bit(out, "rst").duty == 0);
+  // Reset falls on the edge that ends the window: that change counts outside it.
+  CHECK(bit(in, "rst").toggle_rate == 0);
+  CHECK(bit(out, "rst").toggle_rate * static_cast<double>(out.cycles) == Approx(1.0));
+  CHECK(bit(in, "in_0[3]").port);
+  CHECK(pw::read_fst_activity(fst, {}, "clk", "in_0[3]").cycles > 0);  // a bus's bit
+  CHECK_THROWS_WITH(pw::read_fst_activity(fst, {}, "clk", "nope"), Catch::Contains("no 1-bit signal 'nope'"));
+}
+
 TEST_CASE("power: flip-flops carry their register's name, blocks sum to the total, activity scales", "[power]") {
   const pw::Activity a = pw::read_fst_activity(trace("random"));
   const pw::PowerResult r = power(a, "random");

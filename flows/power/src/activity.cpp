@@ -24,34 +24,70 @@ struct TracedVar {
   bool port = false;
 };
 
-// The statistics of one FST handle (aliases share one), per character of its value string.
+// The statistics of one FST handle (aliases share one), per character of its value string. Times
+// are window times (Reader::window_time): only the time inside the window counts.
 struct HandleStats {
   std::vector<unsigned char> value;  // 0, 1, 2 = unknown
   std::vector<uint64_t> last_change, high_time, toggles;
-  uint64_t rising = 0;  // of bit 0, for the clock
+  uint64_t rising = 0;  // of bit 0 inside the window, for the clock
 };
 
+// FST value changes come in time order; those of one time are applied together, the window
+// signal's first, so that the edge that opens the window counts in it.
 struct Reader {
   std::vector<HandleStats> stats;  // by handle
+  bool gated = false;              // else the window is the whole trace
+  fstHandle gate = 0;
+  size_t gate_bit = 0;             // character of the gate's value
+  bool gate_level = true;          // the window is where the gate has this value
+  bool open = false;               // the window now
+  uint64_t start = 0;              // of the trace
+  uint64_t time = 0;               // of the pending changes
+  uint64_t window_at_time = 0;     // window time elapsed up to `time`
+  std::vector<std::pair<fstHandle, std::string>> pending;
+
+  void apply(fstHandle h, const char* v) {
+    HandleStats& s = stats[h];
+    const size_t n = std::min(s.value.size(), std::strlen(v));
+    for (size_t i = 0; i < n; ++i) {
+      const unsigned char nv = v[i] == '1' ? 1 : v[i] == '0' ? 0 : 2;
+      const unsigned char ov = s.value[i];
+      if (ov == 1) s.high_time[i] += window_at_time - s.last_change[i];
+      if (open && ov != 2 && nv != 2 && ov != nv) {
+        ++s.toggles[i];
+        if (i == 0 && nv == 1) ++s.rising;
+      }
+      s.value[i] = nv;
+      s.last_change[i] = window_at_time;
+    }
+  }
+
+  void flush() {
+    if (gated)
+      for (const auto& [h, v] : pending)
+        if (h == gate && gate_bit < v.size()) open = (v[gate_bit] == '1') == gate_level && v[gate_bit] != 'x' && v[gate_bit] != 'z';
+    for (const auto& [h, v] : pending) apply(h, v.c_str());
+    pending.clear();
+  }
+
+  void advance(uint64_t t) {
+    if (t == time) return;
+    flush();
+    if (open) window_at_time += t - time;
+    time = t;
+  }
 };
 
 void on_change(void* user, uint64_t time, fstHandle h, const unsigned char* v) {
   auto* r = static_cast<Reader*>(user);
-  if (h >= r->stats.size()) return;
-  HandleStats& s = r->stats[h];
-  if (s.value.empty()) return;  // not a handle we asked for
-  const size_t n = std::min(s.value.size(), std::strlen(reinterpret_cast<const char*>(v)));
-  for (size_t i = 0; i < n; ++i) {
-    const unsigned char nv = v[i] == '1' ? 1 : v[i] == '0' ? 0 : 2;
-    const unsigned char ov = s.value[i];
-    if (ov == 1) s.high_time[i] += time - s.last_change[i];
-    if (ov != 2 && nv != 2 && ov != nv) {
-      ++s.toggles[i];
-      if (i == 0 && nv == 1) ++s.rising;
-    }
-    s.value[i] = nv;
-    s.last_change[i] = time;
+  if (h >= r->stats.size() || r->stats[h].value.empty()) return;  // not a handle we asked for
+  if (!r->gated) {  // the whole trace: nothing to order
+    r->window_at_time = time - r->start;
+    r->apply(h, reinterpret_cast<const char*>(v));
+    return;
   }
+  r->advance(time);
+  r->pending.emplace_back(h, reinterpret_cast<const char*>(v));
 }
 
 // "sum_q [8:0]" -> base "sum_q", 8, 0; "mem(3) [15:0]" -> "mem[3]".
@@ -93,7 +129,8 @@ std::pair<std::string, std::string> split_instance(const std::string& name) {
   return {"", name};
 }
 
-Activity read_fst_activity(const std::string& fst, const std::string& scope_in, const std::string& clock) {
+Activity read_fst_activity(const std::string& fst, const std::string& scope_in, const std::string& clock,
+                           const std::string& window) {
   std::unique_ptr<void, FstCloser> ctx(fstReaderOpen(fst.c_str()));
   if (!ctx) throw std::runtime_error(fmt::format("{}: not a readable FST trace", fst));
   // Every variable with its full scope path.
@@ -148,11 +185,18 @@ Activity read_fst_activity(const std::string& fst, const std::string& scope_in, 
   a.source = fst;
   a.scope = scope;
   a.clock = clock;
+  a.window = window;
+  // The window: a 1-bit signal of the design's top (or a bit of a bus), "!" in front for where it is 0.
+  const bool gate_low = !window.empty() && window[0] == '!';
+  const std::string gate_name = gate_low ? window.substr(1) : window;
   Reader r;
   r.stats.resize(static_cast<size_t>(fstReaderGetMaxHandle(ctx.get())) + 1);
+  r.gated = !window.empty();
+  r.gate_level = !gate_low;
+  r.open = !r.gated;
   std::multimap<fstHandle, TracedVar> vars;
   fstHandle clock_handle = 0;
-  bool have_clock = false, in_scope = false;
+  bool have_clock = false, in_scope = false, have_gate = false;
   const std::string prefix = scope + ".";
   for (const Entry& e : entries) {
     if (e.path != scope && e.path.rfind(prefix, 0) != 0) continue;
@@ -163,6 +207,16 @@ Activity read_fst_activity(const std::string& fst, const std::string& scope_in, 
     if (e.path == scope && v.base == clock && !v.ranged) {
       clock_handle = e.handle;
       have_clock = true;
+    }
+    if (r.gated && e.path == scope && !have_gate) {
+      const int lo = std::min(v.msb, v.lsb), hi = std::max(v.msb, v.lsb);
+      for (int bit = lo; bit <= hi; ++bit) {
+        const std::string named = v.base + (v.ranged ? fmt::format("[{}]", bit) : "");
+        if (named != gate_name && !(v.ranged && hi == lo && v.base == gate_name)) continue;
+        r.gate = e.handle;
+        r.gate_bit = static_cast<size_t>(v.msb >= v.lsb ? v.msb - bit : bit - v.msb);
+        have_gate = true;
+      }
     }
     HandleStats& s = r.stats.at(e.handle);
     if (s.value.empty()) {
@@ -176,15 +230,26 @@ Activity read_fst_activity(const std::string& fst, const std::string& scope_in, 
   }
   if (!in_scope) throw std::runtime_error(fmt::format("{}: no scope '{}' in the trace", fst, scope));
   if (!have_clock) throw std::runtime_error(fmt::format("{}: no clock '{}' in scope '{}'", fst, clock, scope));
-  fstReaderIterBlocks(ctx.get(), on_change, &r, nullptr);
+  if (r.gated && !have_gate)
+    throw std::runtime_error(fmt::format("{}: no 1-bit signal '{}' in scope '{}' for the window '{}'", fst, gate_name, scope, window));
   const uint64_t start = fstReaderGetStartTime(ctx.get()), end = fstReaderGetEndTime(ctx.get());
+  r.start = r.time = start;
+  fstReaderIterBlocks(ctx.get(), on_change, &r, nullptr);
+  if (r.gated) {
+    r.advance(end + 1);  // applies the last time's changes; the trace ends at `end`
+    if (r.open) r.window_at_time -= 1;
+  } else {
+    r.window_at_time = end - start;
+  }
   a.cycles = static_cast<int64_t>(r.stats[clock_handle].rising);
-  if (a.cycles == 0 || end <= start)
+  if (a.cycles == 0 || end <= start) {
+    if (r.gated) throw std::runtime_error(fmt::format("{}: the clock '{}.{}' never rises while '{}'", fst, scope, clock, window));
     throw std::runtime_error(fmt::format("{}: the clock '{}.{}' never rises in the trace", fst, scope, clock));
-  const double span = static_cast<double>(end - start);
+  }
+  const double span = static_cast<double>(r.window_at_time);
   for (HandleStats& s : r.stats)
     for (size_t i = 0; i < s.value.size(); ++i)
-      if (s.value[i] == 1) s.high_time[i] += end - s.last_change[i];
+      if (s.value[i] == 1) s.high_time[i] += r.window_at_time - s.last_change[i];
   for (const auto& [h, v] : vars) {
     const HandleStats& s = r.stats[h];
     for (size_t i = 0; i < s.value.size(); ++i) {
@@ -215,7 +280,7 @@ nlohmann::json to_json(const Activity& a) {
   nlohmann::json bits = nlohmann::json::array();
   for (const BitActivity& b : a.bits) bits.push_back({b.name, b.toggle_rate, b.duty, b.port});
   return {{"format", "fetta-activity-1"}, {"source", a.source}, {"scope", a.scope}, {"clock", a.clock},
-          {"cycles", a.cycles}, {"bits_columns", {"name", "toggles_per_cycle", "duty", "port"}}, {"bits", bits}};
+          {"window", a.window}, {"cycles", a.cycles}, {"bits_columns", {"name", "toggles_per_cycle", "duty", "port"}}, {"bits", bits}};
 }
 
 Activity activity_from_json(const nlohmann::json& j, const std::string& what) {
@@ -231,6 +296,7 @@ Activity activity_from_json(const nlohmann::json& j, const std::string& what) {
     a.scope = field("scope").get<std::string>();
     a.clock = field("clock").get<std::string>();
     a.cycles = field("cycles").get<int64_t>();
+    if (j.contains("window")) a.window = j.at("window").get<std::string>();
     for (const auto& b : field("bits"))
       a.bits.push_back({b.at(0).get<std::string>(), b.at(1).get<double>(), b.at(2).get<double>(), b.at(3).get<bool>()});
   } catch (const nlohmann::json::exception& e) {

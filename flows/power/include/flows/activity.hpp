@@ -25,16 +25,21 @@ struct Activity {
   std::string source;  // the trace it was read from
   std::string scope;   // the design's top in the trace, e.g. "TOP.fifo_w8_d4"
   std::string clock;   // the signal whose rising edges are the cycles
-  int64_t cycles = 0;
+  std::string window;  // "": the whole trace; else the 1-bit signal (or "!signal") the activity was counted while
+  int64_t cycles = 0;  // inside the window
   std::vector<BitActivity> bits;  // sorted by name, each once
 };
 
 // Reads `fst`, keeps the signals under `scope` (dot-separated, as the trace names it; empty: the
 // trace's single top scope that holds `clock`) and counts cycles as rising edges of
-// `<scope>.<clock>`. Unknown values (x, z) neither toggle nor count as 1. Throws
-// std::runtime_error naming the file for an unreadable trace, a scope it does not hold, or no
-// clock edge.
-Activity read_fst_activity(const std::string& fst, const std::string& scope = {}, const std::string& clock = "clk");
+// `<scope>.<clock>`. Unknown values (x, z) neither toggle nor count as 1. With a `window` (a
+// 1-bit signal of the scope, `name` or `name[bit]`, or `!name` for where it is 0), only the time
+// and the changes while the signal has that value count: the changes of an edge that sets it
+// count inside, those of an edge that clears it outside. Throws std::runtime_error naming the
+// file for an unreadable trace, a scope it does not hold, no such window signal, or no clock
+// edge (in the window).
+Activity read_fst_activity(const std::string& fst, const std::string& scope = {}, const std::string& clock = "clk",
+                           const std::string& window = {});
 
 // Every toggle rate multiplied by `factor` (duties unchanged): the sanity check that switching
 // power is linear in activity.

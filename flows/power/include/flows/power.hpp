@@ -98,6 +98,7 @@ struct PowerReport {
   Run run;
   std::string sta_version;
   std::string activity_source, activity_scope;
+  std::string activity_window;  // "" or the signal the activity was counted while (read_fst_activity)
   int64_t activity_cycles = 0;
   PowerResult result;
   std::optional<RunWork> work;
