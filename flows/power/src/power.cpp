@@ -52,7 +52,7 @@ std::string tcl_name(const std::string& name) {
 constexpr const char* kProcs = R"tcl(# fetta: power from recorded activity (docs/power.md).
 proc fetta_input {name rate duty} {
   set p [get_ports -quiet $name]
-  if {$p eq "" || [get_property $p direction] ne "input"} { return 0 }
+  if {[llength $p] != 1 || [get_property $p direction] ne "input"} { return 0 }
   set_power_activity -input_ports $p -activity $rate -duty $duty
   return 1
 }
