@@ -86,7 +86,7 @@ void run(const PowerOpts& o) {
   r.activity_cycles = act.cycles;
   r.activity_window = act.window;
   r.work = work;
-  if (r.work) pw::energy_of(r);  // a report of another run fails before the power analysis
+  if (r.work) pw::require_same_run(r);  // a report of another run fails before the power analysis
   r.result = pw::run_power(r.run, act);
   if (r.result.flops_annotated == 0)
     throw std::runtime_error(fmt::format("--fst {}: none of the {} flip-flops of {} is named in scope '{}' of the trace; "

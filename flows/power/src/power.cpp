@@ -13,23 +13,13 @@
 
 #include "flows/run.hpp"
 #include "flows/sta.hpp"
+#include "flows/synth_tools.hpp"
 
 namespace fetta::flows::power {
 namespace {
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + path);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using synth::read_text;
+using synth::write_text;
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -250,15 +240,15 @@ PowerResult run_power(const Run& run, const Activity& a) {
   std::vector<std::string> libraries;
   std::vector<PowerView> views;
   for (const std::string& lib : run.liberty) {
-    views.push_back(power_view(read_file(lib), lib));
+    views.push_back(power_view(read_text(lib), lib));
     libraries.push_back(fmt::format("{}/power_view_{}", run.work_dir, libraries.size()) + ".lib");
-    write_file(libraries.back(), views.back().liberty);
+    write_text(libraries.back(), views.back().liberty);
     views.back().liberty.clear();
   }
-  write_file(run.work_dir + "/activity.txt", activity_list(a, run.clock_port));
-  write_file(run.work_dir + "/power.tcl", power_script(run, libraries, views));
+  write_text(run.work_dir + "/activity.txt", activity_list(a, run.clock_port));
+  write_text(run.work_dir + "/power.tcl", power_script(run, libraries, views));
   const CommandResult res = run_command("sta -no_splash -exit power.tcl", run.work_dir);
-  write_file(run.work_dir + "/power.log", res.output);
+  write_text(run.work_dir + "/power.log", res.output);
   const std::string what = run.work_dir + "/power.log";
   if (res.exit_code != 0)
     throw std::runtime_error(fmt::format("OpenSTA failed on {} (exit code {}; script {}/power.tcl, log {})", run.top,
@@ -317,7 +307,7 @@ RunWork run_work_from_json(const nlohmann::json& j, const std::string& what) {
   return w;
 }
 
-Energy energy_of(const PowerReport& r) {
+void require_same_run(const PowerReport& r) {
   const RunWork& w = r.work.value();
   // The trace starts with the reset; a run of another length is another run. A window holds
   // part of the run.
@@ -327,8 +317,13 @@ Energy energy_of(const PowerReport& r) {
     throw std::invalid_argument(fmt::format("{}: a run of {} cycles, but the trace {} records {}; give the report of the "
                                             "traced run (fetta run --trace FILE --json)",
                                             w.source, w.sim_cycles, r.activity_source, r.activity_cycles));
+}
+
+Energy energy_of(const PowerReport& r) {
+  require_same_run(r);
+  const RunWork& w = *r.work;
   Energy e;
-  e.seconds = traced * r.run.clock_period_ps * 1e-12;
+  e.seconds = static_cast<double>(r.activity_cycles) * r.run.clock_period_ps * 1e-12;
   e.joules = r.result.total.total_w() * e.seconds;
   e.pj_per_mac = e.joules * 1e12 / static_cast<double>(w.macs);
   e.tops_per_w = e.joules > 0 ? 2.0 * static_cast<double>(w.macs) / e.joules * 1e-12 : 0.0;

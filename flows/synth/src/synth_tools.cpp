@@ -64,8 +64,8 @@ std::string read_text(const std::string& path) {
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
-  if (!out) throw std::runtime_error(fmt::format("cannot write {}", path));
   out << text;
+  if (!out) throw std::runtime_error(fmt::format("cannot write {}", path));
 }
 
 }  // namespace fetta::flows::synth

@@ -103,8 +103,10 @@ struct PowerReport {
   PowerResult result;
   std::optional<RunWork> work;
 };
-// Throws std::invalid_argument when the report's run and the trace differ in length (another run's report).
-Energy energy_of(const PowerReport& r);
+// Throws std::invalid_argument when the report's run and the trace differ in length (another
+// run's report); a windowed trace may be shorter than its run.
+void require_same_run(const PowerReport& r);
+Energy energy_of(const PowerReport& r);  // after require_same_run
 std::string format_table(const PowerReport& r);
 nlohmann::json to_json(const PowerReport& r);
 
