@@ -27,18 +27,28 @@ namespace pw = flows::power;
 namespace sy = flows::synth;
 
 struct PowerOpts {
-  std::string rtl, fst, scope, clock = "clk", out = "out/power", run_report, window;
+  std::string rtl, fst, activity, scope, clock = "clk", out = "out/power", run_report, window;
   double clock_mhz = 1000;
   int block_depth = 1;
   bool json = false;
   std::string cache_dir;
 };
 
+nlohmann::json read_activity_json(const std::string& path) {
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded()) throw std::invalid_argument(fmt::format("--activity {}: not JSON; give an activity.json of fetta power", path));
+  return j;
+}
+
 void run(const PowerOpts& o) {
   if (!fs::exists(fs::path(o.rtl) / "manifest.json"))
     throw std::invalid_argument(fmt::format("--rtl {}: no manifest.json; give a directory written by fetta gen", o.rtl));
-  if (!fs::exists(o.fst))
+  if (!o.fst.empty() && !fs::exists(o.fst))
     throw std::invalid_argument(fmt::format("--fst {}: no such file; record one with fetta run --trace FILE", o.fst));
+  if (!o.activity.empty() && !fs::exists(o.activity))
+    throw std::invalid_argument(
+        fmt::format("--activity {}: no such file; give the activity.json an earlier fetta power --fst wrote", o.activity));
   std::optional<pw::RunWork> work;
   if (!o.run_report.empty()) {
     std::ifstream in(o.run_report);
@@ -48,9 +58,12 @@ void run(const PowerOpts& o) {
     work = pw::run_work_from_json(j, o.run_report);
   }
   flows::sta::require_sta();
-  const pw::Activity act = pw::read_fst_activity(o.fst, o.scope, o.clock, o.window);  // a bad trace fails before synthesis
+  // A bad trace fails before synthesis. An activity read before (a trace of 10^5 cycles of the
+  // default top takes most of an hour to read) is taken as it is.
+  const pw::Activity act = o.fst.empty() ? pw::activity_from_json(read_activity_json(o.activity), o.activity)
+                                         : pw::read_fst_activity(o.fst, o.scope, o.clock, o.window);
   fs::create_directories(o.out);
-  std::ofstream(fs::path(o.out) / "activity.json") << pw::to_json(act).dump(1) << "\n";
+  if (!o.fst.empty()) std::ofstream(fs::path(o.out) / "activity.json") << pw::to_json(act).dump(1) << "\n";
   sy::Options so;
   so.target = sy::Target::asap7;
   so.modules = "top";
@@ -108,7 +121,11 @@ void add_power_command(CLI::App& app) {
   auto o = std::make_shared<PowerOpts>();
   auto* cmd = app.add_subcommand("power", "Power per block of an emitted design from a run's switching activity (ASAP7, OpenSTA)");
   cmd->add_option("--rtl", o->rtl, "A directory written by `fetta gen` (its top is synthesized)")->required();
-  cmd->add_option("--fst", o->fst, "FST waveform of a run of that design (fetta run --trace FILE)")->required();
+  auto* fst = cmd->add_option("--fst", o->fst, "FST waveform of a run of that design (fetta run --trace FILE)");
+  auto* activity = cmd->add_option("--activity", o->activity,
+                                   "Instead of --fst: the activity.json an earlier fetta power wrote from that trace");
+  fst->excludes(activity);
+  activity->excludes(fst);
   cmd->add_option("--run", o->run_report, "The traced run's report (fetta run --json): energy per MAC, TOPS/W and EDP");
   cmd->add_option("--while", o->window,
                   "Count activity only while this 1-bit signal of the top is 1 ('!name': 0), e.g. busy: the power "
@@ -124,7 +141,13 @@ void add_power_command(CLI::App& app) {
   cmd->add_option("--out", o->out, "Output directory: activity.json, power.json, power.tcl, asap7/")->capture_default_str();
   cmd->add_option("--cache-dir", o->cache_dir, "Where the merged Liberty files are kept (default: $FETTA_CACHE_DIR or ~/.cache/fetta)");
   cmd->add_flag("--json", o->json, "JSON report on stdout instead of the table");
-  cmd->callback([o] { run(*o); });
+  cmd->callback([o] {
+    if (o->fst.empty() == o->activity.empty())
+      throw std::invalid_argument("fetta power: give the run's activity as --fst TRACE.fst or as --activity activity.json");
+    if (!o->activity.empty() && (!o->window.empty() || !o->scope.empty()))
+      throw std::invalid_argument("--activity: --while and --scope apply when a trace is read (--fst); the activity was counted already");
+    run(*o);
+  });
 }
 
 }  // namespace fetta::app

@@ -4,7 +4,8 @@
 // netlist is named after a traced register bit; a stopped, idle block burns leakage only; an
 // idle block with its clock running has no switching power; doubling every activity doubles
 // the switching power; the blocks sum to OpenSTA's total; the activity reaches the gates behind
-// registers and behind an SRAM macro's read data (the power views).
+// registers and behind an SRAM macro's read data (the power views); the SRAM accesses counted
+// from the trace are the ones the stimulus made, at CACTI's energy per access.
 #include <catch2/catch.hpp>
 #include <fmt/core.h>
 
@@ -18,7 +19,9 @@
 #include "flows/power.hpp"
 #include "flows/power_view.hpp"
 #include "flows/run.hpp"
+#include "flows/sram_energy.hpp"
 #include "flows/sram_macro.hpp"
+#include "flows/synth_tools.hpp"
 #include "flows/synth.hpp"
 
 namespace fs = std::filesystem;
@@ -269,6 +272,7 @@ endmodule
 
 TEST_CASE("power: energy of a run from its report, and a report of another run refused", "[power]") {
   const nlohmann::json j = {{"sim_cycles", 1000},
+                            {"dram", {{"bytes_read", 640}, {"bytes_written", 128}}},
                             {"steps", {{{"layer", "l"}, {"phase", "fp"}, {"macs", 3000}, {"cycles", 200}, {"host_cycles", 700}},
                                        {{"layer", "l"}, {"phase", "bp"}, {"macs", 1000}, {"cycles", 100}, {"host_cycles", 0}}}}};
   pw::PowerReport r;
@@ -281,16 +285,125 @@ TEST_CASE("power: energy of a run from its report, and a report of another run r
   r.activity_cycles = 1001;  // the trace holds the reset too
   r.result.total.internal_w = 0.010;
   r.result.total.leakage_w = 0.002;
+  r.result.sram.joules = 3e-12;
   const pw::Energy e = pw::energy_of(r);
   CHECK(e.seconds == Approx(1001e-9));
-  CHECK(e.joules == Approx(0.012 * 1001e-9));
-  CHECK(e.pj_per_mac == Approx(0.012 * 1001e-9 * 1e12 / 4000));
-  CHECK(e.tops_per_w == Approx(2.0 * 4000 / (0.012 * 1001e-9) * 1e-12));
+  CHECK(e.core_j == Approx(0.012 * 1001e-9));
+  CHECK(e.sram_j == Approx(3e-12));
+  REQUIRE(e.dram_included);
+  CHECK(e.dram_j == Approx((640 * r.dram.read_pj_per_byte + 128 * r.dram.write_pj_per_byte) * 1e-12));
+  const double joules = 0.012 * 1001e-9 + 3e-12 + e.dram_j;
+  CHECK(e.joules == Approx(joules));
+  CHECK(e.pj_per_mac == Approx(joules * 1e12 / 4000));
+  CHECK(e.tops_per_w == Approx(2.0 * 4000 / joules * 1e-12));
   CHECK(e.edp_js == Approx(e.joules * e.seconds));
+  // A window's share of the DRAM traffic is not known: no DRAM energy.
+  r.activity_window = "busy";
+  CHECK_FALSE(pw::energy_of(r).dram_included);
+  CHECK(pw::energy_of(r).joules == Approx(0.012 * 1001e-9 + 3e-12));
+  r.activity_window.clear();
   r.activity_cycles = 357;
   CHECK_THROWS_WITH(pw::energy_of(r), Catch::Contains("run.json: a run of 1000 cycles"));
   CHECK_THROWS_WITH(pw::run_work_from_json(nlohmann::json::object(), "x.json"), Catch::Contains("x.json: not a `fetta run --json` report (field 'steps')"));
   nlohmann::json no_macs = j;
   no_macs["steps"][0].erase("macs");
   CHECK_THROWS_WITH(pw::run_work_from_json(no_macs, "y.json"), Catch::Contains("steps[].macs"));
+  nlohmann::json no_dram = j;
+  no_dram.erase("dram");
+  CHECK_THROWS_WITH(pw::run_work_from_json(no_dram, "z.json"), Catch::Contains("z.json: not a `fetta run --json` report (field 'dram.bytes_read')"));
+}
+
+TEST_CASE("power: the LPDDR4 model is Micron's IDD method on the part's currents", "[power]") {
+  const pw::DramEnergyModel m = pw::lpddr4_micron();
+  // By hand: a BL16 burst is 5 ns and 32 bytes; a 2 KB page's activation is tRC = 60.625 ns.
+  const double read_core = 1.1 * (275 - 30) * 5 / 32, read_io = 1.1 * (150 - 0.75) * 5 / 32;
+  const double activate = (1.8 * (3.5 - (2.25 * 68 + 2.0 * 29) / 97) + 1.1 * (45 - (30.0 * 68 + 27.0 * 29) / 97)) * 60.625 / 2048;
+  CHECK(m.read_io_pj_per_byte == Approx(read_io));
+  CHECK(m.activate_pj_per_byte == Approx(activate));
+  CHECK(m.read_pj_per_byte == Approx(read_core + read_io + activate));
+  CHECK(m.write_pj_per_byte == Approx(1.1 * (210 - 30) * 5 / 32 + 1.1 * (55 - 0.75) * 5 / 32 + activate));
+}
+
+TEST_CASE("power: SRAM energy per access comes from the CACTI table, between and beyond its points", "[power]") {
+  const pw::MacroShape um = pw::macro_shape("fetta_sram_w16_d2048_1r1rw");
+  CHECK(um.width == 16);
+  CHECK(um.depth == 2048);
+  CHECK(um.rd == 1);
+  CHECK(um.wr == 0);
+  CHECK(um.rw == 1);
+  CHECK_THROWS_WITH(pw::macro_shape("DFFHQNx1_ASAP7_75t_R"), Catch::Contains("DFFHQNx1_ASAP7_75t_R: not an SRAM macro"));
+  auto point = [](const char* ports, int w, int d) -> const pw::CactiPoint& {
+    for (const pw::CactiPoint& p : pw::cacti_sram_table())
+      if (std::string(p.ports) == ports && p.width == w && p.depth == d) return p;
+    FAIL("no CACTI point " << ports << " w" << w << " d" << d);
+    throw;
+  };
+  const pw::SramEnergyModel model;
+  CHECK(model.scale() == Approx(0.765625));
+  // On a point: CACTI's figure at 0.7 V.
+  const pw::AccessEnergy on = pw::access_energy(um, model);
+  CHECK(on.read_pj == Approx(point("1r1rw", 16, 2048).read_pj * model.scale()));
+  CHECK(on.write_pj == Approx(point("1r1rw", 16, 2048).write_pj * model.scale()));
+  CHECK_FALSE(on.outside);
+  CHECK(on.basis == "CACTI 1r1rw w16 d2048");
+  // Between points: the geometric mean halfway in log2(depth).
+  const pw::AccessEnergy mid = pw::access_energy(pw::macro_shape("fetta_sram_w16_d2896_1r1rw"), model);
+  const double lo = point("1r1rw", 16, 2048).read_pj, hi = point("1r1rw", 16, 4096).read_pj;
+  CHECK(mid.read_pj == Approx(std::sqrt(lo * hi) * model.scale()).epsilon(1e-3));
+  CHECK_FALSE(mid.outside);
+  // Beyond the table (CACTI's smallest array is 64 bytes): the nearest point, flagged.
+  const pw::AccessEnergy tiny = pw::access_energy(pw::macro_shape("fetta_sram_w4_d16_1r1w"), model);
+  CHECK(tiny.outside);
+  CHECK(tiny.read_pj == Approx(point("1r1w", 8, 64).read_pj * model.scale()));
+  // Ports the table has no column for: the column of as many physical ports, flagged.
+  const pw::AccessEnergy three = pw::access_energy(pw::macro_shape("fetta_sram_w32_d512_1r1w1rw"), model);
+  CHECK(three.outside);
+  CHECK(three.read_pj == Approx(point("2r1w", 32, 512).read_pj * model.scale()));
+  // More words or wider words cost more per access, in every column.
+  for (const char* ports : {"1r1w", "1r1rw", "2r1w", "1rw"}) {
+    CHECK(point(ports, 32, 4096).read_pj > point(ports, 32, 512).read_pj);
+    CHECK(point(ports, 64, 512).read_pj > point(ports, 32, 512).read_pj);
+  }
+  CHECK(pw::block_of("accum.bank0.ram_e0", 1) == "accum");
+  CHECK(pw::block_of("accum.bank0.ram_e0", 2) == "accum.bank0");
+  CHECK(pw::block_of("accum.bank0.ram_e0", 5) == "accum.bank0");
+  CHECK(pw::block_of("ram", 1) == "(top)");
+}
+
+TEST_CASE("power: SRAM accesses counted from the trace are the ones the stimulus made", "[power]") {
+  // The corpus's 16 x 32 dual-port RAM, an SRAM macro in the flow, read and written at random.
+  const std::string fst = kWork + "/dp_ram.fst";
+  fs::create_directories(kWork);
+  const auto traced = fetta::flows::run_command(fmt::format("{} {} {} {}", FETTA_POWER_RAM_TRACER, fst, kCycles, kSeed));
+  std::cout << traced.output;
+  REQUIRE(traced.exit_code == 0);
+  long reads = -1, writes = -1;
+  REQUIRE(std::sscanf(traced.output.substr(traced.output.find("reads ")).c_str(), "reads %ld writes %ld", &reads, &writes) == 2);
+  sy::Options o;
+  o.target = sy::Target::asap7;
+  o.modules = "top";
+  o.keep_hierarchy = true;
+  const sy::SynthReport rep = sy::run_synth(FETTA_POWER_RAM_RTL, kWork + "/synth_ram", o);
+  const std::string dir = kWork + "/ram";
+  fs::create_directories(dir);
+  const pw::Run run = pw::run_for_synthesized(rep.modules.at(0).work_dir, "dp_ram_w16_d32", dir);
+  REQUIRE_FALSE(run.macros.empty());
+  const pw::Activity a = pw::read_fst_activity(fst);
+  const pw::SramAccesses s = pw::sram_accesses(fetta::flows::synth::read_text(run.macros), a);
+  REQUIRE(s.macros.size() == 1);
+  const pw::MacroAccesses& m = s.macros[0];
+  CHECK(m.cell == "fetta_sram_w16_d32_1r1w");
+  CHECK(m.nets == 17);  // the read enable and 16 mask bits
+  CHECK(m.nets_found == 17);
+  CHECK(m.reads == Approx(reads).epsilon(1e-9));
+  CHECK(m.bits_written == Approx(16.0 * writes).epsilon(1e-9));
+  CHECK(m.joules == Approx((reads * m.energy.read_pj + writes * m.energy.write_pj) * 1e-12));
+  CHECK(s.joules == Approx(m.joules));
+  // A net the activity does not name counts nothing and is reported.
+  pw::Activity no_re = a;
+  std::erase_if(no_re.bits, [](const pw::BitActivity& b) { return b.name == "re"; });
+  const pw::SramAccesses s2 = pw::sram_accesses(fetta::flows::synth::read_text(run.macros), no_re);
+  CHECK(s2.macros[0].nets_found == 16);
+  CHECK(s2.macros[0].reads == 0);
+  CHECK(s2.macros[0].bits_written == Approx(16.0 * writes).epsilon(1e-9));
 }

@@ -214,6 +214,7 @@ Run run_for_synthesized(const std::string& module_dir, const std::string& top, c
   // Kept hierarchy: the netlist before flattening, whose gates sit in their blocks.
   run.netlist = module_dir + (std::ifstream(module_dir + "/hierarchical.v") ? "/hierarchical.v" : "/netlist.v");
   run.sdc = module_dir + "/constraints.sdc";
+  if (std::ifstream(module_dir + "/macros.txt")) run.macros = module_dir + "/macros.txt";
   std::ifstream in(module_dir + "/sta.tcl");
   for (std::string line; std::getline(in, line);)
     if (line.rfind("read_liberty {", 0) == 0 && line.back() == '}') run.liberty.push_back(line.substr(14, line.size() - 15));
@@ -277,8 +278,18 @@ PowerResult run_power(const Run& run, const Activity& a) {
     r.cells += b.cells;
     r.flops += b.flops;
   }
+  if (!run.macros.empty()) r.sram = sram_accesses(read_text(run.macros), a);
   return r;
 }
+
+double PowerResult::sram_access_w(const std::string& block, int block_depth, double seconds) const {
+  double j = 0;
+  for (const MacroAccesses& m : sram.macros)
+    if (block_of(m.instance, block_depth) == block) j += m.joules;
+  return seconds > 0 ? j / seconds : 0.0;
+}
+
+double PowerReport::seconds() const { return static_cast<double>(activity_cycles) * run.clock_period_ps * 1e-12; }
 
 RunWork run_work_from_json(const nlohmann::json& j, const std::string& what) {
   auto bad = [&](const std::string& field) {
@@ -304,6 +315,10 @@ RunWork run_work_from_json(const nlohmann::json& j, const std::string& what) {
     add_once(w.phases, step["phase"].get<std::string>());
   }
   if (w.macs <= 0) throw bad("steps (no MACs)");
+  for (const char* f : {"bytes_read", "bytes_written"})
+    if (!j.contains("dram") || !j["dram"].contains(f) || !j["dram"][f].is_number_integer()) throw bad(std::string("dram.") + f);
+  w.dram_bytes_read = j["dram"]["bytes_read"].get<int64_t>();
+  w.dram_bytes_written = j["dram"]["bytes_written"].get<int64_t>();
   return w;
 }
 
@@ -323,8 +338,14 @@ Energy energy_of(const PowerReport& r) {
   require_same_run(r);
   const RunWork& w = *r.work;
   Energy e;
-  e.seconds = static_cast<double>(r.activity_cycles) * r.run.clock_period_ps * 1e-12;
-  e.joules = r.result.total.total_w() * e.seconds;
+  e.seconds = r.seconds();
+  e.core_j = r.result.total.total_w() * e.seconds;
+  e.sram_j = r.result.sram.joules;
+  e.dram_included = r.activity_window.empty();
+  if (e.dram_included)
+    e.dram_j = (static_cast<double>(w.dram_bytes_read) * r.dram.read_pj_per_byte +
+                static_cast<double>(w.dram_bytes_written) * r.dram.write_pj_per_byte) * 1e-12;
+  e.joules = e.core_j + e.sram_j + e.dram_j;
   e.pj_per_mac = e.joules * 1e12 / static_cast<double>(w.macs);
   e.tops_per_w = e.joules > 0 ? 2.0 * static_cast<double>(w.macs) / e.joules * 1e-12 : 0.0;
   e.edp_js = e.joules * e.seconds;
@@ -333,24 +354,33 @@ Energy energy_of(const PowerReport& r) {
 
 std::string format_table(const PowerReport& r) {
   const PowerResult& p = r.result;
-  const double total = p.total.total_w();
+  const double seconds = r.seconds();
+  const double sram_w = seconds > 0 ? p.sram.joules / seconds : 0.0;
+  const double total = p.total.total_w() + sram_w;
   std::string s = fmt::format(
       "Power of {} by {} (ASAP7 RVT TT 0.7 V 25 C, {}; clock {:.0f} ps per {}), activity: {} cycles of {} (scope {}{})\n",
       r.run.top, r.sta_version, r.run.netlist, r.run.clock_period_ps, r.run.sdc, r.activity_cycles, r.activity_source,
       r.activity_scope, r.activity_window.empty() ? "" : ", while " + r.activity_window);
   s += fmt::format("annotated: flip-flops {} of {}, input bits {}, SRAM read-data bits {} of {}; the rest propagated by "
-                   "OpenSTA{}; {} cells without activity\n\n",
+                   "OpenSTA{}; {} cells without activity\n",
                    p.flops_annotated, p.flops, p.inputs_annotated, p.macro_bits_annotated, p.macro_bits,
                    r.run.clock_stopped ? "; clock stopped" : "", p.idle_cells);
-  s += fmt::format("{:<28} {:>8} {:>7} {:>11} {:>11} {:>11} {:>11} {:>6}\n", "block", "cells", "flops", "internal mW",
-                   "switch mW", "leak mW", "total mW", "%");
-  auto row = [&](const std::string& name, long long cells, long long flops, const Breakdown& b) {
-    return fmt::format("{:<28} {:>8} {:>7} {:>11.4f} {:>11.4f} {:>11.5f} {:>11.4f} {:>6.1f}\n", name, cells, flops,
-                       b.internal_w * 1e3, b.switching_w * 1e3, b.leakage_w * 1e3, b.total_w() * 1e3,
-                       total > 0 ? 100 * b.total_w() / total : 0.0);
+  if (!p.sram.macros.empty())
+    s += fmt::format("SRAM access: {} macros, enable and mask bits {} of {} in the activity, energy per access from CACTI 7.0 "
+                     "(22 nm, scaled to 0.7 V){}\n",
+                     p.sram.macros.size(), p.sram.nets_found, p.sram.nets,
+                     p.sram.outside ? fmt::format("; {} macros beyond its table (nearest point)", p.sram.outside) : "");
+  s += fmt::format("\n{:<28} {:>8} {:>7} {:>11} {:>11} {:>11} {:>11} {:>11} {:>6}\n", "block", "cells", "flops",
+                   "internal mW", "switch mW", "leak mW", "SRAM acc mW", "total mW", "%");
+  auto row = [&](const std::string& name, long long cells, long long flops, const Breakdown& b, double access_w) {
+    const double t = b.total_w() + access_w;
+    return fmt::format("{:<28} {:>8} {:>7} {:>11.4f} {:>11.4f} {:>11.5f} {:>11.4f} {:>11.4f} {:>6.1f}\n", name, cells, flops,
+                       b.internal_w * 1e3, b.switching_w * 1e3, b.leakage_w * 1e3, access_w * 1e3, t * 1e3,
+                       total > 0 ? 100 * t / total : 0.0);
   };
-  for (const BlockPower& b : p.blocks) s += row(b.block, b.cells, b.flops, b.power);
-  s += row("total (OpenSTA)", p.cells, p.flops, p.total);
+  for (const BlockPower& b : p.blocks) s += row(b.block, b.cells, b.flops, b.power, p.sram_access_w(b.block, r.run.block_depth, seconds));
+  s += row("total", p.cells, p.flops, p.total, sram_w);
+  s += "(internal, switching, leakage: OpenSTA; SRAM access: CACTI per access x the run's accesses)\n";
   if (r.work) {
     const RunWork& w = *r.work;
     const Energy e = energy_of(r);
@@ -359,7 +389,12 @@ std::string format_table(const PowerReport& r) {
                      fmt::join(w.layers, ", "), fmt::join(w.phases, ","),
                      r.activity_window.empty() ? "" : " while " + r.activity_window, e.joules * 1e6, r.activity_cycles,
                      w.compute_cycles, w.host_cycles, w.macs, e.pj_per_mac, e.tops_per_w, e.edp_js);
-    s += "(core logic and SRAM leakage at the measured power; SRAM access energy and DRAM not included)\n";
+    s += fmt::format("  core {:.4g} uJ (logic and SRAM leakage), SRAM access {:.4g} uJ, ", e.core_j * 1e6, e.sram_j * 1e6);
+    s += e.dram_included
+             ? fmt::format("DRAM {:.4g} uJ ({} B read at {:.1f} pJ/B, {} B written at {:.1f} pJ/B: {})\n", e.dram_j * 1e6,
+                           w.dram_bytes_read, r.dram.read_pj_per_byte, w.dram_bytes_written, r.dram.write_pj_per_byte,
+                           r.dram.part)
+             : std::string("DRAM not included (a window's share of the run's DRAM traffic is not known)\n");
   }
   return s;
 }
@@ -370,11 +405,43 @@ nlohmann::json energy_json(const PowerReport& r) {
   if (!r.work) return nullptr;
   const Energy e = energy_of(r);
   const RunWork& w = *r.work;
+  nlohmann::json dram = nullptr;
+  if (e.dram_included)
+    dram = {{"joules", e.dram_j},
+            {"bytes_read", w.dram_bytes_read},
+            {"bytes_written", w.dram_bytes_written},
+            {"model", r.dram.part},
+            {"read_pj_per_byte", r.dram.read_pj_per_byte},
+            {"write_pj_per_byte", r.dram.write_pj_per_byte},
+            {"read_io_pj_per_byte", r.dram.read_io_pj_per_byte},
+            {"write_io_pj_per_byte", r.dram.write_io_pj_per_byte},
+            {"activate_pj_per_byte", r.dram.activate_pj_per_byte}};
   return {{"run", w.source},         {"layers", w.layers},       {"phases", w.phases},
           {"macs", w.macs},          {"cycles", r.activity_cycles}, {"compute_cycles", w.compute_cycles},
-          {"host_cycles", w.host_cycles}, {"seconds", e.seconds},  {"joules", e.joules},
+          {"host_cycles", w.host_cycles}, {"seconds", e.seconds},  {"core_joules", e.core_j},
+          {"sram_access_joules", e.sram_j}, {"dram", dram},      {"joules", e.joules},
           {"pj_per_mac", e.pj_per_mac}, {"tops_per_w", e.tops_per_w}, {"edp_js", e.edp_js},
-          {"includes", "core logic and SRAM leakage at the measured power; not SRAM access energy, not DRAM"}};
+          {"includes", e.dram_included ? "core logic and SRAM leakage (OpenSTA), SRAM access (CACTI), DRAM (LPDDR4 model)"
+                                       : "core logic and SRAM leakage (OpenSTA), SRAM access (CACTI); not DRAM (a window)"}};
+}
+
+nlohmann::json sram_json(const PowerReport& r) {
+  const SramAccesses& a = r.result.sram;
+  const double seconds = r.seconds();
+  nlohmann::json macros = nlohmann::json::array();
+  for (const MacroAccesses& m : a.macros)
+    macros.push_back({{"instance", m.instance}, {"cell", m.cell}, {"reads", m.reads}, {"bits_written", m.bits_written},
+                      {"read_pj", m.energy.read_pj}, {"write_pj", m.energy.write_pj}, {"basis", m.energy.basis},
+                      {"outside_table", m.energy.outside}, {"nets", m.nets}, {"nets_found", m.nets_found},
+                      {"joules", m.joules}});
+  const SramEnergyModel model;
+  return {{"model", fmt::format("CACTI 7.0, 22 nm ITRS-HP, per access, x ({} V / {} V)^2", model.supply_v, model.cacti_supply_v)},
+          {"joules", a.joules},
+          {"watts", seconds > 0 ? a.joules / seconds : 0.0},
+          {"nets", a.nets},
+          {"nets_found", a.nets_found},
+          {"macros_outside_table", a.outside},
+          {"macros", macros}};
 }
 
 }  // namespace
@@ -386,7 +453,8 @@ nlohmann::json to_json(const PowerReport& r) {
   };
   nlohmann::json blocks = nlohmann::json::array();
   for (const BlockPower& b : r.result.blocks)
-    blocks.push_back({{"block", b.block}, {"cells", b.cells}, {"flops", b.flops}, {"power", bd(b.power)}});
+    blocks.push_back({{"block", b.block}, {"cells", b.cells}, {"flops", b.flops}, {"power", bd(b.power)},
+                      {"sram_access_w", r.result.sram_access_w(b.block, r.run.block_depth, r.seconds())}});
   return {{"tool", r.sta_version},
           {"corner", "ASAP7 RVT TT, 0.7 V, 25 C (NLDM)"},
           {"top", r.run.top},
@@ -405,6 +473,8 @@ nlohmann::json to_json(const PowerReport& r) {
           {"idle_cells", r.result.idle_cells},
           {"blocks", blocks},
           {"total", bd(r.result.total)},
+          {"sram_access", sram_json(r)},
+          {"total_with_sram_access_w", r.result.total.total_w() + (r.seconds() > 0 ? r.result.sram.joules / r.seconds() : 0.0)},
           {"energy", energy_json(r)}};
 }
 

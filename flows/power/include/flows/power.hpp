@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "flows/activity.hpp"
+#include "flows/dram_energy.hpp"
 #include "flows/power_view.hpp"
+#include "flows/sram_energy.hpp"
 
 namespace fetta::flows::power {
 
@@ -37,6 +39,7 @@ struct Run {
   std::string netlist, top;
   std::string sdc;                // the sign-off SDC, whose clock period the activities are per
   std::string work_dir;           // power.tcl, activity.txt, power.log
+  std::string macros;             // the SRAM macro instances (the flow's macros.txt); "" without macros
   double clock_period_ps = 0;     // of the SDC's clock: the activities' time base
   std::string port_constraints;   // the SDC's set_driving_cell and set_load lines
   std::string clock_port = "clk";
@@ -52,6 +55,10 @@ struct PowerResult {
   std::vector<BlockPower> blocks;       // by name
   Breakdown total;                      // OpenSTA's design total
   Breakdown sequential, combinational;  // its rows of the same: flip-flops (and latches), the rest
+  // SRAM access energy over the activity's cycles (CACTI per access, the run's access counts),
+  // which OpenSTA does not see: the macros' Liberty model has no internal power.
+  SramAccesses sram;
+  double sram_access_w(const std::string& block, int block_depth, double seconds) const;
 };
 
 // What power.tcl annotates, as a Tcl list: per line a flip-flop name (a register bit's, with
@@ -82,14 +89,20 @@ struct RunWork {
   int64_t macs = 0;
   int64_t compute_cycles = 0, host_cycles = 0;  // summed over the run's steps
   int64_t sim_cycles = 0;                       // the whole simulated run, which the trace records
+  int64_t dram_bytes_read = 0, dram_bytes_written = 0;  // the run's DRAM traffic
 };
 // Throws std::runtime_error naming `what` and the field for a document that is not such a report.
 RunWork run_work_from_json(const nlohmann::json& j, const std::string& what);
 
-// The run's energy at the measured average power: over the traced cycles, per MAC, operations
-// (2 per MAC) per joule, and energy x delay.
+// The run's energy: the core's (OpenSTA's average power over the traced cycles), the SRAM
+// accesses' and the DRAM's (the run's bytes at the LPDDR4 model's energy; only for a whole
+// run, since a window's share of the traffic is not known); per MAC, operations (2 per MAC) per
+// joule, and energy x delay, of the sum.
 struct Energy {
-  double seconds = 0, joules = 0;
+  double seconds = 0;
+  double core_j = 0, sram_j = 0, dram_j = 0;
+  bool dram_included = false;
+  double joules = 0;
   double pj_per_mac = 0, tops_per_w = 0, edp_js = 0;
 };
 
@@ -102,6 +115,8 @@ struct PowerReport {
   int64_t activity_cycles = 0;
   PowerResult result;
   std::optional<RunWork> work;
+  DramEnergyModel dram = lpddr4_micron();
+  double seconds() const;  // the traced (windowed) cycles at the SDC's clock
 };
 // Throws std::invalid_argument when the report's run and the trace differ in length (another
 // run's report); a windowed trace may be shorter than its run.
