@@ -58,12 +58,12 @@ void run(const PowerOpts& o) {
     work = pw::run_work_from_json(j, o.run_report);
   }
   flows::sta::require_sta();
-  // A bad trace fails before synthesis. An activity read before (a trace of 10^5 cycles of the
-  // default top takes most of an hour to read) is taken as it is.
-  const pw::Activity act = o.fst.empty() ? pw::activity_from_json(read_activity_json(o.activity), o.activity)
-                                         : pw::read_fst_activity(o.fst, o.scope, o.clock, o.window);
+  // A trace whose names do not fit fails before synthesis; its values are read after it, only
+  // those of the signals the netlist's annotation can use. An activity read before is taken as it is.
+  if (!o.fst.empty()) pw::check_fst(o.fst, o.scope, o.clock, o.window);
+  std::optional<pw::Activity> from_json;
+  if (!o.activity.empty()) from_json = pw::activity_from_json(read_activity_json(o.activity), o.activity);
   fs::create_directories(o.out);
-  if (!o.fst.empty()) std::ofstream(fs::path(o.out) / "activity.json") << pw::to_json(act).dump(1) << "\n";
   sy::Options so;
   so.target = sy::Target::asap7;
   so.modules = "top";
@@ -91,6 +91,9 @@ void run(const PowerOpts& o) {
   }
   pw::PowerReport r;
   r.run = pw::run_for_synthesized(module_dir.string(), top_name, o.out);
+  const pw::Activity act =
+      from_json ? *from_json : pw::read_fst_activity(o.fst, o.scope, o.clock, o.window, pw::power_signals(r.run));
+  if (!from_json) std::ofstream(fs::path(o.out) / "activity.json") << pw::to_json(act).dump(1) << "\n";
   r.run.clock_port = o.clock;
   r.run.block_depth = o.block_depth;
   r.sta_version = flows::sta::sta_version();

@@ -406,4 +406,38 @@ TEST_CASE("power: SRAM accesses counted from the trace are the ones the stimulus
   CHECK(s2.macros[0].nets_found == 16);
   CHECK(s2.macros[0].reads == 0);
   CHECK(s2.macros[0].bits_written == Approx(16.0 * writes).epsilon(1e-9));
+  // Connections as a dump can write them: a whole bus, constants, bits of a bus.
+  pw::Activity b;
+  b.cycles = 100;
+  for (int i = 0; i < 4; ++i) b.bits.push_back({fmt::format("u.m[{}]", i), 0.1, 0.25, false});
+  b.bits.push_back({"u.en", 0.1, 0.5, false});
+  const pw::SramAccesses s3 = pw::sram_accesses(R"(
+  cell \fetta_sram_w4_d64_1r1w \u.ram
+    connect \clk \clk
+    connect \rd0_en \u.en
+    connect \wr0_mask \u.m
+  end
+  cell \fetta_sram_w4_d64_1r1w \u.ram2
+    connect \rd0_en 1'1
+    connect \wr0_mask { \u.m [3] 2'10 \u.gone }
+  end
+)", b);
+  REQUIRE(s3.macros.size() == 2);
+  CHECK(s3.macros[0].reads == Approx(50));
+  CHECK(s3.macros[0].bits_written == Approx(4 * 25));
+  CHECK(s3.macros[0].nets == 5);
+  CHECK(s3.macros[0].nets_found == 5);
+  CHECK(s3.macros[1].reads == Approx(100));
+  CHECK(s3.macros[1].bits_written == Approx(25 + 100));
+  CHECK(s3.macros[1].nets == 5);
+  CHECK(s3.macros[1].nets_found == 4);
+  CHECK(s3.nets == 10);
+  CHECK(s3.nets_found == 9);
+  // The signals a trace must hold for the power run: the macro's nets (and the flip-flops').
+  const pw::SignalFilter keep = pw::power_signals(run);
+  for (const char* name : {"re", "we", "raddr", "rdata"}) CHECK(keep(name));
+  CHECK_FALSE(keep("mem"));
+  const pw::Activity kept = pw::read_fst_activity(fst, {}, "clk", {}, [](const std::string&) { return false; });
+  CHECK(kept.bits.size() == 1 + 1 + 5 + 16 + 1 + 5 + 16);  // the ports only: clk we waddr wdata re raddr rdata
+  CHECK(kept.cycles == a.cycles);
 }

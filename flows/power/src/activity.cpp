@@ -129,8 +129,11 @@ std::pair<std::string, std::string> split_instance(const std::string& name) {
   return {"", name};
 }
 
-Activity read_fst_activity(const std::string& fst, const std::string& scope_in, const std::string& clock,
-                           const std::string& window) {
+namespace {
+
+// read_fst_activity, or with `header_only` its checks of the trace's names without the values.
+Activity read_trace(const std::string& fst, const std::string& scope_in, const std::string& clock,
+                    const std::string& window, const SignalFilter& keep, bool header_only) {
   std::unique_ptr<void, FstCloser> ctx(fstReaderOpen(fst.c_str()));
   if (!ctx) throw std::runtime_error(fmt::format("{}: not a readable FST trace", fst));
   // Every variable with its full scope path.
@@ -204,9 +207,11 @@ Activity read_fst_activity(const std::string& fst, const std::string& scope_in, 
     TracedVar v = parse_var_name(e.name, e.length);
     v.instance = e.path == scope ? "" : e.path.substr(prefix.size());
     v.port = e.path == scope && e.direction != FST_VD_IMPLICIT;
+    bool needed = v.port || !keep || keep(v.instance.empty() ? v.base : v.instance + "." + v.base);
     if (e.path == scope && v.base == clock && !v.ranged) {
       clock_handle = e.handle;
       have_clock = true;
+      needed = true;
     }
     if (r.gated && e.path == scope && !have_gate) {
       const int lo = std::min(v.msb, v.lsb), hi = std::max(v.msb, v.lsb);
@@ -216,8 +221,10 @@ Activity read_fst_activity(const std::string& fst, const std::string& scope_in, 
         r.gate = e.handle;
         r.gate_bit = static_cast<size_t>(v.msb >= v.lsb ? v.msb - bit : bit - v.msb);
         have_gate = true;
+        needed = true;
       }
     }
+    if (!needed) continue;
     HandleStats& s = r.stats.at(e.handle);
     if (s.value.empty()) {
       s.value.assign(e.length, 2);
@@ -232,6 +239,7 @@ Activity read_fst_activity(const std::string& fst, const std::string& scope_in, 
   if (!have_clock) throw std::runtime_error(fmt::format("{}: no clock '{}' in scope '{}'", fst, clock, scope));
   if (r.gated && !have_gate)
     throw std::runtime_error(fmt::format("{}: no 1-bit signal '{}' in scope '{}' for the window '{}'", fst, gate_name, scope, window));
+  if (header_only) return a;
   const uint64_t start = fstReaderGetStartTime(ctx.get()), end = fstReaderGetEndTime(ctx.get());
   r.start = r.time = start;
   fstReaderIterBlocks(ctx.get(), on_change, &r, nullptr);
@@ -268,6 +276,17 @@ Activity read_fst_activity(const std::string& fst, const std::string& scope_in, 
                            [](const BitActivity& x, const BitActivity& y) { return x.name == y.name; }),
                a.bits.end());
   return a;
+}
+
+}  // namespace
+
+Activity read_fst_activity(const std::string& fst, const std::string& scope, const std::string& clock,
+                           const std::string& window, const SignalFilter& keep) {
+  return read_trace(fst, scope, clock, window, keep, false);
+}
+
+void check_fst(const std::string& fst, const std::string& scope, const std::string& clock, const std::string& window) {
+  read_trace(fst, scope, clock, window, {}, true);
 }
 
 Activity scaled(const Activity& a, double factor) {

@@ -7,8 +7,10 @@
 #include <cmath>
 
 #include <fstream>
+#include <memory>
 #include <set>
 #include <sstream>
+#include <unordered_set>
 #include <stdexcept>
 
 #include "flows/run.hpp"
@@ -215,6 +217,7 @@ Run run_for_synthesized(const std::string& module_dir, const std::string& top, c
   run.netlist = module_dir + (std::ifstream(module_dir + "/hierarchical.v") ? "/hierarchical.v" : "/netlist.v");
   run.sdc = module_dir + "/constraints.sdc";
   if (std::ifstream(module_dir + "/macros.txt")) run.macros = module_dir + "/macros.txt";
+  run.flat_netlist = module_dir + "/netlist.v";
   std::ifstream in(module_dir + "/sta.tcl");
   for (std::string line; std::getline(in, line);)
     if (line.rfind("read_liberty {", 0) == 0 && line.back() == '}') run.liberty.push_back(line.substr(14, line.size() - 15));
@@ -231,6 +234,45 @@ Run run_for_synthesized(const std::string& module_dir, const std::string& top, c
     if (line.rfind("set_driving_cell ", 0) == 0 || line.rfind("set_load ", 0) == 0) run.port_constraints += line + "\n";
   }
   return run;
+}
+
+namespace {
+
+// A bit's name and its signal's: "a.b[3]" and "a.b"; "a.mem[2][7]" and "a.mem[2]".
+void add_signal_names(std::unordered_set<std::string>& out, std::string name) {
+  if (!name.empty() && name[0] == '\\') name.erase(0, 1);
+  out.insert(name);
+  if (!name.empty() && name.back() == ']') out.insert(name.substr(0, name.rfind('[')));
+}
+
+}  // namespace
+
+SignalFilter power_signals(const Run& run) {
+  auto names = std::make_shared<std::unordered_set<std::string>>();
+  std::ifstream in(run.flat_netlist);
+  if (!in) throw std::runtime_error(fmt::format("{}: missing; synthesize {} for asap7 first (fetta synth --target asap7)",
+                                                run.flat_netlist, run.top));
+  // Cell lines: "  <type> <name> (", a flip-flop's type holding DFF (as power.tcl matches them).
+  for (std::string line; std::getline(in, line);) {
+    const size_t type_at = line.find_first_not_of(' ');
+    if (type_at == std::string::npos || line.compare(type_at, 3, "DFF") != 0) continue;
+    std::istringstream cell(line.substr(type_at));
+    std::string type, name;
+    if (!(cell >> type >> name) || name.size() < 5 || name.compare(name.size() - 4, 4, "_reg") != 0) continue;
+    add_signal_names(*names, name.substr(0, name.size() - 4));
+  }
+  if (!run.macros.empty()) {
+    std::istringstream dump(read_text(run.macros));
+    for (std::string line; std::getline(dump, line);) {
+      if (line.find("connect ") == std::string::npos) continue;
+      std::istringstream tokens(line);
+      std::string t;
+      tokens >> t >> t;  // "connect", the port
+      while (tokens >> t)
+        if (t[0] == '\\') add_signal_names(*names, t);
+    }
+  }
+  return [names](const std::string& signal) { return names->count(signal) > 0; };
 }
 
 PowerResult run_power(const Run& run, const Activity& a) {

@@ -165,17 +165,21 @@ SramAccesses sram_accesses(const std::string& dump_text, const Activity& a, cons
     const bool enable = std::regex_match(port, enable_re), mask = std::regex_match(port, mask_re);
     if (!enable && !mask) continue;
     for (const std::string& bit : connection_bits(mm[2])) {
-      ++cur->nets;
-      double d = 0;
+      std::vector<double> duties;
       if (bit[0] == '\'') {
-        d = bit == "'1" ? 1 : 0;
+        duties.push_back(bit == "'1" ? 1 : 0);
       } else if (const auto it = duty.find(bit); it != duty.end()) {
-        d = it->second;
-      } else {
-        continue;
+        duties.push_back(it->second);
+      } else {  // a whole bus ("\\mask"): its bits as the trace names them
+        for (int i = 0;; ++i) {
+          const auto b = duty.find(fmt::format("{}[{}]", bit, i));
+          if (b == duty.end()) break;
+          duties.push_back(b->second);
+        }
       }
-      ++cur->nets_found;
-      (enable ? cur->reads : cur->bits_written) += d * cycles;
+      cur->nets += std::max<int>(1, static_cast<int>(duties.size()));
+      cur->nets_found += static_cast<int>(duties.size());
+      for (double d : duties) (enable ? cur->reads : cur->bits_written) += d * cycles;
     }
   }
   for (MacroAccesses& x : out.macros) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct Activity {
   std::vector<BitActivity> bits;  // sorted by name, each once
 };
 
+// Which traced signals to read: called with "<instance path>.<signal>" ("<signal>" at the top),
+// the signal's RTL name without a bit index (an unpacked index stays: "mem[3]").
+using SignalFilter = std::function<bool(const std::string& signal)>;
+
 // Reads `fst`, keeps the signals under `scope` (dot-separated, as the trace names it; empty: the
 // trace's single top scope that holds `clock`) and counts cycles as rising edges of
 // `<scope>.<clock>`. Unknown values (x, z) neither toggle nor count as 1. With a `window` (a
@@ -37,9 +42,15 @@ struct Activity {
 // and the changes while the signal has that value count: the changes of an edge that sets it
 // count inside, those of an edge that clears it outside. Throws std::runtime_error naming the
 // file for an unreadable trace, a scope it does not hold, no such window signal, or no clock
-// edge (in the window).
+// edge (in the window). With `keep`, only the signals it accepts, the ports of the scope, the
+// clock and the window signal are read: the value changes of the rest are never decompressed.
 Activity read_fst_activity(const std::string& fst, const std::string& scope = {}, const std::string& clock = "clk",
-                           const std::string& window = {});
+                           const std::string& window = {}, const SignalFilter& keep = {});
+
+// The checks of read_fst_activity that need only the trace's names (readable, the scope, the
+// clock, the window signal), without reading its value changes: a bad trace fails early.
+void check_fst(const std::string& fst, const std::string& scope = {}, const std::string& clock = "clk",
+               const std::string& window = {});
 
 // Every toggle rate multiplied by `factor` (duties unchanged): the sanity check that switching
 // power is linear in activity.

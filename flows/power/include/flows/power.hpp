@@ -40,6 +40,7 @@ struct Run {
   std::string sdc;                // the sign-off SDC, whose clock period the activities are per
   std::string work_dir;           // power.tcl, activity.txt, power.log
   std::string macros;             // the SRAM macro instances (the flow's macros.txt); "" without macros
+  std::string flat_netlist;       // the flattened netlist (netlist.v): every flip-flop under its full name
   double clock_period_ps = 0;     // of the SDC's clock: the activities' time base
   std::string port_constraints;   // the SDC's set_driving_cell and set_load lines
   std::string clock_port = "clk";
@@ -78,6 +79,11 @@ Breakdown parse_total(const std::string& text, const std::string& what, const st
 // one, where only flip-flops keep a block's name and every gate counts as the top's. Throws std::runtime_error
 // naming what is missing (run `fetta synth --target asap7` first).
 Run run_for_synthesized(const std::string& module_dir, const std::string& top, const std::string& work_dir);
+
+// The signals the annotation can use, as a filter for read_fst_activity: the register of every
+// flip-flop of the flat netlist (`<path>.<reg>[<bit>]_reg`) and every net an SRAM macro connects
+// to. The rest of a trace (combinational wires, which OpenSTA propagates) need not be read.
+SignalFilter power_signals(const Run& run);
 
 // Throws std::runtime_error naming the files when OpenSTA fails; see sta::require_sta.
 PowerResult run_power(const Run& run, const Activity& a);
