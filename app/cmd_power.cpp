@@ -31,6 +31,7 @@ struct PowerOpts {
   double clock_mhz = 1000;
   int block_depth = 1;
   bool json = false;
+  bool gate_level = false;
   std::string cache_dir;
 };
 
@@ -91,8 +92,14 @@ void run(const PowerOpts& o) {
   }
   pw::PowerReport r;
   r.run = pw::run_for_synthesized(module_dir.string(), top_name, o.out);
+  if (o.gate_level) {
+    r.run.gate_level = true;
+    r.run.netlist = r.run.flat_netlist;  // the netlist the gate-level simulation ran
+  }
   const pw::Activity act =
-      from_json ? *from_json : pw::read_fst_activity(o.fst, o.scope, o.clock, o.window, pw::power_signals(r.run));
+      from_json     ? *from_json
+      : o.gate_level ? pw::gate_level_activity(pw::read_fst_activity(o.fst, o.scope, o.clock, o.window))
+                     : pw::read_fst_activity(o.fst, o.scope, o.clock, o.window, pw::power_signals(r.run));
   if (!from_json) std::ofstream(fs::path(o.out) / "activity.json") << pw::to_json(act).dump(1) << "\n";
   r.run.clock_port = o.clock;
   r.run.block_depth = o.block_depth;
@@ -144,6 +151,9 @@ void add_power_command(CLI::App& app) {
   cmd->add_option("--out", o->out, "Output directory: activity.json, power.json, power.tcl, asap7/")->capture_default_str();
   cmd->add_option("--cache-dir", o->cache_dir, "Where the merged Liberty files are kept (default: $FETTA_CACHE_DIR or ~/.cache/fetta)");
   cmd->add_flag("--json", o->json, "JSON report on stdout instead of the table");
+  cmd->add_flag("--gate-level", o->gate_level,
+                "The trace is a simulation of the synthesized netlist itself (bench/power/gate_level.sh): every "
+                "gate's output is annotated, nothing propagated");
   cmd->callback([o] {
     if (o->fst.empty() == o->activity.empty())
       throw std::invalid_argument("fetta power: give the run's activity as --fst TRACE.fst or as --activity activity.json");

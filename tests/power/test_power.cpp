@@ -218,6 +218,18 @@ TEST_CASE("power: power views change register arcs, tie functions and macro outp
   CHECK(pw::power_view(t, "again").macro_outputs.empty());  // a view's macro outputs have functions
   CHECK_THROWS_WITH(pw::power_view("library (t) { cell (X) { pin (A) { }", "bad.lib"), Catch::Contains("bad.lib:1"));
   CHECK_THROWS_WITH(pw::power_view("cell (X) { }", "nolib.lib"), Catch::Contains("no library group"));
+  // A gate-level view also gives every gate output a twin; registers, ties and macros as before.
+  const pw::PowerView g = pw::power_view(lib, "t.lib", true);
+  REQUIRE(g.logic_outputs.size() == 1);
+  CHECK(g.logic_outputs[0].cell == "INV");
+  CHECK(g.logic_outputs[0].pin == "Y");
+  CHECK(g.liberty.find("pin (Y) { direction : output; function : \"fetta_pwr_Y\";") != std::string::npos);
+  CHECK(g.liberty.find("pin (fetta_pwr_Y) { direction : input; capacitance : 0; }") != std::string::npos);
+  CHECK(g.liberty.find("function : \"IQN\"") != std::string::npos);
+  CHECK(g.clocked_arcs == 1);
+  CHECK(g.constants.size() == 1);
+  CHECK(g.macro_outputs.size() == 1);
+  CHECK(v.logic_outputs.empty());
 }
 
 TEST_CASE("power: the logic behind an SRAM macro's read data gets the data's recorded activity", "[power]") {
@@ -440,4 +452,19 @@ TEST_CASE("power: SRAM accesses counted from the trace are the ones the stimulus
   const pw::Activity kept = pw::read_fst_activity(fst, {}, "clk", {}, [](const std::string&) { return false; });
   CHECK(kept.bits.size() == 1 + 1 + 5 + 16 + 1 + 5 + 16);  // the ports only: clk we waddr wdata re raddr rdata
   CHECK(kept.cycles == a.cycles);
+}
+
+TEST_CASE("power: a gate-level trace's flip-flop states name their registers", "[power]") {
+  pw::Activity gl;
+  gl.cycles = 10;
+  gl.bits = {{"a.q[0]_reg.IQN", 0.5, 0.25, false}, {"a.q[0]_reg.CLK", 2, 0.5, false}, {"_12_.Y", 0.3, 0.4, false},
+             {"in[1]", 0.1, 0.5, true}};
+  const pw::Activity a = pw::gate_level_activity(gl);
+  REQUIRE(a.bits.size() == 3);
+  CHECK(a.bits[0].name == "_12_.Y");
+  CHECK(a.bits[1].name == "a.q[0]");
+  CHECK(a.bits[1].toggle_rate == 0.5);
+  CHECK(a.bits[1].duty == 0.75);  // IQN holds the inverted state
+  CHECK(a.bits[2].name == "in[1]");
+  CHECK(a.bits[2].port);
 }

@@ -78,6 +78,8 @@ constexpr const char* kAnnotateCells = R"tcl(proc fetta_macro_outputs {c buses} 
   }
 }
 set fetta_flops 0
+set fetta_logic_pins 0
+set fetta_logic_annotated 0
 set fetta_macro_bits 0
 set fetta_macro_annotated 0
 foreach c [get_cells -hierarchical *] {
@@ -91,6 +93,20 @@ foreach c [get_cells -hierarchical *] {
     continue
   }
   if {[dict exists $fetta_macro $lc]} { fetta_macro_outputs $c [dict get $fetta_macro $lc]; continue }
+  if {[dict exists $fetta_logic $lc]} {
+    set pins [dict create]
+    foreach p [get_pins -of_objects $c] { dict set pins [get_property $p lib_pin_name] $p }
+    foreach pn [dict get $fetta_logic $lc] {
+      incr fetta_logic_pins
+      # The gate-level trace names the pin's wire <instance>.<pin> (activity.txt adds _reg).
+      set key "[string map {/ .} [get_full_name $c]].${pn}_reg"
+      if {![dict exists $fetta_act $key] || ![dict exists $pins fetta_pwr_$pn]} { continue }
+      lassign [dict get $fetta_act $key] rate duty
+      sta::set_power_pin_activity [dict get $pins fetta_pwr_$pn] $rate $duty
+      incr fetta_logic_annotated
+    }
+    continue
+  }
   if {![string match *DFF* $lc]} { continue }
   set name [string map {/ .} [get_full_name $c]]
   if {![dict exists $fetta_act $name]} { puts "fetta-unmatched $name"; continue }
@@ -130,11 +146,12 @@ std::string activity_list(const Activity& a, const std::string& clock_port) {
 
 std::string power_script(const Run& run, const std::vector<std::string>& libraries, const std::vector<PowerView>& views) {
   std::string s = kProcs;
-  s += "set fetta_constant [dict create]\nset fetta_macro [dict create]\n";
+  s += "set fetta_constant [dict create]\nset fetta_macro [dict create]\nset fetta_logic [dict create]\n";
   for (const PowerView& v : views) {
     for (const ConstantOutput& c : v.constants)
       s += fmt::format("dict set fetta_constant {{{}}} {{{}}} {}\n", c.cell, c.pin, c.value ? 1 : 0);
     for (const MacroOutput& m : v.macro_outputs) s += fmt::format("dict lappend fetta_macro {{{}}} {{{}}}\n", m.cell, m.pin);
+    for (const MacroOutput& m : v.logic_outputs) s += fmt::format("dict lappend fetta_logic {{{}}} {{{}}}\n", m.cell, m.pin);
   }
   for (const std::string& lib : libraries) s += fmt::format("read_liberty {}\n", sta::tcl_path(lib));
   s += fmt::format("read_verilog {}\n", sta::tcl_path(run.netlist));
@@ -160,6 +177,7 @@ close $fetta_file
   s += kAnnotateCells;
   s += "puts \"fetta-annotated $fetta_flops $fetta_inputs\"\n";
   s += "puts \"fetta-macro $fetta_macro_annotated $fetta_macro_bits\"\n";
+  s += "puts \"fetta-logic $fetta_logic_annotated $fetta_logic_pins\"\n";
   // Every leaf cell's power, summed per block in Tcl (a top has ~10^5 cells; one line per block).
   s += fmt::format(R"tcl(set fetta_corner [sta::cmd_corner]
 array set fetta_sum {{}}
@@ -275,6 +293,20 @@ SignalFilter power_signals(const Run& run) {
   return [names](const std::string& signal) { return names->count(signal) > 0; };
 }
 
+Activity gate_level_activity(const Activity& gl) {
+  Activity a = gl;
+  a.bits.clear();
+  static const std::string state = "_reg.IQN";
+  for (const BitActivity& b : gl.bits) {
+    if (b.name.size() > state.size() && b.name.compare(b.name.size() - state.size(), state.size(), state) == 0)
+      a.bits.push_back({b.name.substr(0, b.name.size() - state.size()), b.toggle_rate, 1.0 - b.duty, false});
+    else if (b.port || b.name.find("_reg.") == std::string::npos)
+      a.bits.push_back(b);
+  }
+  std::sort(a.bits.begin(), a.bits.end(), [](const BitActivity& x, const BitActivity& y) { return x.name < y.name; });
+  return a;
+}
+
 PowerResult run_power(const Run& run, const Activity& a) {
   sta::require_sta();
   if (!(run.clock_period_ps > 0))
@@ -283,7 +315,7 @@ PowerResult run_power(const Run& run, const Activity& a) {
   std::vector<std::string> libraries;
   std::vector<PowerView> views;
   for (const std::string& lib : run.liberty) {
-    views.push_back(power_view(read_text(lib), lib));
+    views.push_back(power_view(read_text(lib), lib, run.gate_level));
     libraries.push_back(fmt::format("{}/power_view_{}", run.work_dir, libraries.size()) + ".lib");
     write_text(libraries.back(), views.back().liberty);
     views.back().liberty.clear();
@@ -311,6 +343,10 @@ PowerResult run_power(const Run& run, const Activity& a) {
       in >> r.macro_bits_annotated >> r.macro_bits;
     }
     if (line.rfind("fetta-idle ", 0) == 0) r.idle_cells = std::stoll(line.substr(11));
+    if (line.rfind("fetta-logic ", 0) == 0) {
+      std::istringstream in(line.substr(12));
+      in >> r.logic_pins_annotated >> r.logic_pins;
+    }
   }
   r.blocks = parse_blocks(res.output, what);
   r.total = parse_total(res.output, what);
@@ -407,6 +443,9 @@ std::string format_table(const PowerReport& r) {
                    "OpenSTA{}; {} cells without activity\n",
                    p.flops_annotated, p.flops, p.inputs_annotated, p.macro_bits_annotated, p.macro_bits,
                    r.run.clock_stopped ? "; clock stopped" : "", p.idle_cells);
+  if (r.run.gate_level)
+    s += fmt::format("gate-level: outputs of gates annotated from the trace {} of {}; nothing propagated\n",
+                     p.logic_pins_annotated, p.logic_pins);
   if (!p.sram.macros.empty())
     s += fmt::format("SRAM access: {} macros, enable and mask bits {} of {} in the activity, energy per access from CACTI 7.0 "
                      "(22 nm, scaled to 0.7 V){}\n",
@@ -513,6 +552,9 @@ nlohmann::json to_json(const PowerReport& r) {
           {"sram_read_bits", r.result.macro_bits},
           {"sram_read_bits_annotated", r.result.macro_bits_annotated},
           {"idle_cells", r.result.idle_cells},
+          {"gate_level", r.run.gate_level},
+          {"gate_outputs", r.result.logic_pins},
+          {"gate_outputs_annotated", r.result.logic_pins_annotated},
           {"blocks", blocks},
           {"total", bd(r.result.total)},
           {"sram_access", sram_json(r)},

@@ -155,7 +155,7 @@ struct BusType {
 
 }  // namespace
 
-PowerView power_view(const std::string& text, const std::string& what) {
+PowerView power_view(const std::string& text, const std::string& what, bool twin_logic) {
   const Scanner s(text, what);
   const std::vector<Group> top = s.children(0, text.size());
   const auto lib = std::find_if(top.begin(), top.end(), [](const Group& g) { return g.name == "library"; });
@@ -222,6 +222,11 @@ PowerView power_view(const std::string& text, const std::string& what) {
                                        trimmed(bus_type->value))});
         }
         view.macro_outputs.push_back({cell_name, pin_name});
+      } else if (twin_logic && !sequential && function && pin.name == "pin") {
+        const std::string twin = kTwinPrefix + pin_name;
+        edits.push_back({function->pos, function->len, fmt::format("function : \"{}\";", twin)});
+        edits.push_back({pin.close + 1, 0, fmt::format("\n    pin ({}) {{ direction : input; capacitance : 0; }}", twin)});
+        view.logic_outputs.push_back({cell_name, pin_name});
       }
     }
   }

@@ -46,6 +46,10 @@ struct Run {
   std::string clock_port = "clk";
   bool clock_stopped = false;  // a gated clock: no clock is created and its port toggles never
   int block_depth = 1;
+  // A gate-level run (docs/power.md, "Gate-level check"): the activity is a simulation of the
+  // flat netlist itself (gate_level_activity), every gate's output is annotated through a twin
+  // input and nothing is propagated. `netlist` must then be the flat one.
+  bool gate_level = false;
 };
 
 struct PowerResult {
@@ -53,6 +57,7 @@ struct PowerResult {
   std::vector<std::string> unmatched;  // flip-flops the activity names no signal for (OpenSTA propagates theirs)
   long long macro_bits = 0, macro_bits_annotated = 0;  // SRAM read-data bits, those whose net the activity names
   long long idle_cells = 0;  // leaf cells with no internal or switching power: constant inputs, or none reached
+  long long logic_pins = 0, logic_pins_annotated = 0;  // a gate-level run's gate outputs, those the activity names
   std::vector<BlockPower> blocks;       // by name
   Breakdown total;                      // OpenSTA's design total
   Breakdown sequential, combinational;  // its rows of the same: flip-flops (and latches), the rest
@@ -84,6 +89,12 @@ Run run_for_synthesized(const std::string& module_dir, const std::string& top, c
 // flip-flop of the flat netlist (`<path>.<reg>[<bit>]_reg`) and every net an SRAM macro connects
 // to. The rest of a trace (combinational wires, which OpenSTA propagates) need not be read.
 SignalFilter power_signals(const Run& run);
+
+// The activity of a gate-level simulation (the flat netlist with each cell's Liberty function, as
+// Yosys' read_liberty models it), named for a gate-level run: a flip-flop `<X>_reg`'s state wire
+// `<X>_reg.IQN` becomes the register bit `X` (duty complemented: IQN holds the inverted state);
+// the cells' pin wires `<instance>.<pin>` and the ports stay.
+Activity gate_level_activity(const Activity& gl);
 
 // Throws std::runtime_error naming the files when OpenSTA fails; see sta::require_sta.
 PowerResult run_power(const Run& run, const Activity& a);

@@ -12,6 +12,9 @@
 // 3. Macro outputs (the SRAM macros' read data: a clock-to-output arc and no function): the arcs
 //    become combinational and each bit gets the function of a new input, its twin
 //    `fetta_pwr_<name>`, on which fetta annotates the read data's recorded activity.
+// 4. Only with `twin_logic` (a gate-level run, docs/power.md "Gate-level check"): every other
+//    output with a function gets the function of its twin input too, so that each gate's output
+//    is the activity a gate-level simulation recorded for it, and nothing is propagated.
 #pragma once
 
 #include <string>
@@ -35,10 +38,11 @@ struct PowerView {
   int clocked_arcs = 0;  // register clock-to-output arcs made combinational
   std::vector<ConstantOutput> constants;
   std::vector<MacroOutput> macro_outputs;
+  std::vector<MacroOutput> logic_outputs;  // with twin_logic: the gates' outputs given twins
 };
 
 // Throws std::runtime_error naming `what` for text that is not Liberty's group syntax (unbalanced
 // braces or quotes, no library group) or a bus whose type the library does not define.
-PowerView power_view(const std::string& liberty, const std::string& what);
+PowerView power_view(const std::string& liberty, const std::string& what, bool twin_logic = false);
 
 }  // namespace fetta::flows::power
