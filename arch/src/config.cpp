@@ -75,14 +75,14 @@ std::string to_yaml(const ArchConfig& c) {
       "memory:\n  banks: {}\n  elems_per_bank: {}\n  unified_depth: {}\n  accum_depth: {}\n  accum_pipeline: {}\n"
       "dram:\n  bandwidth_gbps: {}\n  latency_ns: {}\n  capacity_mb: {}\n"
       "energy:\n  mac_pj: {}\n  sram_read_pj_per_byte: {}\n  sram_write_pj_per_byte: {}\n  network_hop_pj: {}\n"
-      "  dram_pj_per_byte: {}\n",
+      "  dram_read_pj_per_byte: {}\n  dram_write_pj_per_byte: {}\n  static_mw: {}\n",
       name, to_string(c.dtype), c.clock_mhz, c.ce.rows, c.ce.cols, c.ce.count, fmt::join(dataflows, ", "),
       flag(c.ce.ib_double_buffer), flag(c.ce.psum_double_buffer), c.ce.mac_pipeline_stages, c.ce.mac_product_stages,
       to_string(c.arith.fp32_adder), to_string(c.arith.prefix), c.network.lanes, c.network.dist_pipeline_every,
       flag(c.network.dist_output_register), to_string(c.network.topology), c.memory.banks, c.memory.elems_per_bank,
       c.memory.unified_depth, c.memory.accum_depth, c.memory.accum_pipeline, c.dram.bandwidth_gbps, c.dram.latency_ns,
       c.dram.capacity_mb, c.energy.mac_pj, c.energy.sram_read_pj_per_byte, c.energy.sram_write_pj_per_byte,
-      c.energy.network_hop_pj, c.energy.dram_pj_per_byte);
+      c.energy.network_hop_pj, c.energy.dram_read_pj_per_byte, c.energy.dram_write_pj_per_byte, c.energy.static_mw);
 }
 
 ConfigError::ConfigError(std::string file, int line, std::string field, std::string message)
@@ -266,11 +266,14 @@ ArchConfig parse_root(const YAML::Node& root, const std::string& file) {
   dram.reject_unknown();
 
   Section en = top.sub("energy");
-  en.get_double("mac_pj", cfg.energy.mac_pj, 0.0, limits::kEnergyPjMax);
-  en.get_double("sram_read_pj_per_byte", cfg.energy.sram_read_pj_per_byte, 0.0, limits::kEnergyPjMax);
-  en.get_double("sram_write_pj_per_byte", cfg.energy.sram_write_pj_per_byte, 0.0, limits::kEnergyPjMax);
-  en.get_double("network_hop_pj", cfg.energy.network_hop_pj, 0.0, limits::kEnergyPjMax);
-  en.get_double("dram_pj_per_byte", cfg.energy.dram_pj_per_byte, 0.0, limits::kEnergyPjMax);
+  // 0 is allowed: a term whose energy another one already holds (docs/power.md, "Energy model").
+  en.get_double("mac_pj", cfg.energy.mac_pj, 0.0, limits::kEnergyPjMax, true);
+  en.get_double("sram_read_pj_per_byte", cfg.energy.sram_read_pj_per_byte, 0.0, limits::kEnergyPjMax, true);
+  en.get_double("sram_write_pj_per_byte", cfg.energy.sram_write_pj_per_byte, 0.0, limits::kEnergyPjMax, true);
+  en.get_double("network_hop_pj", cfg.energy.network_hop_pj, 0.0, limits::kEnergyPjMax, true);
+  en.get_double("dram_read_pj_per_byte", cfg.energy.dram_read_pj_per_byte, 0.0, limits::kEnergyPjMax, true);
+  en.get_double("dram_write_pj_per_byte", cfg.energy.dram_write_pj_per_byte, 0.0, limits::kEnergyPjMax, true);
+  en.get_double("static_mw", cfg.energy.static_mw, 0.0, limits::kEnergyPjMax, true);
   en.reject_unknown();
 
   top.reject_unknown();
@@ -350,11 +353,13 @@ void validate(const ArchConfig& c) {
   check_real("dram.latency_ns", c.dram.latency_ns, limits::kLatencyNs, true);
   check_int("dram.capacity_mb", c.dram.capacity_mb, limits::kDramCapacityMb, false);
   const limits::RealRange energy{0.0, limits::kEnergyPjMax};
-  check_real("energy.mac_pj", c.energy.mac_pj, energy, false);
-  check_real("energy.sram_read_pj_per_byte", c.energy.sram_read_pj_per_byte, energy, false);
-  check_real("energy.sram_write_pj_per_byte", c.energy.sram_write_pj_per_byte, energy, false);
-  check_real("energy.network_hop_pj", c.energy.network_hop_pj, energy, false);
-  check_real("energy.dram_pj_per_byte", c.energy.dram_pj_per_byte, energy, false);
+  check_real("energy.mac_pj", c.energy.mac_pj, energy, true);
+  check_real("energy.sram_read_pj_per_byte", c.energy.sram_read_pj_per_byte, energy, true);
+  check_real("energy.sram_write_pj_per_byte", c.energy.sram_write_pj_per_byte, energy, true);
+  check_real("energy.network_hop_pj", c.energy.network_hop_pj, energy, true);
+  check_real("energy.dram_read_pj_per_byte", c.energy.dram_read_pj_per_byte, energy, true);
+  check_real("energy.dram_write_pj_per_byte", c.energy.dram_write_pj_per_byte, energy, true);
+  check_real("energy.static_mw", c.energy.static_mw, energy, true);
 }
 
 ArchConfig parse_arch_config(const std::string& yaml_text, const std::string& source_name) {

@@ -139,13 +139,16 @@ StepCost AnalyticalModel::step_with(const StepShape& s, const std::string& dataf
 
   const auto& e = cfg_.energy;
   const double levels = std::log2(lanes) + 1;  // butterfly levels + the transpose level
-  double pj = static_cast<double>(s.macs) * e.mac_pj;
-  pj += (ia + ib) * ob * e.sram_read_pj_per_byte;
-  pj += out * ob * e.sram_write_pj_per_byte;
-  if (psums > out) pj += psums * ab * (e.sram_read_pj_per_byte + e.sram_write_pj_per_byte);  // accumulate
-  pj += (ia + ib + psums) * levels * e.network_hop_pj;
-  pj += c.dram_bytes * e.dram_pj_per_byte;
-  c.energy_pj = pj;
+  EnergyTerms& t = c.energy;
+  t.mac = static_cast<double>(s.macs) * e.mac_pj;
+  t.sram = (ia + ib) * ob * e.sram_read_pj_per_byte + out * ob * e.sram_write_pj_per_byte;
+  if (psums > out) t.sram += psums * ab * (e.sram_read_pj_per_byte + e.sram_write_pj_per_byte);  // accumulate
+  t.network = (ia + ib + psums) * levels * e.network_hop_pj;
+  if (c.dram_bytes > 0)  // operands read, the result written
+    t.dram = (static_cast<double>(s.a_elems) + static_cast<double>(s.b_elems)) * ob * e.dram_read_pj_per_byte +
+             static_cast<double>(s.out_elems) * ob * e.dram_write_pj_per_byte;
+  t.static_power = e.static_mw * c.cycles * 1000.0 / cfg_.clock_mhz;  // mW x ns
+  c.energy_pj = t.total();
   c.utilization = static_cast<double>(s.macs) / (c.cycles * P * R * C);
   return c;
 }
@@ -177,6 +180,21 @@ TreeCost evaluate(const Problem& p, const ContractionTree& t, const CostModel& m
   tc.energy_uj = pj * 1e-6;
   tc.edp = tc.energy_uj * tc.latency_us;
   return tc;
+}
+
+EnergyTerms run_energy(const AnalyticalModel& model, const std::vector<StepShape>& steps, double run_cycles,
+                       double dram_bytes_read, double dram_bytes_written) {
+  const arch::EnergyConfig& e = model.config().energy;
+  EnergyTerms t;
+  for (const StepShape& s : steps) {
+    const StepCost c = model.step(s);
+    t.mac += c.energy.mac;
+    t.sram += c.energy.sram;
+    t.network += c.energy.network;
+  }
+  t.dram = dram_bytes_read * e.dram_read_pj_per_byte + dram_bytes_written * e.dram_write_pj_per_byte;
+  t.static_power = e.static_mw * run_cycles * 1000.0 / model.clock_mhz();
+  return t;
 }
 
 double metric_value(const TreeCost& c, Metric m) {

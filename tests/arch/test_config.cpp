@@ -129,7 +129,8 @@ TEST_CASE("limits of the generators and the ISA are checked when the file is par
   CHECK_THAT(refused("dram:\n  latency_ns: -1\n"), Contains("dram.latency_ns: -1 is out of range"));
   CHECK_THAT(refused("dram:\n  bandwidth_gbps: 0\n"), Contains("dram.bandwidth_gbps: 0 is out of range"));
   CHECK_THAT(refused("energy:\n  mac_pj: .inf\n"), Contains("x.yaml:2: energy.mac_pj: .inf is out of range"));
-  CHECK_THAT(refused("energy:\n  dram_pj_per_byte: null\n"), Contains("x.yaml:2: energy.dram_pj_per_byte: expected a number"));
+  CHECK_THAT(refused("energy:\n  dram_read_pj_per_byte: null\n"), Contains("x.yaml:2: energy.dram_read_pj_per_byte: expected a number"));
+  CHECK_THAT(refused("energy:\n  static_mw: -1\n"), Contains("x.yaml:2: energy.static_mw: -1 is out of range"));
   // Built structs (sweeps) go through the same rules, without a line.
   ArchConfig c;
   c.memory.unified_depth = 2;
@@ -180,7 +181,7 @@ TEST_CASE("to_yaml writes every field: the file reads back to the same architect
   c.dram.bandwidth_gbps = 12.8000001;
   c.dram.latency_ns = 0.1;
   c.dram.capacity_mb = 17;
-  c.energy = {0.1, 0.2, 0.3, 0.4, 0.5};
+  c.energy = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7};
   validate(c);
   const ArchConfig back = parse_arch_config(to_yaml(c), "round-trip");
   CHECK(back.same_architecture(c));

@@ -124,7 +124,9 @@ TEST_CASE("energy: MAC term alone, and monotone in traffic", "[costmodel]") {
   c.energy.sram_read_pj_per_byte = 0;
   c.energy.sram_write_pj_per_byte = 0;
   c.energy.network_hop_pj = 0;
-  c.energy.dram_pj_per_byte = 0;
+  c.energy.dram_read_pj_per_byte = 0;
+  c.energy.dram_write_pj_per_byte = 0;
+  c.energy.static_mw = 0;
   c.energy.mac_pj = 0.5;
   AnalyticalModel m(c);
   const auto s = gemm(2, 8, 8, 8);
@@ -149,4 +151,25 @@ TEST_CASE("tree evaluation sums the steps; metrics", "[costmodel]") {
   CHECK(parse_metric("edp") == Metric::edp);
   CHECK(to_string(Metric::latency) == "latency");
   CHECK_THROWS_WITH(parse_metric("flops"), "unknown metric 'flops' (expected macs, latency, energy or edp)");
+}
+
+TEST_CASE("energy: the terms sum to the step's energy; a run's energy adds static power and its DRAM bytes", "[costmodel]") {
+  ArchConfig c = one_ce(4, 4);
+  c.energy.static_mw = 100;  // 100 mW at 1 GHz: 100 pJ per cycle
+  c.energy.dram_read_pj_per_byte = 60;
+  c.energy.dram_write_pj_per_byte = 40;
+  c.clock_mhz = 1000;
+  AnalyticalModel m(c);
+  const auto s = gemm(2, 8, 8, 8);
+  const StepCost sc = m.step(s);
+  CHECK(sc.energy_pj == Approx(sc.energy.total()));
+  CHECK(sc.energy.mac == Approx(1024 * c.energy.mac_pj));
+  CHECK(sc.energy.static_power == Approx(100 * sc.cycles));
+  // A run of those two steps over 1,000 cycles that moved 300 bytes in and 200 out of DRAM.
+  const EnergyTerms r = run_energy(m, {s, s}, 1000, 300, 200);
+  CHECK(r.static_power == Approx(100 * 1000));
+  CHECK(r.dram == Approx(300 * 60 + 200 * 40));
+  CHECK(r.mac == Approx(2 * sc.energy.mac));
+  CHECK(r.sram == Approx(2 * sc.energy.sram));
+  CHECK(r.network == Approx(2 * sc.energy.network));
 }

@@ -454,6 +454,19 @@ TEST_CASE("power: SRAM accesses counted from the trace are the ones the stimulus
   CHECK(kept.cycles == a.cycles);
 }
 
+TEST_CASE("power: a run into a relative directory reads its files from there", "[power]") {
+  // OpenSTA runs inside the work directory: the script must not name files relative to ours.
+  const pw::Activity a = pw::read_fst_activity(trace("random"));
+  const fs::path cwd = fs::current_path();
+  fs::current_path(kWork);
+  fs::create_directories("relative");
+  pw::Run run = pw::run_for_synthesized(fs::relative(module_dir()).string(), "adder_tree_n8_w8", "relative");
+  const pw::PowerResult r = pw::run_power(run, a);
+  fs::current_path(cwd);
+  CHECK(r.flops_annotated == 67);
+  CHECK(r.total.total_w() > 0);
+}
+
 TEST_CASE("power: a gate-level trace's flip-flop states name their registers", "[power]") {
   pw::Activity gl;
   gl.cycles = 10;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -154,7 +155,7 @@ std::string power_script(const Run& run, const std::vector<std::string>& librari
     for (const MacroOutput& m : v.logic_outputs) s += fmt::format("dict lappend fetta_logic {{{}}} {{{}}}\n", m.cell, m.pin);
   }
   for (const std::string& lib : libraries) s += fmt::format("read_liberty {}\n", sta::tcl_path(lib));
-  s += fmt::format("read_verilog {}\n", sta::tcl_path(run.netlist));
+  s += fmt::format("read_verilog {}\n", sta::tcl_path(std::filesystem::absolute(run.netlist).string()));
   s += fmt::format("link_design {}\n", run.top);
   // The activities' time base is a virtual clock of the run's period, and the clock port an
   // ordinary annotated input: its arrival reaches every gate through the power views' combinational
@@ -316,7 +317,8 @@ PowerResult run_power(const Run& run, const Activity& a) {
   std::vector<PowerView> views;
   for (const std::string& lib : run.liberty) {
     views.push_back(power_view(read_text(lib), lib, run.gate_level));
-    libraries.push_back(fmt::format("{}/power_view_{}", run.work_dir, libraries.size()) + ".lib");
+    // OpenSTA runs in work_dir: the script names every file by its absolute path.
+    libraries.push_back(fmt::format("{}/power_view_{}.lib", std::filesystem::absolute(run.work_dir).string(), libraries.size()));
     write_text(libraries.back(), views.back().liberty);
     views.back().liberty.clear();
   }

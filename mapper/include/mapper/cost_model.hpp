@@ -28,9 +28,16 @@ struct StepShape {
 };
 StepShape step_shape(const Problem& p, const Step& s);
 
+// The terms of a step's energy (docs/search.md), in pJ; energy_pj is their sum.
+struct EnergyTerms {
+  double mac = 0, sram = 0, network = 0, dram = 0, static_power = 0;
+  double total() const { return mac + sram + network + dram + static_power; }
+};
+
 struct StepCost {
   double cycles = 0;
   double energy_pj = 0;
+  EnergyTerms energy;
   std::string dataflow;  // "WS" | "IS" | "OS" (OS may be "OS^T": rows = n, cols = m)
   double compute_cycles = 0, sram_cycles = 0, dram_cycles = 0;
   double sram_bytes = 0, dram_bytes = 0;
@@ -71,6 +78,12 @@ struct TreeCost {
   std::vector<StepCost> steps;
 };
 TreeCost evaluate(const Problem& p, const ContractionTree& t, const CostModel& model);
+
+// The energy of a simulated run by the model's constants (docs/power.md, "Energy model"): the
+// static power over the run's cycles (host transfers and waits included), each step's MAC, SRAM
+// and network terms as the model costs its shape, and the DRAM bytes the run moved.
+EnergyTerms run_energy(const AnalyticalModel& model, const std::vector<StepShape>& steps, double run_cycles,
+                       double dram_bytes_read, double dram_bytes_written);
 double metric_value(const TreeCost& c, Metric m);
 
 }  // namespace fetta::mapper

@@ -23,6 +23,7 @@
 #include "hw/mem/accumulation_unit.hpp"
 #include "hw/sys/system.hpp"
 #include "mapper/compile.hpp"
+#include "mapper/cost_model.hpp"
 #include "mapper/layer_search.hpp"
 #include "mapper/placement.hpp"
 #include "mapper/search.hpp"
@@ -1009,6 +1010,56 @@ void print_tables(const std::vector<StepReport>& reps, const arch::ArchConfig& c
   fmt::print("simulated {} cycles in {:.1f} s ({:.0f} cycles/s)\n", sim_cycles, wall_s, static_cast<double>(sim_cycles) / wall_s);
 }
 
+// The run's energy by the analytical model's constants (the configuration's `energy:`, measured
+// on the default top: docs/power.md, "Energy model"): an estimate for every run, where
+// `fetta power` measures one traced run.
+struct RunEnergy {
+  mapper::EnergyTerms pj;
+  int64_t macs = 0;
+  double seconds = 0;
+};
+
+RunEnergy run_energy(const std::vector<StepReport>& reps, const arch::ArchConfig& cfg, int64_t sim_cycles,
+                     uint64_t dram_read, uint64_t dram_written) {
+  std::vector<mapper::StepShape> shapes;
+  RunEnergy e;
+  for (const StepReport& r : reps) {
+    mapper::StepShape s;
+    s.m = static_cast<uint64_t>(r.m), s.k = static_cast<uint64_t>(r.k), s.n = static_cast<uint64_t>(r.n);
+    s.a_elems = s.m * s.k, s.b_elems = s.k * s.n, s.out_elems = s.m * s.n;
+    s.macs = static_cast<uint64_t>(r.macs);
+    shapes.push_back(s);
+    e.macs += r.macs;
+  }
+  e.pj = mapper::run_energy(mapper::AnalyticalModel(cfg), shapes, static_cast<double>(sim_cycles),
+                            static_cast<double>(dram_read), static_cast<double>(dram_written));
+  e.seconds = static_cast<double>(sim_cycles) / (cfg.clock_mhz * 1e6);
+  return e;
+}
+
+nlohmann::json to_json(const RunEnergy& e) {
+  const double j = e.pj.total() * 1e-12;
+  return {{"source", "the analytical model's constants (the configuration's energy:), not a measurement"},
+          {"joules", j},
+          {"static_joules", e.pj.static_power * 1e-12},
+          {"mac_joules", e.pj.mac * 1e-12},
+          {"sram_joules", e.pj.sram * 1e-12},
+          {"network_joules", e.pj.network * 1e-12},
+          {"dram_joules", e.pj.dram * 1e-12},
+          {"pj_per_mac", e.macs > 0 ? e.pj.total() / static_cast<double>(e.macs) : 0.0},
+          {"tops_per_w", j > 0 ? 2.0 * static_cast<double>(e.macs) / j * 1e-12 : 0.0},
+          {"edp_js", j * e.seconds}};
+}
+
+std::string energy_line(const RunEnergy& e) {
+  const double j = e.pj.total() * 1e-12;
+  return fmt::format("energy (model, the configuration's energy: constants): {:.4g} uJ = static {:.4g} + MACs {:.4g} + SRAM "
+                     "{:.4g} + network {:.4g} + DRAM {:.4g}; {:.3f} pJ/MAC, {:.3f} TOPS/W, EDP {:.4g} J s\n",
+                     j * 1e6, e.pj.static_power * 1e-6, e.pj.mac * 1e-6, e.pj.sram * 1e-6, e.pj.network * 1e-6,
+                     e.pj.dram * 1e-6, e.macs > 0 ? e.pj.total() / static_cast<double>(e.macs) : 0.0,
+                     j > 0 ? 2.0 * static_cast<double>(e.macs) / j * 1e-12 : 0.0, j * e.seconds);
+}
+
 nlohmann::json to_json(const std::vector<StepReport>& reps, const arch::ArchConfig& cfg, double wall_s, int64_t sim_cycles) {
   nlohmann::json steps = nlohmann::json::array();
   for (const StepReport& r : reps)
@@ -1095,12 +1146,14 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
     j["map_for"] = mapper::to_string(map_for(opt));
     j["dram"] = {{"bandwidth_gbps", opt.cfg.dram.bandwidth_gbps}, {"latency_ns", opt.cfg.dram.latency_ns},
                  {"transactions", dram.transactions()}, {"bytes_read", dram.bytes_read()}, {"bytes_written", dram.bytes_written()}};
+    j["energy"] = to_json(run_energy(runner.reports, opt.cfg, bench.now(), dram.bytes_read(), dram.bytes_written()));
     std::cout << j.dump(2) << "\n";
   } else {
     print_tables(runner.reports, opt.cfg, wall, bench.now());
     fmt::print("DRAM (TLM-2.0 target, {} GB/s, {} ns per transaction): {} transactions, {:.1f} KiB read, {:.1f} KiB written\n",
                opt.cfg.dram.bandwidth_gbps, opt.cfg.dram.latency_ns, dram.transactions(),
                static_cast<double>(dram.bytes_read()) / 1024.0, static_cast<double>(dram.bytes_written()) / 1024.0);
+    fmt::print("{}", energy_line(run_energy(runner.reports, opt.cfg, bench.now(), dram.bytes_read(), dram.bytes_written())));
   }
   if (!bench.failure().empty()) {
     fmt::print(stderr, "error: {}\n", bench.failure());
