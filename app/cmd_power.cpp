@@ -35,10 +35,13 @@ struct PowerOpts {
   std::string cache_dir;
 };
 
-nlohmann::json read_activity_json(const std::string& path) {
+// The JSON file an option names; `missing` and `give` say how to produce the right one.
+nlohmann::json read_json_option(const std::string& option, const std::string& path, const std::string& missing,
+                                const std::string& give) {
   std::ifstream in(path);
+  if (!in) throw std::invalid_argument(fmt::format("{} {}: no such file; {}", option, path, missing));
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw std::invalid_argument(fmt::format("--activity {}: not JSON; give an activity.json of fetta power", path));
+  if (j.is_discarded()) throw std::invalid_argument(fmt::format("{} {}: not JSON; {}", option, path, give));
   return j;
 }
 
@@ -47,23 +50,22 @@ void run(const PowerOpts& o) {
     throw std::invalid_argument(fmt::format("--rtl {}: no manifest.json; give a directory written by fetta gen", o.rtl));
   if (!o.fst.empty() && !fs::exists(o.fst))
     throw std::invalid_argument(fmt::format("--fst {}: no such file; record one with fetta run --trace FILE", o.fst));
-  if (!o.activity.empty() && !fs::exists(o.activity))
-    throw std::invalid_argument(
-        fmt::format("--activity {}: no such file; give the activity.json an earlier fetta power --fst wrote", o.activity));
+  std::optional<pw::Activity> from_json;
+  if (!o.activity.empty())
+    from_json = pw::activity_from_json(read_json_option("--activity", o.activity,
+                                                        "give the activity.json an earlier fetta power --fst wrote",
+                                                        "give an activity.json of fetta power"),
+                                       o.activity);
   std::optional<pw::RunWork> work;
-  if (!o.run_report.empty()) {
-    std::ifstream in(o.run_report);
-    if (!in) throw std::invalid_argument(fmt::format("--run {}: no such file; write it with fetta run --trace FILE --json", o.run_report));
-    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_discarded()) throw std::invalid_argument(fmt::format("--run {}: not JSON; give the report of fetta run --json", o.run_report));
-    work = pw::run_work_from_json(j, o.run_report);
-  }
+  if (!o.run_report.empty())
+    work = pw::run_work_from_json(read_json_option("--run", o.run_report, "write it with fetta run --trace FILE --json",
+                                                   "give the report of fetta run --json"),
+                                  o.run_report);
   flows::sta::require_sta();
   // A trace whose names do not fit fails before synthesis; its values are read after it, only
-  // those of the signals the netlist's annotation can use. An activity read before is taken as it is.
+  // those of the signals the netlist's annotation can use. An activity read before (--activity,
+  // read above) is taken as it is.
   if (!o.fst.empty()) pw::check_fst(o.fst, o.scope, o.clock, o.window);
-  std::optional<pw::Activity> from_json;
-  if (!o.activity.empty()) from_json = pw::activity_from_json(read_activity_json(o.activity), o.activity);
   fs::create_directories(o.out);
   sy::Options so;
   so.target = sy::Target::asap7;

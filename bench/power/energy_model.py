@@ -38,13 +38,18 @@ def load(d):
     return p
 
 
+def width_of(cell):
+    """Bits per word of a macro cell (fetta_sram_w<width>_d<depth>_<ports>)."""
+    return int(cell.split("_w")[1].split("_")[0])
+
+
 def sram_per_byte(runs):
     """(read pJ per byte, write pJ per byte) over every macro access of the runs: CACTI's energy
     per access of each macro, weighted by the accesses the runs made."""
     rd_j = rd_b = wr_j = wr_b = 0.0
     for p in runs:
         for m in p["sram_access"]["macros"]:
-            width = int(m["cell"].split("_w")[1].split("_")[0])
+            width = width_of(m["cell"])
             rd_j += m["reads"] * m["read_pj"]
             rd_b += m["reads"] * width / 8
             wr_j += m["bits_written"] / width * m["write_pj"]
@@ -56,7 +61,7 @@ def sram_bytes(p):
     """Bytes read and written in every SRAM macro over the run (from the counted accesses)."""
     rd = wr = 0.0
     for m in p["sram_access"]["macros"]:
-        width = int(m["cell"].split("_w")[1].split("_")[0])
+        width = width_of(m["cell"])
         rd += m["reads"] * width / 8
         wr += m["bits_written"] / 8
     return rd, wr

@@ -6,9 +6,6 @@
 //   fp_mac_trace OUT.fst CYCLES SEED
 // The model comes from fetta_mac_model.h on the include path: its Verilated header and
 // `using FettaMac = V<top>;` (gate_level.sh writes it).
-#include <verilated.h>
-#include <verilated_fst_c.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +13,7 @@
 #include <random>
 
 #include "fetta_mac_model.h"
+#include "../../tests/power/traced_clock.hpp"
 
 namespace {
 
@@ -48,20 +46,7 @@ int main(int argc, char** argv) {
   VerilatedContext ctx;
   ctx.traceEverOn(true);
   FettaMac dut{&ctx};
-  VerilatedFstC fst;
-  dut.trace(&fst, 99);
-  fst.open(argv[1]);
-  uint64_t t = 0;
-  auto tick = [&] {  // 1 ns period, 1 ps units; inputs change with the falling edge
-    dut.clk = 0;
-    dut.eval();
-    fst.dump(t);
-    t += 500;
-    dut.clk = 1;
-    dut.eval();
-    fst.dump(t);
-    t += 500;
-  };
+  TracedClock clock(dut, argv[1]);
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> unit(0.0f, 1.0f), psum(0.0f, 4.0f);
   uint64_t checksum = 1469598103934665603ull;  // FNV-1a over every cycle's output
@@ -69,15 +54,12 @@ int main(int argc, char** argv) {
     dut.a = to_bf16(unit(rng));
     dut.b = to_bf16(unit(rng));
     dut.acc = bits_of(psum(rng));
-    tick();
+    clock.tick();
     const uint32_t out = dut.out;
     if (c < 4) continue;  // the pipeline's initial contents: no reset, and a netlist's flip-flops start otherwise
     for (int i = 0; i < 4; ++i) checksum = (checksum ^ ((out >> (8 * i)) & 0xff)) * 1099511628211ull;
   }
-  dut.clk = 0;
-  dut.eval();
-  fst.dump(t);
-  fst.close();
+  clock.close();
   std::printf("outputs checksum %016llx\n", static_cast<unsigned long long>(checksum));
   return 0;
 }

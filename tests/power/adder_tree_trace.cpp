@@ -2,9 +2,6 @@
 // power tests: `random` (new inputs every cycle, the sum checked against the reference) or
 // `idle` (held in reset, inputs 0).
 //   adder_tree_trace OUT.fst random|idle CYCLES SEED
-#include <verilated.h>
-#include <verilated_fst_c.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +11,7 @@
 #include <string>
 
 #include "Vadder_tree_n8_w8.h"
+#include "traced_clock.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 5) {
@@ -31,32 +29,19 @@ int main(int argc, char** argv) {
   VerilatedContext ctx;
   ctx.traceEverOn(true);
   Vadder_tree_n8_w8 dut{&ctx};
-  VerilatedFstC fst;
-  dut.trace(&fst, 99);
-  fst.open(argv[1]);
-  uint64_t t = 0;
-  auto tick = [&] {  // 1 ns period, 1 ps units
-    dut.clk = 0;
-    dut.eval();
-    fst.dump(t);
-    t += 500;
-    dut.clk = 1;
-    dut.eval();
-    fst.dump(t);
-    t += 500;
-  };
+  TracedClock clock(dut, argv[1]);
   std::mt19937_64 rng(seed);
   std::deque<unsigned> expected{0, 0, 0};
   dut.rst = 1;
-  tick();
-  tick();
+  clock.tick();
+  clock.tick();
   dut.rst = mode == "idle" ? 1 : 0;
   for (long c = 0; c < cycles; ++c) {
     unsigned in[8], sum = 0;
     for (auto& v : in) sum += (v = mode == "idle" ? 0u : static_cast<unsigned>(rng() & 0xff));
     dut.in_0 = in[0], dut.in_1 = in[1], dut.in_2 = in[2], dut.in_3 = in[3];
     dut.in_4 = in[4], dut.in_5 = in[5], dut.in_6 = in[6], dut.in_7 = in[7];
-    tick();
+    clock.tick();
     expected.push_back(sum);
     dut.eval();
     if (mode == "random" && dut.sum != expected[expected.size() - 3]) {
@@ -64,9 +49,6 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  dut.clk = 0;
-  dut.eval();
-  fst.dump(t);
-  fst.close();
+  clock.close();
   return 0;
 }

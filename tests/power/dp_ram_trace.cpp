@@ -2,9 +2,6 @@
 // read against a reference memory, writes an FST trace for the SRAM access test and prints how
 // many cycles read and how many wrote ("reads N writes M").
 //   dp_ram_trace OUT.fst CYCLES SEED
-#include <verilated.h>
-#include <verilated_fst_c.h>
-
 #include <array>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +9,7 @@
 #include <random>
 
 #include "Vdp_ram_w16_d32.h"
+#include "traced_clock.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 4) {
@@ -28,27 +26,14 @@ int main(int argc, char** argv) {
   VerilatedContext ctx;
   ctx.traceEverOn(true);
   Vdp_ram_w16_d32 dut{&ctx};
-  VerilatedFstC fst;
-  dut.trace(&fst, 99);
-  fst.open(argv[1]);
-  uint64_t t = 0;
-  auto tick = [&] {  // 1 ns period, 1 ps units; inputs change with the falling edge
-    dut.clk = 0;
-    dut.eval();
-    fst.dump(t);
-    t += 500;
-    dut.clk = 1;
-    dut.eval();
-    fst.dump(t);
-    t += 500;
-  };
+  TracedClock clock(dut, argv[1]);
   std::mt19937_64 rng(seed);
   std::array<unsigned, 32> ref{};
   // Every word written first, so that every read has a known value.
   long reads = 0, writes = 0;
   for (unsigned a = 0; a < 32; ++a) {
     dut.we = 1, dut.waddr = a, dut.wdata = ref[a] = static_cast<unsigned>(rng() & 0xffff), dut.re = 0;
-    tick();
+    clock.tick();
     ++writes;
   }
   for (long c = 0; c < cycles; ++c) {
@@ -57,7 +42,7 @@ int main(int argc, char** argv) {
     const unsigned wdata = static_cast<unsigned>(rng() & 0xffff);
     dut.re = re, dut.raddr = raddr, dut.we = we, dut.waddr = waddr, dut.wdata = wdata;
     const unsigned expected = ref[raddr];  // read-first: the old word on a write to the same address
-    tick();
+    clock.tick();
     if (re && dut.rdata != expected) {
       std::fprintf(stderr, "cycle %ld: read %u at %u, expected %u\n", c, static_cast<unsigned>(dut.rdata), raddr, expected);
       return 1;
@@ -66,10 +51,7 @@ int main(int argc, char** argv) {
     reads += re, writes += we;
   }
   dut.re = 0, dut.we = 0;
-  dut.clk = 0;
-  dut.eval();
-  fst.dump(t);
-  fst.close();
+  clock.close();
   std::printf("reads %ld writes %ld\n", reads, writes);
   return 0;
 }

@@ -258,8 +258,7 @@ Run run_for_synthesized(const std::string& module_dir, const std::string& top, c
 namespace {
 
 // A bit's name and its signal's: "a.b[3]" and "a.b"; "a.mem[2][7]" and "a.mem[2]".
-void add_signal_names(std::unordered_set<std::string>& out, std::string name) {
-  if (!name.empty() && name[0] == '\\') name.erase(0, 1);
+void add_signal_names(std::unordered_set<std::string>& out, const std::string& name) {
   out.insert(name);
   if (!name.empty() && name.back() == ']') out.insert(name.substr(0, name.rfind('[')));
 }
@@ -273,22 +272,23 @@ SignalFilter power_signals(const Run& run) {
                                                 run.flat_netlist, run.top));
   // Cell lines: "  <type> <name> (", a flip-flop's type holding DFF (as power.tcl matches them).
   for (std::string line; std::getline(in, line);) {
-    const size_t type_at = line.find_first_not_of(' ');
-    if (type_at == std::string::npos || line.compare(type_at, 3, "DFF") != 0) continue;
-    std::istringstream cell(line.substr(type_at));
+    if (line.find("DFF") == std::string::npos) continue;
+    std::istringstream cell(line);
     std::string type, name;
-    if (!(cell >> type >> name) || name.size() < 5 || name.compare(name.size() - 4, 4, "_reg") != 0) continue;
+    if (!(cell >> type >> name) || type.find("DFF") == std::string::npos) continue;
+    if (name[0] == '\\') name.erase(0, 1);
+    if (name.size() < 5 || name.compare(name.size() - 4, 4, "_reg") != 0) continue;
     add_signal_names(*names, name.substr(0, name.size() - 4));
   }
   if (!run.macros.empty()) {
     std::istringstream dump(read_text(run.macros));
     for (std::string line; std::getline(dump, line);) {
-      if (line.find("connect ") == std::string::npos) continue;
       std::istringstream tokens(line);
-      std::string t;
-      tokens >> t >> t;  // "connect", the port
-      while (tokens >> t)
-        if (t[0] == '\\') add_signal_names(*names, t);
+      std::string keyword, port, value;
+      if (!(tokens >> keyword >> port) || keyword != "connect") continue;
+      std::getline(tokens, value);
+      for (const std::string& bit : dump_connection_bits(value))
+        if (bit[0] != '\'') add_signal_names(*names, bit);
     }
   }
   return [names](const std::string& signal) { return names->count(signal) > 0; };
@@ -371,6 +371,8 @@ double PowerResult::sram_access_w(const std::string& block, int block_depth, dou
 
 double PowerReport::seconds() const { return static_cast<double>(activity_cycles) * run.clock_period_ps * 1e-12; }
 
+double PowerReport::sram_access_w() const { return seconds() > 0 ? result.sram.joules / seconds() : 0.0; }
+
 RunWork run_work_from_json(const nlohmann::json& j, const std::string& what) {
   auto bad = [&](const std::string& field) {
     return std::runtime_error(fmt::format("{}: not a `fetta run --json` report (field '{}')", what, field));
@@ -435,7 +437,7 @@ Energy energy_of(const PowerReport& r) {
 std::string format_table(const PowerReport& r) {
   const PowerResult& p = r.result;
   const double seconds = r.seconds();
-  const double sram_w = seconds > 0 ? p.sram.joules / seconds : 0.0;
+  const double sram_w = r.sram_access_w();
   const double total = p.total.total_w() + sram_w;
   std::string s = fmt::format(
       "Power of {} by {} (ASAP7 RVT TT 0.7 V 25 C, {}; clock {:.0f} ps per {}), activity: {} cycles of {} (scope {}{})\n",
@@ -510,7 +512,6 @@ nlohmann::json energy_json(const PowerReport& r) {
 
 nlohmann::json sram_json(const PowerReport& r) {
   const SramAccesses& a = r.result.sram;
-  const double seconds = r.seconds();
   nlohmann::json macros = nlohmann::json::array();
   for (const MacroAccesses& m : a.macros)
     macros.push_back({{"instance", m.instance}, {"cell", m.cell}, {"reads", m.reads}, {"bits_written", m.bits_written},
@@ -520,7 +521,7 @@ nlohmann::json sram_json(const PowerReport& r) {
   const SramEnergyModel model;
   return {{"model", fmt::format("CACTI 7.0, 22 nm ITRS-HP, per access, x ({} V / {} V)^2", model.supply_v, model.cacti_supply_v)},
           {"joules", a.joules},
-          {"watts", seconds > 0 ? a.joules / seconds : 0.0},
+          {"watts", r.sram_access_w()},
           {"nets", a.nets},
           {"nets_found", a.nets_found},
           {"macros_outside_table", a.outside},
@@ -560,7 +561,7 @@ nlohmann::json to_json(const PowerReport& r) {
           {"blocks", blocks},
           {"total", bd(r.result.total)},
           {"sram_access", sram_json(r)},
-          {"total_with_sram_access_w", r.result.total.total_w() + (r.seconds() > 0 ? r.result.sram.joules / r.seconds() : 0.0)},
+          {"total_with_sram_access_w", r.result.total.total_w() + r.sram_access_w()},
           {"energy", energy_json(r)}};
 }
 

@@ -114,11 +114,7 @@ std::string block_of(const std::string& instance, int depth) {
   return parent.substr(0, at);
 }
 
-namespace {
-
-// The bits of a connection in a Yosys dump: `\net`, `\net [3]`, `{ ... }`, `4'1010`; each as a
-// net name ("net[3]") or a constant ("'0", "'1", "'x").
-std::vector<std::string> connection_bits(const std::string& value) {
+std::vector<std::string> dump_connection_bits(const std::string& value) {
   std::vector<std::string> bits;
   std::istringstream in(value);
   std::vector<std::string> tokens;
@@ -136,8 +132,6 @@ std::vector<std::string> connection_bits(const std::string& value) {
   }
   return bits;
 }
-
-}  // namespace
 
 SramAccesses sram_accesses(const std::string& dump_text, const Activity& a, const SramEnergyModel& m) {
   std::unordered_map<std::string, double> duty;
@@ -157,14 +151,16 @@ SramAccesses sram_accesses(const std::string& dump_text, const Activity& a, cons
       cur = &out.macros.back();
       cur->cell = mm[1];
       cur->instance = mm[2];
-      cur->energy = access_energy(macro_shape(cur->cell), m);
+      const MacroShape shape = macro_shape(cur->cell);
+      cur->width = shape.width;
+      cur->energy = access_energy(shape, m);
       continue;
     }
     if (!cur || !std::regex_search(line, mm, conn_re)) continue;
     const std::string port = mm[1];
     const bool enable = std::regex_match(port, enable_re), mask = std::regex_match(port, mask_re);
     if (!enable && !mask) continue;
-    for (const std::string& bit : connection_bits(mm[2])) {
+    for (const std::string& bit : dump_connection_bits(mm[2])) {
       std::vector<double> duties;
       if (bit[0] == '\'') {
         duties.push_back(bit == "'1" ? 1 : 0);
@@ -183,8 +179,7 @@ SramAccesses sram_accesses(const std::string& dump_text, const Activity& a, cons
     }
   }
   for (MacroAccesses& x : out.macros) {
-    const MacroShape shape = macro_shape(x.cell);
-    x.joules = (x.reads * x.energy.read_pj + x.bits_written / shape.width * x.energy.write_pj) * 1e-12;
+    x.joules = (x.reads * x.energy.read_pj + x.bits_written / x.width * x.energy.write_pj) * 1e-12;
     out.joules += x.joules;
     out.nets += x.nets;
     out.nets_found += x.nets_found;

@@ -1052,12 +1052,13 @@ nlohmann::json to_json(const RunEnergy& e) {
 }
 
 std::string energy_line(const RunEnergy& e) {
-  const double j = e.pj.total() * 1e-12;
+  const nlohmann::json j = to_json(e);
+  auto uj = [&](const char* k) { return j[k].get<double>() * 1e6; };
   return fmt::format("energy (model, the configuration's energy: constants): {:.4g} uJ = static {:.4g} + MACs {:.4g} + SRAM "
                      "{:.4g} + network {:.4g} + DRAM {:.4g}; {:.3f} pJ/MAC, {:.3f} TOPS/W, EDP {:.4g} J s\n",
-                     j * 1e6, e.pj.static_power * 1e-6, e.pj.mac * 1e-6, e.pj.sram * 1e-6, e.pj.network * 1e-6,
-                     e.pj.dram * 1e-6, e.macs > 0 ? e.pj.total() / static_cast<double>(e.macs) : 0.0,
-                     j > 0 ? 2.0 * static_cast<double>(e.macs) / j * 1e-12 : 0.0, j * e.seconds);
+                     uj("joules"), uj("static_joules"), uj("mac_joules"), uj("sram_joules"), uj("network_joules"),
+                     uj("dram_joules"), j["pj_per_mac"].get<double>(), j["tops_per_w"].get<double>(),
+                     j["edp_js"].get<double>());
 }
 
 nlohmann::json to_json(const std::vector<StepReport>& reps, const arch::ArchConfig& cfg, double wall_s, int64_t sim_cycles) {

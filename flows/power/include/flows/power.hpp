@@ -133,7 +133,8 @@ struct PowerReport {
   PowerResult result;
   std::optional<RunWork> work;
   DramEnergyModel dram = lpddr4_micron();
-  double seconds() const;  // the traced (windowed) cycles at the SDC's clock
+  double seconds() const;        // the traced (windowed) cycles at the SDC's clock
+  double sram_access_w() const;  // the SRAM accesses' energy over those seconds
 };
 // Throws std::invalid_argument when the report's run and the trace differ in length (another
 // run's report); a windowed trace may be shorter than its run.

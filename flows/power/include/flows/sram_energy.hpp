@@ -51,6 +51,7 @@ AccessEnergy access_energy(const MacroShape& s, const SramEnergyModel& m = {});
 
 struct MacroAccesses {
   std::string instance, cell;
+  int width = 0;            // bits per word (the cell's shape)
   double reads = 0;         // words read over the activity's cycles (every read port)
   double bits_written = 0;  // bits written over the same (every write port's mask bits)
   int nets = 0, nets_found = 0;  // enable and mask bits, those the activity names (or constants)
@@ -70,6 +71,10 @@ struct SramAccesses {
 // bits the duty of each write-mask bit (`wr<j>_mask`, `rw<k>_mask`) times the cycles. A net the
 // activity does not name counts nothing and is left out of `nets_found`.
 SramAccesses sram_accesses(const std::string& dump_text, const Activity& a, const SramEnergyModel& m = {});
+
+// The bits of a connection in a Yosys `dump`: `\net`, `\net [3]`, `{ ... }`, `4'1010`; each as
+// a net name ("net[3]") or a constant ("'0", "'1", "'x"), most significant first.
+std::vector<std::string> dump_connection_bits(const std::string& value);
 
 // The block an instance path belongs to: its first `depth` components, "(top)" with none.
 std::string block_of(const std::string& instance, int depth);
