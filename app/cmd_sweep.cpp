@@ -36,6 +36,7 @@
 #include "flows/synth_tools.hpp"
 #include "hw/top.hpp"
 #include "mapper/compile.hpp"
+#include "mapper/cost_model.hpp"
 #include "mapper/layer_search.hpp"
 #include "rtl_gen/emit.hpp"
 #include "verif/layer.hpp"
@@ -293,7 +294,7 @@ struct Sweep {
   static std::string csv_header() {
     return "point,status,baseline,dtype,ce_rows,ce_cols,ce_count,pes,lanes,layer,phase,macs,cycles,utilization,"
            "cycles_source,area_um2,logic_area_um2,sram_area_um2,min_period_ps,luts,ffs,dsps,brams,fmax_mhz,part_areas,reason,"
-           "host_cycles,dram_cycles,store_cycles\n";
+           "host_cycles,dram_cycles,store_cycles,energy_uj,static_uj,mac_uj,sram_uj,network_uj,dram_uj,pj_per_mac,tops_per_w,edp_js\n";
   }
 
   // Runs one point; returns its JSON record (status ok / failed with the reason).
@@ -348,15 +349,20 @@ struct Sweep {
       // cycles of every layer and phase
       stage = "cycles";
       nlohmann::json layers = nlohmann::json::array();
+      std::vector<std::vector<mapper::StepShape>> shapes;  // per entry of layers
       for (const std::string& lf : grid.layers) {
         const verif::LayerSpec spec = verif::load_layer(lf);
         for (verif::Phase ph : grid.phases) {
           int64_t macs = 0, cycles = 0;
+          std::vector<mapper::StepShape>& sh = shapes.emplace_back();
           for (const auto& prob : verif::phase_problems(spec, ph))
             for (size_t t = 0; t < prob.terms.size(); ++t)
               for (const auto& st : mapper::plan_network(cfg, prob, t).steps) {
-                macs += st.compiled.gemm.shape.macs();
+                const mapper::GemmShape& g = st.compiled.gemm.shape;
+                macs += g.macs();
                 cycles += st.compiled.gemm.predicted_cycles;
+                sh.push_back(mapper::matmul_shape(static_cast<uint64_t>(g.m.size()), static_cast<uint64_t>(g.k.size()),
+                                                  static_cast<uint64_t>(g.n.size())));
               }
           layers.push_back({{"layer", spec.name}, {"phase", verif::to_string(ph)}, {"macs", macs}, {"cycles", cycles},
                             {"source", "model"}});
@@ -366,6 +372,8 @@ struct Sweep {
           rtl_cycles(dir, lf, layers);
         }
       }
+      stage = "energy";
+      for (size_t i = 0; i < layers.size(); ++i) layer_energy(cfg, shapes[i], layers[i]);
       rec["layers"] = layers;
       rec["status"] = "ok";
     } catch (const std::exception& e) {
@@ -373,6 +381,36 @@ struct Sweep {
       rec["reason"] = fmt::format("{}: {}", stage, e.what());
     }
     return rec;
+  }
+
+  // A layer-phase's energy by the analytical model's constants of the point's configuration
+  // (`energy:`; docs/power.md, "Energy model"): the static power over its compute cycles (the
+  // RTL's or the model's), the steps' MAC and SRAM terms, and DRAM from the bytes the RTL run moved
+  // or, with model cycles, the model's own DRAM estimate. The traffic is kept beside the terms, so
+  // other constants (another top's measured ones: bench/power/efficiency.py) can be applied later.
+  static void layer_energy(const arch::ArchConfig& cfg, const std::vector<mapper::StepShape>& shapes, nlohmann::json& l) {
+    const mapper::AnalyticalModel model(cfg);
+    double sram_r = 0, sram_w = 0, dram_r = 0, dram_w = 0;
+    for (const mapper::StepShape& s : shapes) {
+      const mapper::StepCost c = model.step(s);
+      sram_r += c.sram_read_bytes, sram_w += c.sram_write_bytes;
+      dram_r += c.dram_read_bytes, dram_w += c.dram_write_bytes;
+    }
+    const bool from_run = l.contains("dram_bytes_read");
+    if (from_run) {
+      dram_r = l["dram_bytes_read"].get<double>();
+      dram_w = l["dram_bytes_written"].get<double>();
+    }
+    const double cycles = l["cycles"].get<double>(), macs = l["macs"].get<double>();
+    const mapper::EnergyTerms t = mapper::run_energy(model, shapes, cycles, dram_r, dram_w);
+    const double joules = t.total() * 1e-12;
+    l["traffic"] = {{"sram_read_bytes", sram_r}, {"sram_write_bytes", sram_w}, {"dram_read_bytes", dram_r},
+                    {"dram_write_bytes", dram_w}, {"dram_source", from_run ? "rtl run" : "model"}};
+    l["energy"] = {{"static_pj", t.static_power}, {"mac_pj", t.mac}, {"sram_pj", t.sram}, {"network_pj", t.network},
+                   {"dram_pj", t.dram}, {"total_pj", t.total()},
+                   {"pj_per_mac", macs > 0 ? t.total() / macs : 0.0},
+                   {"tops_per_w", joules > 0 ? 2.0 * macs / joules * 1e-12 : 0.0},
+                   {"edp_js", joules * cycles / (cfg.clock_mhz * 1e6)}};
   }
 
   // Replaces the model's cycles of the layer with the RTL's (fetta run --json on the point, one
@@ -394,14 +432,18 @@ struct Sweep {
     const nlohmann::json r = nlohmann::json::parse(in);
     for (auto& l : layers) {
       if (l["layer"] != name) continue;
-      int64_t cyc = 0, host = 0, dram = 0, store = 0;
+      int64_t cyc = 0, host = 0, dram = 0, store = 0, dram_r = 0, dram_w = 0;
       for (const auto& s : r.at("steps"))
         if (s.at("phase") == l["phase"]) {
           cyc += s.at("cycles").get<int64_t>();
           host += s.at("host_cycles").get<int64_t>();
           dram += s.at("dram_cycles").get<int64_t>();
           store += s.at("store_cycles").get<int64_t>();
+          dram_r += s.at("dram_bytes_read").get<int64_t>();
+          dram_w += s.at("dram_bytes_written").get<int64_t>();
         }
+      l["dram_bytes_read"] = dram_r;
+      l["dram_bytes_written"] = dram_w;
       l["cycles"] = cyc;
       l["host_cycles"] = host;
       l["dram_cycles"] = dram;
@@ -498,17 +540,26 @@ struct Sweep {
                                          fmax, csv_field(parts), csv_field(rec.value("reason", "")));
     std::vector<std::string> rows;
     if (!rec.contains("layers") || rec["layers"].empty()) {
-      rows.push_back(head + ",,,,,,," + tail + ",,,\n");
+      rows.push_back(head + ",,,,,,," + tail + ",,,,,,,,,,,\n");
       return rows;
     }
     for (const auto& l : rec["layers"]) {
       const double pes = cfgj.value("pes", 1);
       const double util = l["macs"].get<double>() / (l["cycles"].get<double>() * pes);
       auto count = [&](const char* key) { return l.contains(key) ? std::to_string(l[key].get<int64_t>()) : std::string(); };
-      rows.push_back(fmt::format("{},{},{},{},{},{:.4f},{},{},{},{},{}\n", head, l["layer"].get<std::string>(),
+      // Energy columns: uJ per term, then the efficiency figures (empty for records without energy).
+      std::string energy = ",,,,,,,,";
+      if (l.contains("energy")) {
+        const nlohmann::json& e = l["energy"];
+        auto uj = [&](const char* k) { return fmt::format("{:.6g}", e[k].get<double>() * 1e-6); };
+        energy = fmt::format("{},{},{},{},{},{},{:.6g},{:.6g},{:.6g}", uj("total_pj"), uj("static_pj"), uj("mac_pj"),
+                             uj("sram_pj"), uj("network_pj"), uj("dram_pj"), e["pj_per_mac"].get<double>(), e["tops_per_w"].get<double>(),
+                             e["edp_js"].get<double>());
+      }
+      rows.push_back(fmt::format("{},{},{},{},{},{:.4f},{},{},{},{},{},{}\n", head, l["layer"].get<std::string>(),
                                  l["phase"].get<std::string>(), l["macs"].get<int64_t>(), l["cycles"].get<int64_t>(), util,
                                  l["source"].get<std::string>(), tail, count("host_cycles"), count("dram_cycles"),
-                                 count("store_cycles")));
+                                 count("store_cycles"), energy));
     }
     return rows;
   }

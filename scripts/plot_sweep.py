@@ -6,6 +6,8 @@
 area_vs_pes.png       ASAP7 area (CE area x CE count + the other synthesized parts) against the PEs
 util_vs_lanes.png     PE utilization against network lanes, per layer/phase (FETTA points)
 speedup.png           cycles of each baseline / cycles of FETTA with the same other parameters, per layer
+efficiency.png        energy of each baseline / energy of FETTA, the same way (the points' energy: constants)
+energy_per_mac.png    pJ per MAC per layer and point, stacked by term (static, MAC, SRAM, network, DRAM)
 area_breakdown.png    ASAP7 area per part for every point (stacked bars, CE x count)
 Plots without data in the CSV (no synthesis, no baselines) are skipped with a message.
 """
@@ -101,38 +103,73 @@ def main():
         ax.set_title("Utilization vs network width")
         save(fig, out, "util_vs_lanes.png")
 
-    # Speedup of FETTA over each baseline kind, per layer (phases summed).
+    # Speedup and energy efficiency of FETTA over each baseline kind, per layer (phases summed).
     def key(r):
         return (r["dtype"], r["pes"], r["layer"])
 
-    cyc = defaultdict(lambda: defaultdict(float))
-    for r in rows:
-        if num(r["cycles"]) is not None:
-            cyc[r["baseline"]][key(r)] += num(r["cycles"])
-    bases = [b for b in ("tpu", "hier") if b in cyc]
-    if "fetta" in cyc and bases:
-        layers = sorted({k[2] for k in cyc["fetta"]})
+    def per_layer(column):
+        acc = defaultdict(lambda: defaultdict(float))
+        for r in rows:
+            if num(r.get(column)) is not None:
+                acc[r["baseline"]][key(r)] += num(r[column])
+        return acc
+
+    def ratio_plot(column, name, ylabel, title):
+        acc = per_layer(column)
+        bases = [b for b in ("tpu", "hier") if b in acc]
+        if "fetta" not in acc or not bases:
+            print(f"{name}: the sweep has no baseline points with {column}")
+            return
+        layers = sorted({k[2] for k in acc["fetta"]})
         fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(layers)), 4))
         width = 0.8 / len(bases)
         for i, b in enumerate(bases):
             sp = []
             for layer in layers:
-                f = [v for k, v in cyc["fetta"].items() if k[2] == layer]
-                o = [v for k, v in cyc[b].items() if k[2] == layer]
+                f = [v for k, v in acc["fetta"].items() if k[2] == layer]
+                o = [v for k, v in acc[b].items() if k[2] == layer]
                 sp.append(sum(o) / sum(f) if f and o and sum(f) > 0 else 0)
             xs = [j + i * width for j in range(len(layers))]
-            bars = ax.bar(xs, sp, width, label=f"over {b}")
+            ax.bar(xs, sp, width, label=f"over {b}")
             for x, s in zip(xs, sp):
                 ax.text(x, s, f"{s:.2f}x", ha="center", va="bottom", fontsize=7)
         ax.set_xticks([j + width * (len(bases) - 1) / 2 for j in range(len(layers))])
         ax.set_xticklabels(layers, rotation=20, ha="right", fontsize=8)
         ax.axhline(1.0, color="gray", lw=0.8)
-        ax.set_ylabel("speedup (cycles of baseline / cycles of FETTA)")
+        ax.set_ylabel(ylabel)
         ax.legend()
-        ax.set_title("Speedup per layer (FP+BP+WG)")
-        save(fig, out, "speedup.png")
+        ax.set_title(title)
+        save(fig, out, name)
+
+    ratio_plot("cycles", "speedup.png", "speedup (cycles of baseline / cycles of FETTA)", "Speedup per layer (FP+BP+WG)")
+    ratio_plot("energy_uj", "efficiency.png", "energy of baseline / energy of FETTA",
+               "Energy efficiency per layer (FP+BP+WG, model constants)")
+
+    # Energy per MAC per layer and point, stacked by term (the model's constants of each point).
+    terms = ("static_uj", "mac_uj", "sram_uj", "network_uj", "dram_uj")
+    erows = [r for r in rows if all(num(r.get(t)) is not None for t in terms)]
+    if erows:
+        groups = defaultdict(lambda: [0.0] * (len(terms) + 1))  # (layer, point) -> terms..., macs
+        for r in erows:
+            g = groups[(r["layer"], r["point"])]
+            for i, t in enumerate(terms):
+                g[i] += num(r[t]) * 1e6
+            g[-1] += num(r["macs"])
+        labels = sorted(groups)
+        fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(labels)), 4))
+        bottom = [0.0] * len(labels)
+        for i, t in enumerate(terms):
+            vals = [groups[l][i] / groups[l][-1] for l in labels]
+            ax.bar(range(len(labels)), vals, bottom=bottom, label=t[:-3])
+            bottom = [b + v for b, v in zip(bottom, vals)]
+        ax.set_xticks(range(len(labels)))
+        ax.set_xticklabels([f"{l} {p}" for l, p in labels], rotation=60, ha="right", fontsize=6)
+        ax.set_ylabel("pJ per MAC (FP+BP+WG)")
+        ax.legend(fontsize=7)
+        ax.set_title("Energy per MAC by term")
+        save(fig, out, "energy_per_mac.png")
     else:
-        print("speedup.png: the sweep has no baseline points")
+        print("energy_per_mac.png: no energy columns in this sweep")
 
     # Area breakdown per point (CE area times the CE count).
     brk = {r["point"]: parts_of(r) for r in pts.values()}

@@ -26,6 +26,14 @@ std::string to_string(Metric m) {
   return "?";
 }
 
+StepShape matmul_shape(uint64_t m, uint64_t k, uint64_t n) {
+  StepShape s;
+  s.m = m, s.k = k, s.n = n;
+  s.a_elems = m * k, s.b_elems = k * n, s.out_elems = m * n;
+  s.macs = m * k * n;
+  return s;
+}
+
 StepShape step_shape(const Problem& p, const Step& s) {
   const LabelSet a = p.operand_labels(s.left);
   const LabelSet b = p.operand_labels(s.right);
@@ -131,7 +139,9 @@ StepCost AnalyticalModel::step_with(const StepShape& s, const std::string& dataf
   const double footprint =
       static_cast<double>(s.a_elems) + static_cast<double>(s.b_elems) + static_cast<double>(s.out_elems);
   if (footprint > capacity) {
-    c.dram_bytes = footprint * ob;
+    c.dram_read_bytes = (static_cast<double>(s.a_elems) + static_cast<double>(s.b_elems)) * ob;
+    c.dram_write_bytes = static_cast<double>(s.out_elems) * ob;
+    c.dram_bytes = c.dram_read_bytes + c.dram_write_bytes;
     const double bytes_per_cycle = cfg_.dram.bandwidth_gbps * 1000.0 / cfg_.clock_mhz;
     c.dram_cycles = c.dram_bytes / bytes_per_cycle;
   }
@@ -141,12 +151,15 @@ StepCost AnalyticalModel::step_with(const StepShape& s, const std::string& dataf
   const double levels = std::log2(lanes) + 1;  // butterfly levels + the transpose level
   EnergyTerms& t = c.energy;
   t.mac = static_cast<double>(s.macs) * e.mac_pj;
-  t.sram = (ia + ib) * ob * e.sram_read_pj_per_byte + out * ob * e.sram_write_pj_per_byte;
-  if (psums > out) t.sram += psums * ab * (e.sram_read_pj_per_byte + e.sram_write_pj_per_byte);  // accumulate
+  c.sram_read_bytes = (ia + ib) * ob;
+  c.sram_write_bytes = out * ob;
+  if (psums > out) {  // accumulate: every partial sum read and written back
+    c.sram_read_bytes += psums * ab;
+    c.sram_write_bytes += psums * ab;
+  }
+  t.sram = c.sram_read_bytes * e.sram_read_pj_per_byte + c.sram_write_bytes * e.sram_write_pj_per_byte;
   t.network = (ia + ib + psums) * levels * e.network_hop_pj;
-  if (c.dram_bytes > 0)  // operands read, the result written
-    t.dram = (static_cast<double>(s.a_elems) + static_cast<double>(s.b_elems)) * ob * e.dram_read_pj_per_byte +
-             static_cast<double>(s.out_elems) * ob * e.dram_write_pj_per_byte;
+  t.dram = c.dram_read_bytes * e.dram_read_pj_per_byte + c.dram_write_bytes * e.dram_write_pj_per_byte;
   t.static_power = e.static_mw * c.cycles * 1000.0 / cfg_.clock_mhz;  // mW x ns
   c.energy_pj = t.total();
   c.utilization = static_cast<double>(s.macs) / (c.cycles * P * R * C);

@@ -15,8 +15,30 @@ ok=$(grep -c ',ok,' "$work/tiny/results.csv")
 [ "$ok" -eq 8 ] || { echo "expected 8 ok rows (4 points x 2 phases), got $ok"; exit 1; }
 # Every point has an ASAP7 area and model cycles.
 awk -F'"' 'NR > 1 { print $3 }' "$work/tiny/results.csv" | awk -F, '{ if ($11 == "" || $16 + 0 <= 0) { print "row without cycles or area: " $0; bad = 1 } } END { exit bad }'
+# Energy columns: the terms add up to the energy, and pJ/MAC, TOPS/W and EDP follow from it, the
+# MACs and the cycles (at the point's clock); the static term is the configuration's static power
+# over the cycles. The model's cycles move no DRAM on this small layer.
+/usr/bin/python3 - "$work/tiny/results.csv" "$work/tiny/points" <<'PY'
+import csv, math, os, re, sys, yaml
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok"]
+assert rows
+for r in rows:
+    cfg = yaml.safe_load(open(os.path.join(sys.argv[2], re.sub(r"[^A-Za-z0-9_.-]", "_", r["point"]), "config.yaml")))
+    f = {k: float(r[k]) for k in ("energy_uj", "static_uj", "mac_uj", "sram_uj", "network_uj", "dram_uj",
+                                  "pj_per_mac", "tops_per_w", "edp_js", "macs", "cycles")}
+    parts = f["static_uj"] + f["mac_uj"] + f["sram_uj"] + f["network_uj"] + f["dram_uj"]
+    assert math.isclose(parts, f["energy_uj"], rel_tol=1e-4), (parts, r)
+    assert f["mac_uj"] > 0 and f["sram_uj"] > 0 and f["dram_uj"] == 0, r
+    period_ns = 1000.0 / cfg["clock_mhz"]
+    static = cfg["energy"]["static_mw"] * f["cycles"] * period_ns * 1e-6  # mW x ns = pJ
+    assert math.isclose(f["static_uj"], static, rel_tol=1e-3, abs_tol=1e-4), (static, r)
+    assert math.isclose(f["mac_uj"], cfg["energy"]["mac_pj"] * f["macs"] * 1e-6, rel_tol=1e-3, abs_tol=1e-4), r
+    assert math.isclose(f["pj_per_mac"], f["energy_uj"] * 1e6 / f["macs"], rel_tol=1e-3), r
+    assert math.isclose(f["tops_per_w"], 2 * f["macs"] / (f["energy_uj"] * 1e-6) * 1e-12, rel_tol=1e-3), r
+    assert math.isclose(f["edp_js"], f["energy_uj"] * 1e-6 * f["cycles"] * period_ns * 1e-9, rel_tol=1e-3), r
+PY
 /usr/bin/python3 scripts/plot_sweep.py "$work/tiny"
-for p in area_vs_pes util_vs_lanes speedup area_breakdown; do
+for p in area_vs_pes util_vs_lanes speedup area_breakdown energy_per_mac efficiency; do
   [ -s "$work/tiny/$p.png" ] || { echo "missing plot $p.png"; exit 1; }
 done
 "$fetta" sweep --grid scripts/grids/ci_tiny.yaml --out "$work/tiny" --resume 2> "$work/resume.log"
@@ -38,7 +60,8 @@ grep -q '1 point(s) to run (2 already recorded)' "$work/retry.log" || { cat "$wo
 # RTL cycles (Verilates the 4-CE top once, into a cache of its own): every row says rtl and has
 # host-transfer, DRAM and STORE cycles; the run's report is kept per layer.
 FETTA_CACHE_DIR="$work/cache" "$fetta" sweep --grid tests/sweep/rtl_cycles.yaml --out "$work/rtl"
-/usr/bin/python3 - "$work/rtl/results.csv" <<'PY'
+/usr/bin/python3 - "$work/rtl/results.csv" "$work/rtl/points/baseline_fetta/run_tt_small.json" \
+  "$work/rtl/points/baseline_fetta/config.yaml" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 assert len(rows) == 2, rows
@@ -46,6 +69,17 @@ for r in rows:
     assert r["status"] == "ok" and r["cycles_source"] == "rtl", r
     assert int(r["cycles"]) > 0 and int(r["host_cycles"]) > 0 and int(r["dram_cycles"]) > 0, r
     assert int(r["store_cycles"]) > 0, r  # tt_small keeps intermediates on chip on this top
+# DRAM energy from the bytes the run moved in the phase, read and written at their own energies.
+import json, yaml
+run = json.load(open(sys.argv[2]))
+e = yaml.safe_load(open(sys.argv[3]))["energy"]
+for r in rows:
+    steps = [s for s in run["steps"] if s["phase"] == r["phase"]]
+    rd = sum(s["dram_bytes_read"] for s in steps)
+    wr = sum(s["dram_bytes_written"] for s in steps)
+    assert rd > 0 and wr > 0 and rd + wr == sum(s["dram_bytes"] for s in steps), (rd, wr)
+    want = (rd * e["dram_read_pj_per_byte"] + wr * e["dram_write_pj_per_byte"]) * 1e-6
+    assert abs(float(r["dram_uj"]) - want) <= 1e-4 + 1e-6 * want, (r["dram_uj"], want)
 PY
 [ -s "$work/rtl/points/baseline_fetta/run_tt_small.json" ] || { ls -R "$work/rtl/points"; exit 1; }
 /usr/bin/python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert r["map_for"] == "end-to-end", r["map_for"]' \

@@ -27,6 +27,7 @@ struct StepShape {
   uint64_t macs = 1;
 };
 StepShape step_shape(const Problem& p, const Step& s);
+StepShape matmul_shape(uint64_t m, uint64_t k, uint64_t n);  // one (m x k) . (k x n) product
 
 // The terms of a step's energy (docs/search.md), in pJ; energy_pj is their sum.
 struct EnergyTerms {
@@ -41,6 +42,8 @@ struct StepCost {
   std::string dataflow;  // "WS" | "IS" | "OS" (OS may be "OS^T": rows = n, cols = m)
   double compute_cycles = 0, sram_cycles = 0, dram_cycles = 0;
   double sram_bytes = 0, dram_bytes = 0;
+  double sram_read_bytes = 0, sram_write_bytes = 0;  // the SRAM energy's accesses, partial sums included
+  double dram_read_bytes = 0, dram_write_bytes = 0;  // dram_bytes apart: operands read, the result written
   double utilization = 0;  // MACs / (cycles * total PEs)
 };
 

@@ -307,8 +307,10 @@ class Runner {
   }
 
   void finish_report(StepReport& rep, const sc_core::sc_time& dram_time) {
-    rep.dram_bytes = static_cast<int64_t>(dram_bytes_);
-    dram_bytes_ = 0;
+    rep.dram_bytes_read = static_cast<int64_t>(dram_read_);
+    rep.dram_bytes_written = static_cast<int64_t>(dram_written_);
+    rep.dram_bytes = rep.dram_bytes_read + rep.dram_bytes_written;
+    dram_read_ = dram_written_ = 0;
     rep.dram_cycles = static_cast<int64_t>(std::ceil(dram_time.to_seconds() * opt_.cfg.clock_mhz * 1e6 - 1e-6));
     reports.push_back(rep);
     progress(rep);
@@ -905,7 +907,7 @@ class Runner {
     const int eb = operand_bytes(opt_.cfg.dtype);
     std::vector<uint8_t> bytes(static_cast<size_t>(n * eb));
     dram_.read(o.addr, bytes, t);
-    dram_bytes_ += bytes.size();
+    dram_read_ += bytes.size();
     std::vector<uint16_t> v;
     for (uint64_t w : unpack(bytes, eb)) v.push_back(static_cast<uint16_t>(w));
     return Tensor<uint16_t>(o.labels, o.dims, v);
@@ -914,7 +916,7 @@ class Runner {
     const uint64_t addr = allocate(static_cast<int64_t>(words.size()), bytes);
     const std::vector<uint8_t> data = pack(words, bytes);
     dram_.write(addr, data, t);
-    dram_bytes_ += data.size();
+    dram_written_ += data.size();
     return addr;
   }
 
@@ -953,7 +955,7 @@ class Runner {
   std::map<std::string, Tensor<uint16_t>> inputs_;  // the current layer's operands
   arch::IsaLayout isa_;
   DramInitiator& dram_;
-  uint64_t dram_next_ = 0, dram_bytes_ = 0;
+  uint64_t dram_next_ = 0, dram_read_ = 0, dram_written_ = 0;
   std::map<std::string, uint64_t> dram_inputs_;  // the current layer's inputs placed in DRAM
   SystemBench* bench_ = nullptr;
   int64_t flips_ = 0;  // FLIPs pushed so far: the TCU computes on half flips_ % 2
@@ -1024,11 +1026,7 @@ RunEnergy run_energy(const std::vector<StepReport>& reps, const arch::ArchConfig
   std::vector<mapper::StepShape> shapes;
   RunEnergy e;
   for (const StepReport& r : reps) {
-    mapper::StepShape s;
-    s.m = static_cast<uint64_t>(r.m), s.k = static_cast<uint64_t>(r.k), s.n = static_cast<uint64_t>(r.n);
-    s.a_elems = s.m * s.k, s.b_elems = s.k * s.n, s.out_elems = s.m * s.n;
-    s.macs = static_cast<uint64_t>(r.macs);
-    shapes.push_back(s);
+    shapes.push_back(mapper::matmul_shape(static_cast<uint64_t>(r.m), static_cast<uint64_t>(r.k), static_cast<uint64_t>(r.n)));
     e.macs += r.macs;
   }
   e.pj = mapper::run_energy(mapper::AnalyticalModel(cfg), shapes, static_cast<double>(sim_cycles),
@@ -1068,6 +1066,7 @@ nlohmann::json to_json(const std::vector<StepReport>& reps, const arch::ArchConf
                      {"step", r.step}, {"steps", r.steps}, {"lhs", r.lhs}, {"rhs", r.rhs}, {"mapping", r.mapping},
                      {"m", r.m}, {"k", r.k}, {"n", r.n}, {"macs", r.macs}, {"cycles", r.cycles}, {"predicted_cycles", r.predicted},
                      {"host_cycles", r.host_cycles}, {"dram_cycles", r.dram_cycles}, {"dram_bytes", r.dram_bytes},
+                     {"dram_bytes_read", r.dram_bytes_read}, {"dram_bytes_written", r.dram_bytes_written},
                      {"utilization", static_cast<double>(r.macs) / (static_cast<double>(r.cycles) * cfg.total_pes())},
                      {"elements", r.elements}, {"mismatches", r.mismatches}, {"summed_on_chip", r.summed},
                      {"kept_on_chip", r.on_chip}, {"stored_mismatches", r.stored_mismatches},

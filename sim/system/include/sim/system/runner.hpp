@@ -46,6 +46,7 @@ struct StepReport {
   int64_t m = 0, k = 0, n = 0, macs = 0;
   int64_t cycles = 0, predicted = 0, host_cycles = 0;
   int64_t dram_cycles = 0, dram_bytes = 0;  // the operands read from and the result written to DRAM
+  int64_t dram_bytes_read = 0, dram_bytes_written = 0;  // dram_bytes apart (their energies differ)
   int64_t elements = 0, mismatches = 0;
   double rel_error = -1;  // final steps of bf16 runs: vs fp64; -1: not applicable
   bool summed = false;    // a term of a sum formed in the accumulator (checked on the last term's row)
