@@ -68,4 +68,15 @@ done
 "$fetta" sweep --grid tests/sweep/with_failure.yaml --out "$work/fail" --backend slurm --max-running 1 2> "$work/fail.log"
 grep 'ce.rows=3' "$work/fail/results.csv" | grep -q ',failed,.*allowed: a power of two' || { cat "$work/fail/results.csv"; exit 1; }
 [ "$(grep -c ',ok,' "$work/fail/results.csv")" -eq 2 ] || { cat "$work/fail/results.csv"; exit 1; }
+# An output directory the tasks do not see as the submitter wrote it: submitted held, the token
+# file changed under them, released; every task fails saying so, and the failure is recorded.
+"$fetta" sweep --grid tests/sweep/with_failure.yaml --out "$work/unseen" --backend slurm --no-wait \
+  --slurm-opt "--hold" 2> "$work/unseen_submit.log"
+job=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["job"])' "$work/unseen/slurm/submission.json")
+echo "another directory" > "$work/unseen/slurm/sub1/visible"
+scontrol release "$job"
+"$fetta" sweep --grid tests/sweep/with_failure.yaml --out "$work/unseen" --backend slurm --resume 2> "$work/unseen.log"
+[ "$(grep -c ',failed,' "$work/unseen/results.csv")" -eq 3 ] || { cat "$work/unseen/results.csv"; exit 1; }
+grep -q 'FAILED, exit code [0-9]*, no record; log: .*is not the file the submitter wrote: --out is not shared with this node' \
+  "$work/unseen/results.csv" || { cat "$work/unseen/results.csv"; exit 1; }
 echo "slurm test: ok"
