@@ -112,7 +112,10 @@ struct Sweep {
   }
 
   // Runs one point; returns its JSON record (status ok / failed with the reason).
-  nlohmann::json run_point(const Point& p) {
+  // `run` says where and how long the point ran: the one section that differs between runs and
+  // backends (the rest is the same for the same point).
+  nlohmann::json run_point(const Point& p, nlohmann::json run = {{"backend", "local"}}) {
+    const auto start = std::chrono::steady_clock::now();
     nlohmann::json rec{{"point", point_key(p)}, {"params", nlohmann::json::object()}};
     for (const auto& [k, v] : p) rec["params"][k] = v;
     std::string stage = "config";
@@ -194,6 +197,11 @@ struct Sweep {
       rec["status"] = "failed";
       rec["reason"] = fmt::format("{}: {}", stage, e.what());
     }
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    run["host"] = host;
+    run["seconds"] = std::round(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1000) / 1000;
+    rec["run"] = run;
     return rec;
   }
 
@@ -702,7 +710,10 @@ int run_task(const std::string& spec_file) {
   const std::string key = spec["point"];
   for (const Point& p : expand(sw.grid)) {
     if (point_key(p) != key) continue;
-    const nlohmann::json rec = sw.run_point(p);
+    nlohmann::json run{{"backend", "slurm"}};
+    for (const auto& [k, var] : {std::pair{"job", "SLURM_ARRAY_JOB_ID"}, std::pair{"task", "SLURM_ARRAY_TASK_ID"}})
+      if (const char* v = std::getenv(var)) run[k] = v;
+    const nlohmann::json rec = sw.run_point(p, run);
     replace_file(task_record(sw.out, key), rec.dump() + "\n");
     fmt::print("fetta sweep-point: {} {}{}\n", key, rec["status"].get<std::string>(),
                rec.contains("reason") ? " (" + rec["reason"].get<std::string>() + ")" : "");
