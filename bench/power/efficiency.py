@@ -14,7 +14,8 @@ The sweep's own energy columns use the base configuration's constants for every 
 point's cycles, MACs and traffic are priced with the constants measured on its own top. Prints,
 per layer (phases summed), the energy of each top on chip (static + MAC + SRAM + network) and with
 DRAM, and FETTA's efficiency over each baseline (baseline energy / FETTA energy), with geomeans.
---out PREFIX writes PREFIX.json and PREFIX.csv.
+--out PREFIX writes PREFIX.json, PREFIX.csv and PREFIX.png (efficiency per layer, on chip and with
+DRAM, over each baseline).
 """
 import argparse
 import csv
@@ -147,7 +148,35 @@ def main():
             w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
             w.writeheader()
             w.writerows(rows)
-        print(f"wrote {a.out}.json and {a.out}.csv")
+        plot(rows, bases, geo, a.out + ".png")
+        print(f"wrote {a.out}.json, {a.out}.csv and {a.out}.png")
+
+
+def plot(rows, bases, geo, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = [r["layer"] for r in rows] + ["geomean"]
+    series = [(b, k) for b in bases for k in ("eff_on_chip", "eff_total")]
+    fig, ax = plt.subplots(figsize=(max(7, 1.4 * len(names)), 4))
+    width = 0.8 / len(series)
+    for i, (b, k) in enumerate(series):
+        vals = [r[f"{b}_{k}"] for r in rows] + [geo[b][k]]
+        xs = [j + i * width for j in range(len(names))]
+        ax.bar(xs, vals, width, label=f"over {b}, {'on chip' if k == 'eff_on_chip' else 'with DRAM'}",
+               hatch="" if k == "eff_on_chip" else "//")
+        for x, v in zip(xs, vals):
+            ax.text(x, v, f"{v:.2f}", ha="center", va="bottom", fontsize=6)
+    ax.set_xticks([j + width * (len(series) - 1) / 2 for j in range(len(names))])
+    ax.set_xticklabels(names, rotation=20, ha="right", fontsize=8)
+    ax.axhline(1.0, color="gray", lw=0.8)
+    ax.set_ylabel("baseline energy / FETTA energy")
+    ax.set_title("Energy efficiency of FETTA, each top at its own measured constants (FP+BP+WG)")
+    ax.set_ylim(0, 1.25 * max(max(r[f"{b}_{k}"] for r in rows) for b, k in series))
+    ax.legend(fontsize=7, ncol=len(series), loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
