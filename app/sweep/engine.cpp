@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cerrno>
@@ -27,7 +28,6 @@
 #include <optional>
 #include <random>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "arch/config.hpp"
@@ -388,13 +388,6 @@ bool whole_record(const nlohmann::json& rec) {
          rec["status"].is_string() && rec.contains("params") && rec["params"].is_object();
 }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The records a resumed sweep keeps, by point: results.jsonl's whole lines, then the Slurm tasks'
 // records not merged yet (a submitter killed before merging them). A point recorded twice counts
 // once; with retry_failed the failed ones are dropped so they run again.
@@ -418,7 +411,7 @@ std::map<std::string, nlohmann::json> kept_records(const Sweep& sw, const fs::pa
     for (const auto& e : fs::directory_iterator(task_records))
       if (e.path().extension() == ".json") files.push_back(e.path());
     std::sort(files.begin(), files.end());
-    for (const fs::path& f : files) keep(nlohmann::json::parse(read_text(f), nullptr, false));
+    for (const fs::path& f : files) keep(nlohmann::json::parse(sy::read_text(f), nullptr, false));
   }
   return have;
 }
@@ -471,7 +464,7 @@ fs::path task_record(const fs::path& out, const std::string& point) {
 std::optional<SlurmJob> read_job(const fs::path& out) {
   const fs::path f = slurm_dir(out) / "submission.json";
   if (!fs::exists(f)) return std::nullopt;
-  const nlohmann::json j = nlohmann::json::parse(read_text(f), nullptr, false);
+  const nlohmann::json j = nlohmann::json::parse(sy::read_text(f), nullptr, false);
   if (!j.is_object() || !j.contains("job") || !j.contains("dir") || !j.contains("points"))
     throw std::runtime_error(fmt::format("{}: not a submission record of fetta sweep; remove it to start over", f.string()));
   return SlurmJob{j["job"].get<std::string>(), j["dir"].get<std::string>(), j["points"].get<std::vector<std::string>>()};
@@ -502,13 +495,21 @@ void follow(Sweep& sw, const SlurmJob& job) {
     std::vector<size_t> open;
     for (size_t i = 0; i < n; ++i)
       if (!recorded[i]) open.push_back(i);
-    const std::map<size_t, slurm::TaskState> states = slurm::array_states(job.id, open);
-    const bool job_active = slurm::active(job.id);
+    // No answer from squeue (slurmctld busy or restarting): judge nothing this round, least of all
+    // that a task died.
+    const std::optional<std::map<size_t, slurm::TaskState>> answer = slurm::array_states(job.id, open);
+    if (!answer) {
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      continue;
+    }
+    const std::map<size_t, slurm::TaskState>& states = *answer;
+    const bool job_active = std::any_of(states.begin(), states.end(),
+                                        [](const auto& s) { return s.second.phase != slurm::Phase::ended; });
     size_t running = 0, pending = 0;
     for (size_t i : open) {
       const fs::path rec_file = task_record(out, job.points[i]);
       if (fs::exists(rec_file)) {
-        const nlohmann::json rec = nlohmann::json::parse(read_text(rec_file), nullptr, false);
+        const nlohmann::json rec = nlohmann::json::parse(sy::read_text(rec_file), nullptr, false);
         if (whole_record(rec) && rec["point"] == job.points[i]) {
           recorded[i] = true, --left;
           if (rec["status"] != "ok") ++failed;
@@ -693,11 +694,11 @@ int run_task(const std::string& spec_file) {
     throw std::runtime_error(fmt::format("{}: cannot read the task's spec on this node; --out must be on a filesystem "
                                          "the compute nodes share with the submitter",
                                          spec_file));
-  const nlohmann::json spec = nlohmann::json::parse(read_text(spec_file), nullptr, false);
+  const nlohmann::json spec = nlohmann::json::parse(sy::read_text(spec_file), nullptr, false);
   for (const char* k : {"grid", "out", "point", "cwd", "cache_dir", "visible", "token"})
     if (!spec.is_object() || !spec.contains(k))
       throw std::runtime_error(fmt::format("{}: not a task spec of fetta sweep (no '{}')", spec_file, k));
-  const std::string visible = read_text(spec["visible"].get<std::string>());
+  const std::string visible = sy::read_text(spec["visible"].get<std::string>());
   if (visible.rfind(spec["token"].get<std::string>(), 0) != 0)
     throw std::runtime_error(fmt::format("{} is not the file the submitter wrote: --out is not shared with this node",
                                          spec["visible"].get<std::string>()));

@@ -81,8 +81,8 @@ std::string submit(const Submission& s) {
   std::string cmd = fmt::format("sbatch --parsable --job-name=fetta-sweep --array=0-{}{} --chdir={} --output={}",
                                 s.tasks - 1, s.max_running > 0 ? fmt::format("%{}", s.max_running) : "",
                                 flows::shell_quote(s.chdir), flows::shell_quote(s.log_pattern));
-  for (const std::string& o : s.options) cmd += " " + flows::shell_quote(o);
-  cmd += " " + flows::shell_quote(s.script);
+  for (const std::string& o : s.options) cmd.append(" ").append(flows::shell_quote(o));
+  cmd.append(" ").append(flows::shell_quote(s.script));
   const flows::CommandResult r = flows::run_command(cmd);
   const std::string out = trim(r.output);
   // --parsable prints "jobid" or "jobid;cluster"; anything else is Slurm's refusal.
@@ -93,10 +93,13 @@ std::string submit(const Submission& s) {
   return id;
 }
 
-std::map<size_t, TaskState> array_states(const std::string& job, const std::vector<size_t>& tasks) {
+std::optional<std::map<size_t, TaskState>> array_states(const std::string& job, const std::vector<size_t>& tasks) {
   std::map<size_t, TaskState> states;
   const flows::CommandResult q =
       flows::run_command(fmt::format("squeue -h -t all -j {} -O ArrayTaskID:40,State:24,exit_code:12", job));
+  // A job Slurm has forgotten is an answer (no task listed); any other failure is none.
+  const bool forgotten = q.output.find("Invalid job id") != std::string::npos;
+  if (q.exit_code != 0 && !forgotten) return std::nullopt;
   if (q.exit_code == 0) {
     std::stringstream ss(q.output);
     for (std::string line; std::getline(ss, line);) {

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,8 @@ struct TaskState {
 };
 // The tasks of an array that Slurm still knows (squeue -t all; a pending range counts each task),
 // then for each task asked about but absent there, scontrol's record of it if it has one.
-std::map<size_t, TaskState> array_states(const std::string& job, const std::vector<size_t>& tasks);
+// Nothing when squeue does not answer (a job it has forgotten is an answer: no task listed).
+std::optional<std::map<size_t, TaskState>> array_states(const std::string& job, const std::vector<size_t>& tasks);
 
 // True while any task of the job is pending, running or completing.
 bool active(const std::string& job);
