@@ -76,151 +76,241 @@ ParamList Accelerator::params() const {
           {"acc_delay", std::to_string(t.acc_delay)}};
 }
 
-void Accelerator::build(Module& m) const {
-  const arch::ArchConfig& cfg = p.cfg;
-  arch::validate(cfg);  // the rules of every part and subcommand (arch/src/config.cpp)
-  const arch::SystemTiming tm = hw::system_timing(cfg);
-  const arch::IsaLayout isa(cfg);
-  const int G = cfg.ce.count, R = cfg.ce.rows, C = cfg.ce.cols, N = cfg.network.lanes;
-  const int B = cfg.memory.banks, T = cfg.memory.elems_per_bank, L = isa.levels();
-  const UnifiedMemoryParams ump = unified_memory_params(cfg);
-  const AccumulationUnitParams acp = accumulator_params(cfg);
-  const CeParams cep = ce_params_from(cfg);
-  const int P = ump.host_banks, H = P * T, HG = B / P;
-  const int gw = clog2(HG);
-  const int hw = isa.half_addr_bits(), qw = isa.acc_addr_bits();
-  const bool fp = cfg.dtype == arch::DataType::bf16;
-  const int AB = arch::accumulator_bits(cfg.dtype);
-  const Type acc_t = fp ? UInt(32) : SInt(AB);
-  m.add_comment(fmt::format("{} CEs of {}x{} {} PEs, {}-lane distribution networks (IA, IB) and reduction network,", G, R,
-                            C, arch::to_string(cfg.dtype), N));
-  m.add_comment(fmt::format("unified memory {} banks x {} x {} rows (ping-pong halves), accumulator {} rows; docs/architecture.md.",
-                            B, T, cfg.memory.unified_depth, cfg.memory.accum_depth));
+namespace {
 
-  // ---- host interface: the controller's ports (instruction words, status) are the top's
-  InstanceRef ctl = m.instance(Controller(ControllerParams{cfg, tm.ctrl_delay, tm.acc_delay, 4}), "ctl");
+// The configuration is checked before anything reads it: the rules of every part and subcommand
+// (arch/src/config.cpp).
+arch::SystemTiming validated_timing(const arch::ArchConfig& cfg) {
+  arch::validate(cfg);
+  return hw::system_timing(cfg);
+}
+
+// The top's generator, one member per part: the host interface, the unified memory's reads, the
+// distribution networks, the CE array, the reduction network, the accumulation unit, the STORE
+// write-back and the host's accumulator reads.
+class AcceleratorBuilder {
+ public:
+  AcceleratorBuilder(Module& m, const arch::ArchConfig& cfg);
+  void build();
+
+ private:
+  void host_interface();
+  void unified_memory_reads();
+  void distribution();
+  void ce_array();
+  void reduction();
+  void accumulation_unit();
+  void store_write_back();
+  void host_accumulator_reads();
+
+  Module& m_;
+  const arch::ArchConfig& cfg_;
+  const arch::SystemTiming tm_;
+  const arch::IsaLayout isa_;
+  const int G_, R_, C_, N_, B_, T_, L_;
+  const UnifiedMemoryParams ump_;
+  const CeParams cep_;
+  const int P_, H_, HG_, gw_;  // host banks, elements per host row, host bank groups, group bits
+  const bool fp_;
+  const int AB_;
+
+  std::optional<InstanceRef> ctl_, um_, red_, acc_;
+  Sig acc_re_, acc_group_, acc_row_, acc_rvalid_;
+  Data acc_rdata_;
+  std::function<Expr(int)> ia_lane_, ib_lane_;  // CE input lane -> its value
+  std::vector<Expr> acc_in_;                   // the accumulation unit's data, lane by lane
+};
+
+AcceleratorBuilder::AcceleratorBuilder(Module& m, const arch::ArchConfig& cfg)
+    : m_(m),
+      cfg_(cfg),
+      tm_(validated_timing(cfg)),
+      isa_(cfg),
+      G_(cfg.ce.count),
+      R_(cfg.ce.rows),
+      C_(cfg.ce.cols),
+      N_(cfg.network.lanes),
+      B_(cfg.memory.banks),
+      T_(cfg.memory.elems_per_bank),
+      L_(isa_.levels()),
+      ump_(unified_memory_params(cfg)),
+      cep_(ce_params_from(cfg)),
+      P_(ump_.host_banks),
+      H_(P_ * T_),
+      HG_(B_ / P_),
+      gw_(clog2(HG_)),
+      fp_(cfg.dtype == arch::DataType::bf16),
+      AB_(arch::accumulator_bits(cfg.dtype)) {}
+
+void AcceleratorBuilder::build() {
+  m_.add_comment(fmt::format("{} CEs of {}x{} {} PEs, {}-lane distribution networks (IA, IB) and reduction network,", G_,
+                             R_, C_, arch::to_string(cfg_.dtype), N_));
+  m_.add_comment(fmt::format("unified memory {} banks x {} x {} rows (ping-pong halves), accumulator {} rows; docs/architecture.md.",
+                             B_, T_, cfg_.memory.unified_depth, cfg_.memory.accum_depth));
+  host_interface();
+  unified_memory_reads();
+  distribution();
+  ce_array();
+  reduction();
+  accumulation_unit();
+  store_write_back();
+  host_accumulator_reads();
+}
+
+// ---- host interface: the controller's ports (instruction words, status) are the top's, and so
+// is the unified memory's host port.
+void AcceleratorBuilder::host_interface() {
+  Module& m = m_;
+  ctl_ = m.instance(Controller(ControllerParams{cfg_, tm_.ctrl_delay, tm_.acc_delay, 4}), "ctl");
+  const InstanceRef& ctl = *ctl_;
   for (const char* name : {"instr_we", "instr_word"}) ctl.io(name).sig() <<= m.input(name, ctl.io(name).type()).sig();
   for (const char* name : {"instr_ready", "busy", "error", "cycle_count", "retired"})
     m.output(name, ctl.io(name).type()).sig() <<= ctl.io(name).sig();
   Sig hw_id = m.output("hw_id", UInt(32));
-  hw_id <<= lit(hardware_id(cfg), 32);
-  // The unified memory's host port is the top's: the same ports, passed through.
-  InstanceRef um = m.instance(UnifiedMemory(ump), "umem");
+  hw_id <<= lit(hardware_id(cfg_), 32);
+  um_ = m.instance(UnifiedMemory(ump_), "umem");
+  const InstanceRef& um = *um_;
   for (const char* name : {"host_group", "host_row", "host_we", "host_wmask", "host_wdata", "host_re"})
     connect(um.io(name), m.input(name, um.io(name).type()));
   for (const char* name : {"host_rvalid", "host_rdata"}) connect(m.output(name, um.io(name).type()), um.io(name));
-  Sig acc_re = m.input("acc_re", UInt(1));
-  Sig acc_group = m.input("acc_group", UInt(gw));
-  Sig acc_row = m.input("acc_row", UInt(qw));
-  Sig acc_rvalid = m.output("acc_rvalid", UInt(1));
-  Data acc_rdata = m.output("acc_rdata", Vec(acc_t, H));
+  acc_re_ = m.input("acc_re", UInt(1));
+  acc_group_ = m.input("acc_group", UInt(gw_));
+  acc_row_ = m.input("acc_row", UInt(isa_.acc_addr_bits()));
+  acc_rvalid_ = m.output("acc_rvalid", UInt(1));
+  acc_rdata_ = m.output("acc_rdata", Vec(fp_ ? UInt(32) : SInt(AB_), H_));
+}
 
-  // ---- unified memory: TCU reads (same row in every bank), host port on the other half
+// ---- unified memory: TCU reads (same row in every bank), host port on the other half
+void AcceleratorBuilder::unified_memory_reads() {
+  const InstanceRef &ctl = *ctl_, &um = *um_;
   um.io("compute_half").sig() <<= ctl.io("compute_half").sig();
-  um.io("ia_en").sig() <<= repl(ctl.io("ia_en").sig(), B);
-  um.io("ib_en").sig() <<= repl(ctl.io("ib_en").sig(), B);
-  for (int b = 0; b < B; ++b) {
+  um.io("ia_en").sig() <<= repl(ctl.io("ia_en").sig(), B_);
+  um.io("ib_en").sig() <<= repl(ctl.io("ib_en").sig(), B_);
+  for (int b = 0; b < B_; ++b) {
     um.io("ia_addr")[b].sig() <<= ctl.io("ia_row").sig();
     um.io("ib_addr")[b].sig() <<= ctl.io("ib_row").sig();
   }
+}
 
-  // ---- distribution networks (cheap control from the instruction), or fixed wiring
-  const bool fixed = cfg.network.topology == arch::NetworkTopology::fixed;
-  std::function<Expr(int)> ia_lane, ib_lane;  // CE input lane -> its value
-  std::optional<InstanceRef> red;
-  if (!fixed) {
-    DistNetParams dp = dist_net_params(cfg);
-    dp.control = DistControlPorts::cheap;
-    InstanceRef dist_ia = m.instance(DistNet(dp), "dist_ia");
-    InstanceRef dist_ib = m.instance(DistNet(dp), "dist_ib");
-    for (int i = 0; i < N; ++i) {
-      dist_ia.io("in")[i].sig() <<= um.io("ia_data")[i].sig();
-      dist_ib.io("in")[i].sig() <<= um.io("ib_data")[i].sig();
-    }
-    dist_ia.io("sel_vec").sig() <<= ctl.io("ia_sel").sig();
-    dist_ia.io("idx_mask").sig() <<= ctl.io("ia_mask").sig();
-    dist_ia.io("tr_en").sig() <<= ctl.io("ia_tr").sig();
-    dist_ib.io("sel_vec").sig() <<= ctl.io("ib_sel").sig();
-    dist_ib.io("idx_mask").sig() <<= ctl.io("ib_mask").sig();
-    dist_ib.io("tr_en").sig() <<= ctl.io("ib_tr").sig();
-    ia_lane = [=](int i) { return Expr(dist_ia.io("out")[i].sig()); };
-    ib_lane = [=](int i) { return Expr(dist_ib.io("out")[i].sig()); };
-    red = m.instance(RedNet(red_net_params(cfg)), "red");
-  } else {
-    ia_lane = [=](int i) { return Expr(um.io("ia_data")[i].sig()); };
-    ib_lane = [=](int i) { return Expr(um.io("ib_data")[i].sig()); };
+// ---- distribution networks (cheap control from the instruction), or fixed wiring
+void AcceleratorBuilder::distribution() {
+  const InstanceRef &ctl = *ctl_, &um = *um_;
+  if (cfg_.network.topology == arch::NetworkTopology::fixed) {
+    ia_lane_ = [um](int i) { return Expr(um.io("ia_data")[i].sig()); };
+    ib_lane_ = [um](int i) { return Expr(um.io("ib_data")[i].sig()); };
+    return;
   }
+  DistNetParams dp = dist_net_params(cfg_);
+  dp.control = DistControlPorts::cheap;
+  InstanceRef dist_ia = m_.instance(DistNet(dp), "dist_ia");
+  InstanceRef dist_ib = m_.instance(DistNet(dp), "dist_ib");
+  for (int i = 0; i < N_; ++i) {
+    dist_ia.io("in")[i].sig() <<= um.io("ia_data")[i].sig();
+    dist_ib.io("in")[i].sig() <<= um.io("ib_data")[i].sig();
+  }
+  dist_ia.io("sel_vec").sig() <<= ctl.io("ia_sel").sig();
+  dist_ia.io("idx_mask").sig() <<= ctl.io("ia_mask").sig();
+  dist_ia.io("tr_en").sig() <<= ctl.io("ia_tr").sig();
+  dist_ib.io("sel_vec").sig() <<= ctl.io("ib_sel").sig();
+  dist_ib.io("idx_mask").sig() <<= ctl.io("ib_mask").sig();
+  dist_ib.io("tr_en").sig() <<= ctl.io("ib_tr").sig();
+  ia_lane_ = [dist_ia](int i) { return Expr(dist_ia.io("out")[i].sig()); };
+  ib_lane_ = [dist_ib](int i) { return Expr(dist_ib.io("out")[i].sig()); };
+  red_ = m_.instance(RedNet(red_net_params(cfg_)), "red");
+}
 
-  // ---- CE array: CE g row r reads lane g*R + r of both networks (IB from the left), column c
-  // lane g*C + c of the IB network (IB from the top); output column c -> lane g*C + c
-  const Ce ce_gen(cep);
+// ---- CE array: CE g row r reads lane g*R + r of both networks (IB from the left), column c
+// lane g*C + c of the IB network (IB from the top); output column c -> lane g*C + c
+void AcceleratorBuilder::ce_array() {
+  const InstanceRef& ctl = *ctl_;
+  const Ce ce_gen(cep_);
   Sig ib_load = ctl.io("ce_ib_load").sig();
-  std::vector<Expr> acc_in(static_cast<size_t>(N), fp ? lit(0, 32) : slit(0, AB));
-  for (int g = 0; g < G; ++g) {
-    InstanceRef ce = m.instance(ce_gen, fmt::format("ce{}", g));
-    for (int r = 0; r < R; ++r) {
-      ce.io("ia")[r].sig() <<= ia_lane(g * R + r);
-      ce.io("ib_left")[r].sig() <<= ib_lane(g * R + r);
+  acc_in_.assign(static_cast<size_t>(N_), fp_ ? lit(0, 32) : slit(0, AB_));
+  for (int g = 0; g < G_; ++g) {
+    InstanceRef ce = m_.instance(ce_gen, fmt::format("ce{}", g));
+    for (int r = 0; r < R_; ++r) {
+      ce.io("ia")[r].sig() <<= ia_lane_(g * R_ + r);
+      ce.io("ib_left")[r].sig() <<= ib_lane_(g * R_ + r);
     }
-    for (int c = 0; c < C; ++c) ce.io("ib_top")[c].sig() <<= ib_lane(g * C + c);
+    for (int c = 0; c < C_; ++c) ce.io("ib_top")[c].sig() <<= ib_lane_(g * C_ + c);
     Data cc = ce.io("ctrl");
     // arch::validate requires ws, so a CE with os has both modes and the controller drives it.
-    if (cep.pe.both_modes()) cc["os"].sig() <<= ctl.io("ce_os").sig();
+    if (cep_.pe.both_modes()) cc["os"].sig() <<= ctl.io("ce_os").sig();
     cc["active"].sig() <<= ctl.io("ce_active").sig();
-    if (cep.has_first_ctrl()) cc["first"].sig() <<= ctl.io("ce_first").sig();
-    if (cep.pe.has_last()) cc["last"].sig() <<= ctl.io("ce_last").sig();
+    if (cep_.has_first_ctrl()) cc["first"].sig() <<= ctl.io("ce_first").sig();
+    if (cep_.pe.has_last()) cc["last"].sig() <<= ctl.io("ce_last").sig();
     cc["ib_load"].sig() <<= ib_load.bit(g);
     cc["ib_from_left"].sig() <<= ctl.io("ce_ib_from_left").sig();
-    for (int c = 0; c < C; ++c) {
+    for (int c = 0; c < C_; ++c) {
       Sig ps = ce.io("out")["psum"][c].sig();
-      acc_in[static_cast<size_t>(g * C + c)] = fp ? Expr(ps) : ps.as_signed();
+      acc_in_[static_cast<size_t>(g * C_ + c)] = fp_ ? Expr(ps) : ps.as_signed();
     }
   }
-  if (red) {
-    for (int i = 0; i < N; ++i) red->io("in")[i].sig() <<= acc_in[static_cast<size_t>(i)];
-    for (int k = 0; k < L; ++k) red->io("sw_mode")[k].sig() <<= ctl.io("red_sw_mode")[k].sig();
-    red->io("tr_sel").sig() <<= ctl.io("red_tr_sel").sig();
-    for (int i = 0; i < N; ++i) acc_in[static_cast<size_t>(i)] = red->io("out")[i].sig();
-  }
+}
 
-  // ---- accumulation unit: the controller's ops while busy, host reads of bank groups when idle
-  InstanceRef acc = m.instance(AccumulationUnit(acp), "accum");
-  Sig host_side = m.node("host_side", !ctl.io("busy").sig());
-  for (int b = 0; b < B; ++b) {
-    Expr host_op = mux(acc_re & (acc_group == static_cast<int>(b / P)), lit(3, 2), lit(0, 2));
+// ---- reduction network (none with fixed wiring): the CE outputs -> the accumulator's lanes
+void AcceleratorBuilder::reduction() {
+  if (!red_) return;
+  const InstanceRef &ctl = *ctl_, &red = *red_;
+  for (int i = 0; i < N_; ++i) red.io("in")[i].sig() <<= acc_in_[static_cast<size_t>(i)];
+  for (int k = 0; k < L_; ++k) red.io("sw_mode")[k].sig() <<= ctl.io("red_sw_mode")[k].sig();
+  red.io("tr_sel").sig() <<= ctl.io("red_tr_sel").sig();
+  for (int i = 0; i < N_; ++i) acc_in_[static_cast<size_t>(i)] = red.io("out")[i].sig();
+}
+
+// ---- accumulation unit: the controller's ops while busy, host reads of bank groups when idle
+void AcceleratorBuilder::accumulation_unit() {
+  const InstanceRef& ctl = *ctl_;
+  acc_ = m_.instance(AccumulationUnit(accumulator_params(cfg_)), "accum");
+  const InstanceRef& acc = *acc_;
+  Sig host_side = m_.node("host_side", !ctl.io("busy").sig());
+  for (int b = 0; b < B_; ++b) {
+    Expr host_op = mux(acc_re_ & (acc_group_ == static_cast<int>(b / P_)), lit(3, 2), lit(0, 2));
     acc.io("op")[b].sig() <<= mux(host_side, host_op, ctl.io("acc_op").sig());
-    acc.io("addr")[b].sig() <<= mux(host_side, acc_row, ctl.io("acc_row")[b].sig());
+    acc.io("addr")[b].sig() <<= mux(host_side, acc_row_, ctl.io("acc_row")[b].sig());
   }
-  acc.io("mask").sig() <<= ~lit(0, N);
-  for (int i = 0; i < N; ++i) acc.io("data")[i].sig() <<= acc_in[static_cast<size_t>(i)];
-  // ---- STORE write-back: accumulator read data -> operand type -> unified memory (a row per
-  // bank: the same in every bank but for diagonal moves; lanes by mask; the compute half, or the
-  // host's half with st_other).
-  InstanceRef wb = m.instance(ResultWriter(ResultWriterParams{N, B, hw, cfg.dtype}), "writer");
+  acc.io("mask").sig() <<= ~lit(0, N_);
+  for (int i = 0; i < N_; ++i) acc.io("data")[i].sig() <<= acc_in_[static_cast<size_t>(i)];
+}
+
+// ---- STORE write-back: accumulator read data -> operand type -> unified memory (a row per
+// bank: the same in every bank but for diagonal moves; lanes by mask; the compute half, or the
+// host's half with st_other).
+void AcceleratorBuilder::store_write_back() {
+  const InstanceRef &ctl = *ctl_, &um = *um_, &acc = *acc_;
+  InstanceRef wb = m_.instance(ResultWriter(ResultWriterParams{N_, B_, isa_.half_addr_bits(), cfg_.dtype}), "writer");
   for (const char* name : {"valid", "row", "src_lane", "dst_lane", "count_m1", "diag"})
     wb.io(name).sig() <<= ctl.io(fmt::format("st_{}", name)).sig();
-  if (B > 1) wb.io("row_bank_strides").sig() <<= ctl.io("st_row_bank_strides").sig();
-  if (fp)
+  if (B_ > 1) wb.io("row_bank_strides").sig() <<= ctl.io("st_row_bank_strides").sig();
+  if (fp_)
     wb.io("pad_neg").sig() <<= ctl.io("st_pad_neg").sig();
   else
     wb.io("shift").sig() <<= ctl.io("st_shift").sig();
-  for (int i = 0; i < N; ++i) wb.io("data")[i].sig() <<= acc.io("rd_data")[i].sig();
+  for (int i = 0; i < N_; ++i) wb.io("data")[i].sig() <<= acc.io("rd_data")[i].sig();
   um.io("wr_other").sig() <<= ctl.io("st_other").sig();
-  um.io("wr_en").sig() <<= repl(wb.io("wr_en").sig(), B);
+  um.io("wr_en").sig() <<= repl(wb.io("wr_en").sig(), B_);
   um.io("wr_mask").sig() <<= wb.io("wr_mask").sig();
-  for (int b = 0; b < B; ++b) um.io("wr_addr")[b].sig() <<= wb.io("wr_row")[b].sig();
-  for (int i = 0; i < N; ++i) um.io("wr_data")[i].sig() <<= wb.io("wr_data")[i].sig();
+  for (int b = 0; b < B_; ++b) um.io("wr_addr")[b].sig() <<= wb.io("wr_row")[b].sig();
+  for (int i = 0; i < N_; ++i) um.io("wr_data")[i].sig() <<= wb.io("wr_data")[i].sig();
+}
 
-  Sig acc_group_q = m.reg("acc_group_q", UInt(gw), RegOptions{}.enabled_by(acc_re));
-  acc_group_q <<= acc_group;
+// ---- host reads of the accumulator: one bank group per read, selected a cycle later
+void AcceleratorBuilder::host_accumulator_reads() {
+  const InstanceRef& acc = *acc_;
+  Sig acc_group_q = m_.reg("acc_group_q", UInt(gw_), RegOptions{}.enabled_by(acc_re_));
+  acc_group_q <<= acc_group_;
   Sig rv = acc.io("rd_valid").sig();
-  acc_rvalid <<= rv.or_reduce();
-  for (int j = 0; j < H; ++j) {
+  acc_rvalid_ <<= rv.or_reduce();
+  for (int j = 0; j < H_; ++j) {
     std::vector<Expr> items;
-    for (int g = 0; g < HG; ++g) items.push_back(acc.io("rd_data")[g * H + j].sig());
-    acc_rdata[j].sig() <<= HG == 1 ? items[0] : select(items, acc_group_q);
+    for (int g = 0; g < HG_; ++g) items.push_back(acc.io("rd_data")[g * H_ + j].sig());
+    acc_rdata_[j].sig() <<= HG_ == 1 ? items[0] : select(items, acc_group_q);
   }
 }
+
+}  // namespace
+
+void Accelerator::build(Module& m) const { AcceleratorBuilder(m, p.cfg).build(); }
 
 uint32_t hardware_id(const arch::ArchConfig& cfg) {
   const std::string h = rtl::sha256_hex(Accelerator(AcceleratorParams{cfg}).module_name());
