@@ -6,12 +6,22 @@ function(fetta_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor)
 endfunction()
 
-# A library of the project: sources, public include dir <dir>/include, warnings on.
+# A library of the project: sources, public include dir <dir>/include, warnings on. EXPORT
+# installs it with its headers into the `fetta` CMake package as fetta::<name without fetta_>
+# (`cmake --install`; find_package(fetta) in another project, examples/custom_pe/).
 function(fetta_library name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "EXPORT" "" "SOURCES;DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
-  target_include_directories(${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
+                                            $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  if(ARG_EXPORT)
+    string(REGEX REPLACE "^fetta_" "" short ${name})
+    set_target_properties(${name} PROPERTIES EXPORT_NAME ${short})
+    add_library(fetta::${short} ALIAS ${name})
+    install(TARGETS ${name} EXPORT fettaTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+    install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  endif()
   # Source paths in generated headers and error messages are printed relative to the root.
   target_compile_definitions(${name} PRIVATE FETTA_SOURCE_DIR="${PROJECT_SOURCE_DIR}/")
   fetta_warnings(${name})
