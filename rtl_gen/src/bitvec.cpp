@@ -1,5 +1,7 @@
 #include "rtl_gen/bitvec.hpp"
 
+#include <algorithm>
+
 #include <fmt/core.h>
 
 namespace fetta::rtl {
@@ -52,13 +54,30 @@ std::string BitVec::hex() const {
   return s;
 }
 
+// Decimal for small values (counts, indices, states); hex in groups of four digits for larger
+// ones, which are mostly bit patterns: 32'h7fc0_0000 rather than 32'd2143289344.
 std::string BitVec::to_sv(bool is_signed) const {
+  constexpr uint64_t kDecimalBelow = 1024;
+  bool small = low64() < kDecimalBelow;
+  for (size_t w = 1; w < words_.size(); ++w) small = small && words_[w] == 0;
   if (is_signed) {
-    if (!msb() && width_ <= 64) return fmt::format("{}'sd{}", width_, low64());
-    return fmt::format("{}'sh{}", width_, hex());
+    if (!msb() && small) return fmt::format("{}'sd{}", width_, low64());
+    return fmt::format("{}'sh{}", width_, grouped_hex());
   }
-  if (width_ <= 64) return fmt::format("{}'d{}", width_, low64());
-  return fmt::format("{}'h{}", width_, hex());
+  if (small) return fmt::format("{}'d{}", width_, low64());
+  return fmt::format("{}'h{}", width_, grouped_hex());
+}
+
+std::string BitVec::grouped_hex() const {
+  // Leading zero digits dropped: a based literal is zero-padded to its size (IEEE 1800 5.7.1).
+  std::string h = hex();
+  h.erase(0, std::min(h.find_first_not_of('0'), h.size() - 1));
+  std::string s;
+  for (size_t i = 0; i < h.size(); ++i) {
+    if (i > 0 && (h.size() - i) % 4 == 0) s += '_';
+    s += h[i];
+  }
+  return s;
 }
 
 }  // namespace fetta::rtl

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -83,6 +85,51 @@ std::string strip_parens(const std::string& s) {
   return s.substr(1, s.size() - 2);
 }
 
+constexpr size_t kMaxLine = 100;
+
+// A statement longer than kMaxLine, broken at spaces (SystemVerilog ignores them, and no literal
+// or name holds one): each break at the shallowest bracket depth that still fills the line to a
+// third, before an operator rather than after it, continuation lines indented four more than the
+// statement. Comments are left whole.
+std::string wrap_line(const std::string& line) {
+  const size_t indent = line.find_first_not_of(' ');
+  if (line.size() <= kMaxLine || indent == std::string::npos || line.compare(indent, 2, "//") == 0) return line;
+  const size_t code_end = std::min(line.find("//"), line.size());
+  std::vector<std::pair<size_t, int>> spaces;  // position, bracket depth
+  int depth = 0;
+  for (size_t i = indent; i < code_end; ++i) {
+    const char c = line[i];
+    if (c == '(' || c == '{' || c == '[') ++depth;
+    if (c == ')' || c == '}' || c == ']') --depth;
+    // Not right after an operator: a continuation line starts with the operator it continues.
+    if (c == ' ' && std::string_view("|&^+-*?:=<>!~").find(line[i - 1]) == std::string_view::npos)
+      spaces.emplace_back(i, depth);
+  }
+  const std::string cont(indent + 4, ' ');
+  std::string out;
+  size_t start = 0, prefix = 0;  // the segment's first character, and the indentation it gets
+  for (;;) {
+    const size_t room = kMaxLine - prefix;
+    if (line.size() - start <= room) break;
+    std::optional<std::pair<size_t, int>> best, first_after;
+    for (const auto& [pos, d] : spaces) {
+      if (pos <= start) continue;
+      if (pos - start > room) {
+        if (!first_after) first_after = std::make_pair(pos, d);
+        continue;
+      }
+      if (pos - start < room / 3) continue;
+      if (!best || d <= best->second) best = std::make_pair(pos, d);
+    }
+    if (!best) best = first_after;
+    if (!best) break;
+    out += (prefix ? cont : std::string()) + line.substr(start, best->first - start) + "\n";
+    start = best->first + 1;
+    prefix = cont.size();
+  }
+  return out + (prefix ? cont : std::string()) + line.substr(start);
+}
+
 class ModuleEmitter {
  public:
   explicit ModuleEmitter(const Module& m) : m_(m) {
@@ -108,6 +155,13 @@ class ModuleEmitter {
     return e->op == Op::ref ? e->sig->name : temp(e, owner, hi, lo);
   }
 
+  // A literal, or the name of a named constant (declared as a localparam once used).
+  std::string constant(const ExprNode& e) {
+    if (e.const_name.empty()) return e.value.to_sv(e.is_signed);
+    used_constants_.insert(e.const_name);
+    return e.const_name;
+  }
+
   void note_use(const ExprPtr& e);
   void mark_bits(const SignalNode* s, int hi, int lo);
 
@@ -126,6 +180,7 @@ class ModuleEmitter {
   std::map<const SignalNode*, std::vector<bool>> used_;
   std::vector<std::string> temp_order_;
   std::map<std::string, std::vector<bool>> temp_used_;  // bits of each temporary that are read
+  std::set<std::string> used_constants_;
 };
 
 std::string ModuleEmitter::temp(const ExprPtr& e, const std::string& owner, int hi, int lo) {
@@ -156,7 +211,7 @@ std::string ModuleEmitter::make_temp(const ExprPtr& e, const std::string& owner)
 std::string ModuleEmitter::expr(const ExprPtr& e, const std::string& owner, bool self_determined, bool root) {
   const auto& a = e->args;
   switch (e->op) {
-    case Op::constant: return e->value.to_sv(e->is_signed);
+    case Op::constant: return constant(*e);
     case Op::ref: return e->sig->name;
     case Op::bit_not: return "(~" + expr(a[0], owner, false) + ")";
     case Op::neg: return "(-" + expr(a[0], owner, false) + ")";
@@ -272,7 +327,11 @@ void ModuleEmitter::block(const Block& b, const SignalNode* s, int ind, bool nb,
         out += fmt::format("{}case ({})\n", pad, top(st->subject, s->name, false));
         for (const SwitchCase& c : st->cases) {
           std::vector<std::string> vals;
-          for (const BitVec& v : c.values) vals.push_back(v.to_sv(false));
+          for (size_t k = 0; k < c.values.size(); ++k) {
+            const std::string& name = k < c.names.size() ? c.names[k] : std::string();
+            if (!name.empty()) used_constants_.insert(name);
+            vals.push_back(name.empty() ? c.values[k].to_sv(false) : name);
+          }
           out += fmt::format("{}  {}: begin\n", pad, fmt::join(vals, ", "));
           block(c.body, s, ind + 2, nb, out);
           out += pad + "  end\n";
@@ -294,7 +353,9 @@ std::string ModuleEmitter::driver(const SignalPtr& s) {
     std::string out = "  always_ff @(posedge clk) begin\n";
     int ind = 2;
     if (s->reset) {
-      out += fmt::format("    if (rst) begin\n      {} <= {};\n    end else", s->name, s->reset->to_sv(s->is_signed));
+      std::string value = s->reset->to_sv(s->is_signed);
+      if (!s->reset_name.empty()) value = s->reset_name, used_constants_.insert(value);
+      out += fmt::format("    if (rst) begin\n      {} <= {};\n    end else", s->name, value);
       if (s->enable) {
         out += fmt::format(" if ({}) begin\n", top(s->enable, s->name, false));
       } else {
@@ -443,6 +504,9 @@ std::string ModuleEmitter::run() {
   out += ");\n";
 
   std::string decls;
+  for (const ExprPtr& c : m_.constants())
+    if (used_constants_.count(c->const_name))
+      decls += fmt::format("  localparam {} {} = {};\n", decl_type(c->width, false), c->const_name, c->value.to_sv(false));
   for (const SignalPtr& s : m_.signals()) {
     if (s->kind == SigKind::input || s->kind == SigKind::output) continue;
     decls += fmt::format("  {} {};\n", decl_type(s->width, s->is_signed), s->name);
@@ -466,12 +530,26 @@ std::string ModuleEmitter::run() {
   if (!insts.empty()) out += "\n" + insts;
   if (!sink.empty()) out += "\n" + sink;
   out += "endmodule\n\n`default_nettype wire\n";
-  return out;
+  return wrap_long_lines(out);
 }
 
 }  // namespace
 
 std::string emit_module(const Module& m) { return ModuleEmitter(m).run(); }
+
+std::string wrap_long_lines(const std::string& text) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    out += wrap_line(text.substr(pos, nl - pos));
+    if (nl < text.size()) out += '\n';
+    pos = nl + 1;
+  }
+  return out;
+}
+
 
 std::string sha256_hex(const std::string& data) {
   unsigned char md[EVP_MAX_MD_SIZE];

@@ -21,7 +21,7 @@ ExprPtr make(Op op, int width, bool is_signed, std::vector<ExprPtr> args) {
 std::string describe(const ExprPtr& e) {
   switch (e->op) {
     case Op::ref: return e->sig->name;
-    case Op::constant: return e->value.to_sv(e->is_signed);
+    case Op::constant: return e->const_name.empty() ? e->value.to_sv(e->is_signed) : e->const_name;
     case Op::slice: return describe(e->args[0]) + fmt::format("[{}:{}]", e->hi, e->lo);
     default: return fmt::format("<{}-bit expression>", e->width);
   }

@@ -131,6 +131,19 @@ Data Module::wire(const std::string& n, const Type& t, std::source_location l) {
   return declare(n, t, SigKind::wire, SigKind::wire, SourceLoc::from(l));
 }
 
+Expr Module::constant(const std::string& n, uint64_t value, int width, std::source_location l) {
+  SourceLoc loc = SourceLoc::from(l);
+  if (sealed_) throw RtlError(ErrorKind::usage, n, fmt::format("module '{}' is already elaborated", name_), loc);
+  if (width < 1 || width > 64 || (width < 64 && value >> width))
+    throw RtlError(ErrorKind::width, n, fmt::format("the constant {} does not fit UInt<{}> (widths 1..64)", value, width), loc);
+  claim_name(n, loc);
+  auto c = std::make_shared<ExprNode>(*lit(value, width, l).node());
+  c->const_name = n;
+  c->const_owner = this;
+  constants_.push_back(c);
+  return Expr(c);
+}
+
 Sig Module::node(const std::string& n, const Expr& value, std::source_location l) {
   Sig s = wire(n, value.is_signed() ? SInt(value.width()) : UInt(value.width()), l).sig();
   assign(s, Operand(value, l));
@@ -146,8 +159,26 @@ void Module::ensure_reset(const SourceLoc& loc) {
   if (!rst_) rst_ = make_signal("rst", 1, false, SigKind::input, loc);
 }
 
+RegOptions& RegOptions::reset_to(const Expr& constant) {
+  if (!constant.valid() || constant.node()->op != Op::constant)
+    throw RtlError(ErrorKind::usage, "reset_to", "a reset value must be a constant (lit() or Module::constant())", {});
+  const int w = constant.width();
+  if (w > 63) throw RtlError(ErrorKind::width, "reset_to", "a reset constant has at most 63 bits", {});
+  const uint64_t v = constant.node()->value.low64();
+  // Signed: sign-extended from bit w-1, as BitVec::from_int will truncate it back.
+  reset = constant.is_signed() ? static_cast<int64_t>(v << (64 - w)) >> (64 - w) : static_cast<int64_t>(v);
+  reset_constant = constant;
+  return *this;
+}
+
 Sig Module::reg(const std::string& n, const Type& t, RegOptions opt, std::source_location l) {
   SourceLoc loc = SourceLoc::from(l);
+  if (opt.reset_constant.valid()) {
+    check_expr_owner(opt.reset_constant, n, loc);
+    if (opt.reset_constant.width() != t.width())
+      throw RtlError(ErrorKind::width, n, fmt::format("reset constant is {} bits, the register {}",
+                                                      opt.reset_constant.width(), t.width()), loc);
+  }
   if (!t.is_ground())
     throw RtlError(ErrorKind::type, n, fmt::format("registers hold ground types; got {} (declare one per leaf)", t.str()), loc);
   if (opt.reset && !BitVec::fits(*opt.reset, t.width(), t.is_signed()))
@@ -159,6 +190,7 @@ Sig Module::reg(const std::string& n, const Type& t, RegOptions opt, std::source
   if (opt.reset) ensure_reset(loc);
   SignalPtr s = make_signal(n, t.width(), t.is_signed(), SigKind::reg, loc);
   if (opt.reset) s->reset = BitVec::from_int(*opt.reset, t.width());
+  if (opt.reset_constant.valid()) s->reset_name = opt.reset_constant.node()->const_name;
   if (opt.enable.valid()) s->enable = opt.enable.node();
   return Sig(s);
 }
@@ -272,6 +304,11 @@ void Module::check_expr_owner(const Expr& e, const std::string& what, const Sour
       throw RtlError(ErrorKind::usage, n->sig->name,
                      fmt::format("signal of module '{}' used in module '{}'; pass values through ports",
                                  n->sig->owner->name(), name_),
+                     loc);
+    if (n->op == Op::constant && n->const_owner && n->const_owner != this)
+      throw RtlError(ErrorKind::usage, n->const_name,
+                     fmt::format("named constant of module '{}' used in module '{}'; declare it in each module",
+                                 n->const_owner->name(), name_),
                      loc);
     for (const ExprPtr& a : n->args) stack.push_back(a.get());
   }
@@ -396,10 +433,25 @@ SwitchChain SwitchChain::is(std::initializer_list<int64_t> values, const std::fu
       if (std::find(prev.values.begin(), prev.values.end(), b) != prev.values.end())
         throw RtlError(ErrorKind::usage, std::to_string(v), fmt::format("case value already handled at {}", prev.loc.str()), loc);
     c.values.push_back(b);
+    c.names.emplace_back();
   }
   stmt_->cases.push_back(std::move(c));
   m_->with_block(&stmt_->cases.back().body, body);
   return *this;
+}
+
+SwitchChain SwitchChain::is(const Expr& value, const std::function<void()>& body, std::source_location l) {
+  SourceLoc loc = SourceLoc::from(l);
+  if (!value.valid() || value.node()->op != Op::constant)
+    throw RtlError(ErrorKind::usage, "switch", "a case label must be a constant (lit() or Module::constant())", loc);
+  m_->check_expr_owner(value, "switch", loc);
+  const ExprNode& n = *value.node();
+  if (n.width != stmt_->subject->width)
+    throw RtlError(ErrorKind::width, n.const_name.empty() ? n.value.to_sv(false) : n.const_name,
+                   fmt::format("case label is {} bits, the switch subject {}", n.width, stmt_->subject->width), loc);
+  SwitchChain next = is({static_cast<int64_t>(n.value.low64())}, body, l);
+  stmt_->cases.back().names.back() = n.const_name;
+  return next;
 }
 
 void SwitchChain::otherwise(const std::function<void()>& body, std::source_location l) {

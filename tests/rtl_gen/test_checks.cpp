@@ -158,6 +158,46 @@ TEST_CASE("ports, names and hierarchy", "[rtl_gen][checks][errors]") {
                     Catch::Contains("'mem': memory has no read port"));
 }
 
+TEST_CASE("named constants: names, widths, owners and case labels", "[rtl_gen][checks][errors]") {
+  CHECK_THROWS_WITH(elaborate([](Module& m) {
+                      m.input("S_IDLE", UInt(1));
+                      m.constant("S_IDLE", 0, 2);
+                    }),
+                    Catch::Contains("name already used in module 'dut'"));
+  CHECK_THROWS_WITH(elaborate([](Module& m) { m.constant("BIG", 4, 2); }),
+                    Catch::Contains("'BIG': the constant 4 does not fit UInt<2>"));
+  CHECK_THROWS_WITH(elaborate([](Module& m) { m.constant("WIDE", 0, 65); }), Catch::Contains("widths 1..64"));
+  CHECK_THROWS_WITH(elaborate([](Module& m) {
+                      Sig s = m.input("s", UInt(2));
+                      Sig y = m.output("y", UInt(1));
+                      y <<= 0;
+                      m.switch_on(s).is(Expr(s), [&] { y <<= 1; });
+                    }),
+                    Catch::Contains("a case label must be a constant"));
+  CHECK_THROWS_WITH(elaborate([](Module& m) {
+                      Sig s = m.input("s", UInt(2));
+                      Sig y = m.output("y", UInt(1));
+                      y <<= 0;
+                      m.switch_on(s).is(m.constant("ONE", 1, 3), [&] { y <<= 1; });
+                    }),
+                    Catch::Contains("case label is 3 bits, the switch subject 2"));
+  // A named constant belongs to the module that declares it: another module would not see its
+  // localparam.
+  Design d;
+  Expr outer;
+  auto child = [&](Module& m) {
+    Sig y = m.output("y", UInt(2));
+    y <<= outer;
+  };
+  auto parent = [&](Module& m) {
+    outer = m.constant("K", 1, 2);
+    m.output("y", UInt(2)).sig() <<= outer;
+    d.elaborate(Body(child, "child"));
+  };
+  CHECK_THROWS_WITH(d.elaborate(Body(parent, "parent")),
+                    Catch::Contains("named constant of module 'parent' used in module 'child'"));
+}
+
 TEST_CASE("same parameters give one module definition; a name clash is an error", "[rtl_gen][checks]") {
   Design d;
   auto tree = d.elaborate(corpus::AdderTree({8, 8}));

@@ -36,8 +36,34 @@ TEST_CASE("emission matches the golden text", "[rtl_gen][emit]") {
   check_golden(*d.elaborate(corpus::Counter(4)));
   check_golden(*d.elaborate(corpus::SignedMath(0)));
   check_golden(*d.elaborate(corpus::DualPortRam({16, 32})));
+  check_golden(*d.elaborate(corpus::CommandFsm(0)));
   auto tree = d.elaborate(corpus::AdderTree({4, 8}));
   check_golden(*tree);
+}
+
+TEST_CASE("long statements are wrapped at spaces, comments are not", "[rtl_gen][emit]") {
+  std::string items;
+  for (int i = 0; i < 40; ++i) items += fmt::format("{}(a_{} & b_{})", i ? " | " : "", i, i);
+  const std::string stmt = "  assign y = {" + items + "};";
+  const std::string comment = "  // " + std::string(120, 'c');
+  const std::string wrapped = wrap_long_lines(stmt + "\n" + comment + "\nshort;\n");
+  std::istringstream lines(wrapped);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(lines, l);) out.push_back(l);
+  REQUIRE(out.size() > 4);
+  CHECK(out[out.size() - 2] == comment);
+  CHECK(out.back() == "short;");
+  std::string rejoined;
+  for (size_t i = 0; i + 2 < out.size(); ++i) {
+    INFO(out[i]);
+    CHECK(out[i].size() <= 100);
+    CHECK(out[i].back() != ' ');
+    if (i > 0) CHECK(out[i].rfind("      ", 0) == 0);  // continuation: statement indent + 4
+    rejoined += (i ? " " : "") + out[i].substr(out[i].find_first_not_of(' '));
+  }
+  CHECK("  " + rejoined == stmt);
+  // Breaks come at the outermost bracket depth available: here between the OR terms.
+  CHECK(out[1].rfind("      | (", 0) == 0);
 }
 
 TEST_CASE("the same parameters give byte-identical files and a manifest with hashes", "[rtl_gen][emit]") {

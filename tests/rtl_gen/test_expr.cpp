@@ -64,7 +64,17 @@ TEST_CASE("constants print sized and signed as SystemVerilog expects", "[rtl_gen
   CHECK(BitVec::from_int(5, 8).to_sv(false) == "8'd5");
   CHECK(BitVec::from_int(-128, 8).to_sv(true) == "8'sh80");
   CHECK(BitVec::from_int(3, 8).to_sv(true) == "8'sd3");
-  CHECK(BitVec::from_int(-1, 70).to_sv(false) == "70'h3fffffffffffffffff");
+  CHECK(BitVec::from_int(-1, 70).to_sv(false) == "70'h3f_ffff_ffff_ffff_ffff");
+  // Decimal below 1024, hex (grouped by four digits) from there: large values are bit patterns.
+  CHECK(BitVec::from_int(1023, 16).to_sv(false) == "16'd1023");
+  CHECK(BitVec::from_int(1024, 16).to_sv(false) == "16'h400");
+  CHECK(BitVec::from_int(0x7fc00000, 32).to_sv(false) == "32'h7fc0_0000");
+  CHECK(BitVec::from_int(2047, 11).to_sv(false) == "11'h7ff");
+  CHECK(BitVec(308).to_sv(false) == "308'd0");
+  CHECK(BitVec::from_int(1, 308).to_sv(false) == "308'd1");
+  CHECK(BitVec::from_int(-1, 70).to_sv(true) == "70'sh3f_ffff_ffff_ffff_ffff");
+  CHECK(BitVec::from_int(1000, 16).to_sv(true) == "16'sd1000");
+  CHECK(BitVec::from_int(5000, 16).to_sv(true) == "16'sh1388");
   CHECK(BitVec::fits(-4, 3, true));
   CHECK_FALSE(BitVec::fits(4, 3, true));
   CHECK_FALSE(BitVec::fits(-1, 8, false));

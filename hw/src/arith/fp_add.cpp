@@ -181,7 +181,7 @@ void Fp32Add::build_basic(Module& m) const {
   Expr pass_big = pipe.at("pass_big", kRound), is_zero = pipe.at("is_zero", kRound);
   Sig use_rounded = m.node("use_rounded", !(is_nan | both_zero | pass_big | is_zero | underflow | overflow));
   Sig other = m.node("other_result",
-                     mux(is_nan, lit(0x7FC00000u, 32),
+                     mux(is_nan, m.constant("QUIET_NAN", 0x7FC00000u, 32),
                          mux(both_zero, cat({pipe.at("zero_sign", kRound), lit(0, 31)}),
                              mux(pass_big, big_value,
                                  mux(is_zero, lit(0, 32),

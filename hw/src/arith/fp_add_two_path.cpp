@@ -224,7 +224,7 @@ void Fp32Add::build_two_path(Module& m) const {
   Sig special = m.node("special", is_nan | both_zero | pass_big | is_zero);
   // Apart from NaN and zeros every special result is the operand of the larger exponent.
   Sig other = m.node("other_result",
-                     mux(is_nan, lit(0x7FC00000u, 32),
+                     mux(is_nan, m.constant("QUIET_NAN", 0x7FC00000u, 32),
                          mux(both_zero, cat({pipe.at("zero_sign", kRound), lit(0, 31)}),
                              mux(pass_big, cat({pipe.at("far_sign", kRound), pipe.at("big_exp", kRound),
                                                 pipe.at("big_man", kRound)}),

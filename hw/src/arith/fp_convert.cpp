@@ -17,7 +17,7 @@ void Fp32ToBf16::build(Module& m) const {
   // carry into the sign because the exponent is below all ones here.
   Sig round_up = m.node("round_up", in.bit(15) & ((in.bits(14, 0) != 0) | in.bit(16)));
   Sig rounded = m.node("rounded", in.bits(31, 16) + round_up.zext(16));
-  out <<= mux(is_nan, lit(0x7FC0, 16),
+  out <<= mux(is_nan, m.constant("QUIET_NAN", 0x7FC0, 16),
               mux(exp_max, in.bits(31, 16),  // Inf: mantissa bits are already zero
                   mux(is_zero, cat({in.bit(31), lit(0, 15)}), rounded)));
 }

@@ -88,7 +88,7 @@ void ResultWriter::build(Module& m) const {
                             mux(rot.bit(s), cur[static_cast<size_t>((o - (1 << s) + N) % N)], cur[static_cast<size_t>(o)])));
     cur = std::move(next);
   }
-  const Expr pad = fp ? mux(pad_neg, lit(0x8000, W), lit(0, W)) : lit(0, W);
+  const Expr pad = fp ? mux(pad_neg, m.constant("NEG_ZERO", 0x8000, W), lit(0, W)) : lit(0, W);  // bf16 -0
   Sig pad_row = m.node("pad_row", dst_lane == 0);
 
   // Rows: source bank s's element belongs in row + the strides of s's bits (0 unless diag); the

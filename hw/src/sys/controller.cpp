@@ -1,5 +1,6 @@
 #include <fmt/core.h>
 
+#include <map>
 #include <optional>
 
 #include "hw/ce/delay_line.hpp"
@@ -61,9 +62,8 @@ class ControllerBuilder {
   void build();
 
  private:
-  static constexpr int kIdle = 0, kStart = 1, kGemm = 2, kDrain = 3, kStore = 4;  // FSM states
-
   void check_params() const;
+  void constants();
   void comments();
   void ports();
   void instruction_queue();
@@ -76,14 +76,10 @@ class ControllerBuilder {
   void store_sequencer();
   void accumulator_rows();
   void fsm();
-  // An instruction field of the current instruction.
-  Expr fld(const std::string& name) const {
-    const arch::IsaField& f = isa_.field(name);
-    return cur_.bits(f.lsb + f.width - 1, f.lsb);
-  }
+  // An instruction field of the current instruction: a wire named cur_<field>, made at first use.
+  Expr fld(const std::string& name);
   // Zero-extension to the address generators' width.
   Expr za(const Expr& e) const { return e.width() == GA_ ? e : e.zext(GA_); }
-  int op(arch::Opcode o) const { return static_cast<int>(o); }
 
   Module& m_;
   const ControllerParams& p_;
@@ -105,6 +101,11 @@ class ControllerBuilder {
     Sig st_pad_neg, st_shift;
   } io_;
 
+  // named constants: FSM states, opcodes, accumulator ops (localparams in the RTL)
+  Expr s_idle_, s_start_, s_gemm_, s_drain_, s_store_;
+  Expr op_gemm_, op_red_cfg_, op_flip_, op_store_;
+  Expr acc_write_, acc_add_, acc_read_;
+  std::map<std::string, Sig> fields_;
   // queue and decoder
   Sig count_, push_, overflow_, state_, q_head_, head_op_, pop_, cur_, cur_is_store_;
   Expr os_ = lit(0, 1);  // the dataflow of the last gemm (OS when 1)
@@ -142,6 +143,7 @@ void ControllerBuilder::build() {
   check_params();
   comments();
   ports();
+  constants();
   instruction_queue();
   decoder();
   gemm_generators();
@@ -223,6 +225,32 @@ void ControllerBuilder::ports() {
     io.st_shift = m.output("st_shift", UInt(6));
 }
 
+// FSM states; the opcodes of arch::Opcode (docs/isa.md); the accumulator ops of AccumOp.
+void ControllerBuilder::constants() {
+  Module& m = m_;
+  s_idle_ = m.constant("S_IDLE", 0, 3);
+  s_start_ = m.constant("S_START", 1, 3);
+  s_gemm_ = m.constant("S_GEMM", 2, 3);
+  s_drain_ = m.constant("S_DRAIN", 3, 3);
+  s_store_ = m.constant("S_STORE", 4, 3);
+  auto opcode = [&](const char* name, arch::Opcode o) { return m.constant(name, static_cast<uint64_t>(o), 4); };
+  op_gemm_ = opcode("OP_GEMM", arch::Opcode::gemm);
+  op_red_cfg_ = opcode("OP_RED_CFG", arch::Opcode::red_cfg);
+  op_flip_ = opcode("OP_FLIP", arch::Opcode::flip);
+  op_store_ = opcode("OP_STORE", arch::Opcode::store);
+  auto acc_op = [&](const char* name, AccumOp o) { return m.constant(name, static_cast<uint64_t>(o), 2); };
+  acc_write_ = acc_op("ACC_WRITE", AccumOp::write);
+  acc_add_ = acc_op("ACC_ADD", AccumOp::accumulate);
+  acc_read_ = acc_op("ACC_READ", AccumOp::read);
+}
+
+Expr ControllerBuilder::fld(const std::string& name) {
+  auto it = fields_.find(name);
+  if (it != fields_.end()) return it->second;
+  const arch::IsaField& f = isa_.field(name);
+  return fields_.emplace(name, m_.node("cur_" + name, cur_.bits(f.lsb + f.width - 1, f.lsb))).first->second;
+}
+
 // Host side: 32-bit words assembled into instructions, pushed into a QD-deep queue.
 void ControllerBuilder::instruction_queue() {
   Module& m = m_;
@@ -250,11 +278,11 @@ void ControllerBuilder::instruction_queue() {
   for (int q = 0; q < QD_; ++q) m.when(push_ & (tail == q), [&] { queue[static_cast<size_t>(q)] <<= assembled; });
 
   // The head of the queue, popped when the FSM is idle.
-  state_ = m.reg("state", UInt(3), reset_to(kIdle));
+  state_ = m.reg("state", UInt(3), reset_to(s_idle_));
   std::vector<Expr> q_items(queue.begin(), queue.end());
   q_head_ = m.node("q_head", select(q_items, head));
   head_op_ = m.node("head_op", q_head_.bits(3, 0));
-  pop_ = m.node("pop", (state_ == kIdle) & (count_ != 0));
+  pop_ = m.node("pop", (state_ == s_idle_) & (count_ != 0));
   m.when(push_ & !pop_, [&] { count_ <<= count_ + 1; }).elsewhen(pop_ & !push_, [&] { count_ <<= count_ - 1; });
   m.when(push_, [&] { tail <<= tail + 1; });
   m.when(pop_, [&] { head <<= head + 1; });
@@ -264,27 +292,25 @@ void ControllerBuilder::instruction_queue() {
 // take effect at the pop; anything else raises `error`.
 void ControllerBuilder::decoder() {
   Module& m = m_;
-  const int op_gemm = op(arch::Opcode::gemm), op_store = op(arch::Opcode::store);
-  cur_ = m.reg("cur", UInt(IW_), RegOptions{}.enabled_by(pop_ & ((head_op_ == op_gemm) | (head_op_ == op_store))));
+  cur_ = m.reg("cur", UInt(IW_), RegOptions{}.enabled_by(pop_ & ((head_op_ == op_gemm_) | (head_op_ == op_store_))));
   cur_ <<= q_head_;
-  cur_is_store_ = m.node("cur_is_store", cur_.bits(3, 0) == op_store);
+  cur_is_store_ = m.node("cur_is_store", cur_.bits(3, 0) == op_store_);
   // The dataflow of the last gemm, held through STOREs: the CEs' mode changes only at a gemm's pop,
   // when the one before has drained.
   if (os_hw_) {
     const arch::IsaField& f = isa_.field("os");
-    Sig os_mode = m.reg("os_mode", UInt(1), RegOptions{}.reset_to(0).enabled_by(pop_ & (head_op_ == op_gemm)));
+    Sig os_mode = m.reg("os_mode", UInt(1), RegOptions{}.reset_to(0).enabled_by(pop_ & (head_op_ == op_gemm_)));
     os_mode <<= q_head_.bits(f.lsb, f.lsb);
     os_ = os_mode;
   }
 
   Sig error_r = m.reg("error_r", UInt(1), reset_to(0));
-  const Expr legal = (head_op_ == op_gemm) | (head_op_ == op(arch::Opcode::red_cfg)) |
-                     (head_op_ == op(arch::Opcode::flip)) | (head_op_ == op_store);
+  const Expr legal = (head_op_ == op_gemm_) | (head_op_ == op_red_cfg_) | (head_op_ == op_flip_) | (head_op_ == op_store_);
   m.when((pop_ & !legal) | overflow_, [&] { error_r <<= 1; });
   io_.error <<= error_r;
 
   Sig half = m.reg("half", UInt(1), reset_to(0));
-  m.when(pop_ & (head_op_ == op(arch::Opcode::flip)), [&] { half <<= !half; });
+  m.when(pop_ & (head_op_ == op_flip_), [&] { half <<= !half; });
   io_.compute_half <<= half;
 
   // RED_CFG: chunk registers, concatenated into the reduction network's control.
@@ -293,7 +319,7 @@ void ControllerBuilder::decoder() {
   std::vector<Expr> chunks_msb_first;
   for (int c = nchunks - 1; c >= 0; --c) {
     Sig r = m.reg(fmt::format("red_chunk_{}", c), UInt(pb), reset_to(0));
-    m.when(pop_ & (head_op_ == op(arch::Opcode::red_cfg)) &
+    m.when(pop_ & (head_op_ == op_red_cfg_) &
                (q_head_.bits(chunk_f.lsb + chunk_f.width - 1, chunk_f.lsb) == c),
            [&] { r <<= q_head_.bits(IW_ - 1, 12); });
     chunks_msb_first.push_back(r);
@@ -308,7 +334,7 @@ void ControllerBuilder::decoder() {
 // row of a fold's first drained row and stream 2 the IB row streamed beside IA.
 void ControllerBuilder::gemm_generators() {
   Module& m = m_;
-  start_ = m.node("start", (state_ == kStart) & !cur_is_store_);
+  start_ = m.node("start", (state_ == s_start_) & !cur_is_store_);
   const AddressGenerator ag_ia(AddressGeneratorParams{3, os_hw_ ? 3 : 2, GA_, 16});
   const AddressGenerator ag_ib(AddressGeneratorParams{4, 2, GA_, 16});
   ia_gen_ = m.instance(ag_ia, "ia_gen");
@@ -376,7 +402,7 @@ void ControllerBuilder::fold_handshake() {
   ia_last_ = ia_gen_->io("last").sig();
   ib_last_ = ib_gen_->io("last").sig();
   Sig gate = p_.cfg.ce.ib_double_buffer ? streams_started : streams_ended;
-  run_ib_ = m.node("run_ib", (state_ == kGemm) & ib_gen_->io("valid").sig() & (gate >= loads_done));
+  run_ib_ = m.node("run_ib", (state_ == s_gemm_) & ib_gen_->io("valid").sig() & (gate >= loads_done));
   // OS: a fold may start once the one before has started R cycles ago (the drain must have passed
   // the top rows; single-buffered Psums: once it has drained, K + R - 1 cycles).
   Expr fold_may_start = loads_done > streams_started;
@@ -386,13 +412,13 @@ void ControllerBuilder::fold_handshake() {
                               ? Expr(lit(static_cast<uint64_t>(R_ - 1), 17))
                               : fld("m_m1").zext(17) + lit(static_cast<uint64_t>(R_ - 1), 17);
     m.when(start_, [&] { os_gap <<= 0; })
-        .elsewhen((state_ == kGemm) & os_ & ia_gen_->io("valid").sig() & ia_first_.bit(0) & (os_gap == 0), [&] {
+        .elsewhen((state_ == s_gemm_) & os_ & ia_gen_->io("valid").sig() & ia_first_.bit(0) & (os_gap == 0), [&] {
           os_gap <<= gap_init;
         })
         .elsewhen(os_gap != 0, [&] { os_gap <<= os_gap - 1; });
     fold_may_start = mux(os_, os_gap == 0, fold_may_start);
   }
-  run_ia_ = m.node("run_ia", (state_ == kGemm) & ia_gen_->io("valid").sig() & ((!ia_first_.bit(0)) | fold_may_start));
+  run_ia_ = m.node("run_ia", (state_ == s_gemm_) & ia_gen_->io("valid").sig() & ((!ia_first_.bit(0)) | fold_may_start));
   ib_gen_->io("run").sig() <<= run_ib_;
   ia_gen_->io("run").sig() <<= run_ia_;
   m.when(start_, [&] { loads_done <<= 0; }).elsewhen(run_ib_ & ib_last_.bit(0) & ib_last_.bit(1), [&] {
@@ -459,13 +485,13 @@ void ControllerBuilder::ce_control() {
 // Accumulator op travels with the IA vector: write on the first K tile, else accumulate.
 void ControllerBuilder::accumulator_ops() {
   Module& m = m_;
-  Expr op_now = mux(run_ia_, mux(fld("acc_accumulate") | !ia_first_.bit(1), lit(2, 2), lit(1, 2)), lit(0, 2));
+  Expr op_now = mux(run_ia_, mux(fld("acc_accumulate") | !ia_first_.bit(1), acc_add_, acc_write_), lit(0, 2));
   Expr acc_row_now = ia_addr_[1].sig().bits(QW_ - 1, 0);
   if (os_hw_) {
     // OS: a fold's R rows leave the CEs bottom row first, one per cycle, the first as far behind
     // its last vector as a stationary result row is behind its vector (s = 1), so the ops enter
     // the same delay line in the cycles t_last .. t_last + R - 1.
-    const Expr os_op = mux(fld("acc_accumulate"), lit(2, 2), lit(1, 2));
+    const Expr os_op = mux(fld("acc_accumulate"), acc_add_, acc_write_);
     const Expr bottom = lit(static_cast<uint64_t>(R_ - 1), QW_);
     Expr seq_op = lit(0, 2), seq_row = acc_row_now;
     if (R_ > 1) {
@@ -502,8 +528,8 @@ void ControllerBuilder::store_sequencer() {
       for (int l = 0; l < SL; ++l) stride[s2][l].sig() <<= za(fld(fmt::format("st_{}_stride_l{}", streams[s2], l)));
     }
   }
-  st_gen_->io("start").sig() <<= (state_ == kStart) & cur_is_store_;
-  st_issue_ = m.node("st_issue", (state_ == kStore) & st_gen_->io("valid").sig());
+  st_gen_->io("start").sig() <<= (state_ == s_start_) & cur_is_store_;
+  st_issue_ = m.node("st_issue", (state_ == s_store_) & st_gen_->io("valid").sig());
   st_gen_->io("run").sig() <<= st_issue_;
   st_addr_ = st_gen_->io("addr");
   // The accumulator returns a row one cycle after its read: the move's destination waits as long.
@@ -528,7 +554,7 @@ void ControllerBuilder::store_sequencer() {
   }
   // Only while the STORE runs (its last write is in the DRAIN cycle): the host port owns that
   // half again as soon as the controller is idle.
-  io_.st_other <<= fld("st_other_half") & cur_is_store_ & (state_ != kIdle);
+  io_.st_other <<= fld("st_other_half") & cur_is_store_ & (state_ != s_idle_);
   if (fp_)
     io_.st_pad_neg <<= fld("st_pad_neg");
   else
@@ -538,7 +564,7 @@ void ControllerBuilder::store_sequencer() {
 // The accumulator's op and rows: the STORE's reads while it issues, else the GEMM's delayed ops.
 void ControllerBuilder::accumulator_rows() {
   Module& m = m_;
-  io_.acc_op <<= mux(st_issue_, lit(static_cast<int>(AccumOp::read), 2), acc_out_.bits(QW_ + 1, QW_));
+  io_.acc_op <<= mux(st_issue_, acc_read_, acc_out_.bits(QW_ + 1, QW_));
   // A diagonal move's element in accumulator bank b goes to unified bank b + k (k the bank
   // distance from src_lane to dst_lane), whose row picks the accumulator row it reads.
   const int B = isa_.banks(), LT = L_ - isa_.bank_bits();
@@ -559,7 +585,6 @@ void ControllerBuilder::accumulator_rows() {
 // last accumulator write to land, then retires the instruction.
 void ControllerBuilder::fsm() {
   Module& m = m_;
-  const int op_gemm = op(arch::Opcode::gemm), op_store = op(arch::Opcode::store);
   // After the last accumulator op its write takes accum_pipeline - 1 cycles to land.
   const int settle = p_.cfg.memory.accum_pipeline - 1;
   const int DB = bits_for(p_.acc_delay + 2 + settle + R_) + 1;
@@ -568,36 +593,36 @@ void ControllerBuilder::fsm() {
                                                                              : Expr(ib_gen_->io("done").sig())));
   Sig retired_r = m.reg("retired_r", UInt(32), reset_to(0));
   m.switch_on(state_)
-      .is(kIdle, [&] {
-        m.when(pop_ & ((head_op_ == op_gemm) | (head_op_ == op_store)), [&] { state_ <<= kStart; })
+      .is(s_idle_, [&] {
+        m.when(pop_ & ((head_op_ == op_gemm_) | (head_op_ == op_store_)), [&] { state_ <<= s_start_; })
             .elsewhen(pop_, [&] { retired_r <<= retired_r + 1; });
       })
-      .is(kStart, [&] { state_ <<= mux(cur_is_store_, lit(kStore, 3), lit(kGemm, 3)); })
-      .is(kStore, [&] {
+      .is(s_start_, [&] { state_ <<= mux(cur_is_store_, s_store_, s_gemm_); })
+      .is(s_store_, [&] {
         m.when(st_gen_->io("done").sig(), [&] {
-          state_ <<= kDrain;
+          state_ <<= s_drain_;
           drain <<= lit(0, DB);  // the last move's write is on the memory port in the DRAIN cycle
         });
       })
-      .is(kGemm, [&] {
+      .is(s_gemm_, [&] {
         m.when(gens_done, [&] {
-          state_ <<= kDrain;
+          state_ <<= s_drain_;
           // OS: the last fold's drain issues R - 1 accumulator ops after its last vector.
           const Expr ws_drain = lit(static_cast<uint64_t>(p_.acc_delay + 1 + settle), DB);
           drain <<= os_hw_ ? Expr(mux(os_, lit(static_cast<uint64_t>(p_.acc_delay + 1 + settle + R_ - 1), DB), ws_drain))
                            : ws_drain;
         });
       })
-      .is(kDrain, [&] {
+      .is(s_drain_, [&] {
         m.when(drain == 0, [&] {
-          state_ <<= kIdle;
+          state_ <<= s_idle_;
           retired_r <<= retired_r + 1;
         }).otherwise([&] { drain <<= drain - 1; });
       });
   io_.retired <<= retired_r;
-  io_.busy <<= (state_ != kIdle) | (count_ != 0);
+  io_.busy <<= (state_ != s_idle_) | (count_ != 0);
   Sig cycles = m.reg("cycles", UInt(48), reset_to(0));
-  m.when((state_ != kIdle) | (count_ != 0), [&] { cycles <<= cycles + 1; });
+  m.when((state_ != s_idle_) | (count_ != 0), [&] { cycles <<= cycles + 1; });
   io_.cycle_count <<= cycles;
 }
 

@@ -22,6 +22,7 @@ class BitVec {
   bool msb() const { return width_ > 0 && bit(width_ - 1); }
   uint64_t low64() const { return words_.empty() ? 0 : words_[0]; }
   std::string hex() const;  // without prefix, minimal digits for the width
+  std::string grouped_hex() const;  // no leading zeros, '_' between groups of four digits: 7fc0_0000
   std::string to_sv(bool is_signed) const;  // 8'd5, 8'sh80, 70'h...
   bool operator==(const BitVec& o) const = default;
 

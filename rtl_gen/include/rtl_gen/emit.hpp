@@ -13,6 +13,10 @@ namespace fetta::rtl {
 
 std::string emit_module(const Module& m);
 
+// Code lines longer than 100 characters broken at spaces, outermost brackets first, continuation
+// lines indented four more; comments are left whole. emit_module applies it to every module.
+std::string wrap_long_lines(const std::string& text);
+
 struct EmittedFile {
   std::string module;
   std::string file;  // relative to the output directory

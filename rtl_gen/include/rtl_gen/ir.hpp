@@ -38,6 +38,7 @@ struct SignalNode {
   Module* owner = nullptr;
   // Registers: synchronous reset value and enable (both optional).
   std::optional<BitVec> reset;
+  std::string reset_name;  // the named constant the reset value was given as, or empty
   ExprPtr enable;
   // Instance ports: which instance, and the child's port name.
   Instance* inst = nullptr;
@@ -64,6 +65,8 @@ struct ExprNode {
   std::vector<ExprPtr> args;  // mux: {sel, when_true, when_false}
   SignalPtr sig;              // ref
   BitVec value;               // constant
+  std::string const_name;     // constant: the name of a Module::constant (a localparam), or empty
+  const Module* const_owner = nullptr;  // the module that declares the named constant
   int hi = 0, lo = 0;         // slice bounds, shift amount (hi), replication count (hi)
 };
 
@@ -72,6 +75,7 @@ using Block = std::vector<std::unique_ptr<Stmt>>;
 
 struct SwitchCase {
   std::vector<BitVec> values;
+  std::vector<std::string> names;  // per value: the named constant it was given as, or empty
   Block body;
   SourceLoc loc;
 };

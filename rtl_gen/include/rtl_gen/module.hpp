@@ -53,13 +53,17 @@ void connect(const Data& sink, const Data& source, std::source_location l = std:
 
 struct RegOptions {
   std::optional<int64_t> reset;  // synchronous, active-high `rst`; none: no reset
+  Expr reset_constant;           // the named constant the reset value was given as, if any
   Expr enable;                   // load only when enable is 1; none: every cycle
 
   RegOptions& reset_to(int64_t v) { reset = v; return *this; }
+  // A reset value given as a constant (lit() or Module::constant(), printed by its name).
+  RegOptions& reset_to(const Expr& constant);
   RegOptions& enabled_by(const Expr& e) { enable = e; return *this; }
 };
 // m.reg("cnt", UInt(8), reset_to(0)), m.reg("q", UInt(8), enabled_by(en)), or both chained.
 inline RegOptions reset_to(int64_t v) { return RegOptions{}.reset_to(v); }
+inline RegOptions reset_to(const Expr& constant) { return RegOptions{}.reset_to(constant); }
 inline RegOptions enabled_by(const Expr& e) { return RegOptions{}.enabled_by(e); }
 
 class WhenChain {
@@ -80,6 +84,9 @@ class SwitchChain {
   SwitchChain is(int64_t value, const std::function<void()>& body,
                  std::source_location l = std::source_location::current());
   SwitchChain is(std::initializer_list<int64_t> values, const std::function<void()>& body,
+                 std::source_location l = std::source_location::current());
+  // A case labelled by a constant expression; a named constant (Module::constant) keeps its name.
+  SwitchChain is(const Expr& value, const std::function<void()>& body,
                  std::source_location l = std::source_location::current());
   void otherwise(const std::function<void()>& body, std::source_location l = std::source_location::current());
 
@@ -144,6 +151,10 @@ class Module {
                 std::source_location l = std::source_location::current());
   InstanceRef instance(const GeneratorBase& gen, const std::string& name,
                        std::source_location l = std::source_location::current());
+  // A named constant: printed by its name wherever it is used (expressions, case labels) and
+  // declared as a `localparam` when the module uses it. For FSM states, opcodes, bit patterns.
+  Expr constant(const std::string& name, uint64_t value, int width,
+                std::source_location l = std::source_location::current());
   // Convenience: a wire driven by `value` right away.
   Sig node(const std::string& name, const Expr& value, std::source_location l = std::source_location::current());
 
@@ -168,6 +179,7 @@ class Module {
   const Block& body() const { return body_; }
   const std::vector<std::unique_ptr<Instance>>& instances() const { return instances_; }
   const std::vector<std::unique_ptr<Memory>>& memories() const { return memories_; }
+  const std::vector<ExprPtr>& constants() const { return constants_; }  // declaration order
   SignalPtr clock() const { return clk_; }
   SignalPtr reset() const { return rst_; }
   Design* design() const { return design_; }
@@ -201,6 +213,7 @@ class Module {
   std::vector<Block*> block_stack_;
   std::vector<std::unique_ptr<Instance>> instances_;
   std::vector<std::unique_ptr<Memory>> memories_;
+  std::vector<ExprPtr> constants_;
   SignalPtr clk_, rst_;
   bool sealed_ = false;
   bool origin_from_build_ = false;

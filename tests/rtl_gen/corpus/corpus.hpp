@@ -137,4 +137,40 @@ struct SignedMath : Generator<int> {
   }
 };
 
+// The emitter's readability features in one module (golden-text emission test): named states
+// and opcodes as localparams (OP_NOP is never used, so it is not declared), a bit pattern in hex,
+// a case labelled by names, and an expression long enough to be wrapped.
+struct CommandFsm : Generator<int> {
+  using Generator::Generator;
+  std::string generator_name() const override { return "corpus::CommandFsm"; }
+  std::string module_name() const override { return "command_fsm"; }
+  ParamList params() const override { return {}; }
+  void build(Module& m) const override {
+    Sig cmd = m.input("cmd", UInt(2));
+    Sig data = m.input("data", UInt(32));
+    Sig match = m.output("match", UInt(1));
+    Sig busy = m.output("busy", UInt(1));
+    Sig parity = m.output("parity", UInt(1));
+    m.constant("OP_NOP", 0, 2);
+    const Expr op_load = m.constant("OP_LOAD", 1, 2), op_check = m.constant("OP_CHECK", 2, 2);
+    const Expr s_idle = m.constant("S_IDLE", 0, 2), s_hold = m.constant("S_HOLD", 1, 2);
+    const Expr s_check = m.constant("S_CHECK", 2, 2);
+    const Expr quiet_nan = m.constant("QUIET_NAN", 0x7fc00000, 32);
+    Sig state = m.reg("state", UInt(2), reset_to(s_idle));
+    Sig held = m.reg("held", UInt(32), enabled_by((state == s_idle) & (cmd == op_load)));
+    held <<= data;
+    m.switch_on(state)
+        .is(s_idle, [&] {
+          m.when(cmd == op_load, [&] { state <<= s_hold; }).elsewhen(cmd == op_check, [&] { state <<= s_check; });
+        })
+        .is(s_hold, [&] { state <<= s_idle; })
+        .is(s_check, [&] { state <<= s_idle; });
+    match <<= (state == s_check) & ((held == quiet_nan) | (held == lit(0xffc00000, 32)));
+    Expr p = held.bit(0) ^ data.bit(31);
+    for (int i = 1; i < 32; ++i) p = p ^ (held.bit(i) & data.bit(31 - i));
+    parity <<= p;
+    busy <<= state != s_idle;
+  }
+};
+
 }  // namespace corpus

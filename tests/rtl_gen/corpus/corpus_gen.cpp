@@ -23,5 +23,6 @@ int main(int argc, char** argv) {
   emit(DualPortRam({16, 32}));
   emit(Counter(4));
   emit(SignedMath(0));
+  emit(CommandFsm(0));
   return 0;
 }
