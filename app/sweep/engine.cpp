@@ -120,11 +120,13 @@ struct Sweep {
     for (const auto& [k, v] : p) rec["params"][k] = v;
     std::string stage = "config";
     try {
-      const arch::ArchConfig cfg = point_config(base, p);
+      arch::ArchConfig cfg = point_config(base, p);
+      const std::string energy_from = price_point(grid, p, cfg);
       rec["config"] = {{"dtype", arch::to_string(cfg.dtype)}, {"ce_rows", cfg.ce.rows}, {"ce_cols", cfg.ce.cols},
                        {"ce_count", cfg.ce.count}, {"pes", cfg.total_pes()}, {"lanes", cfg.network.lanes},
                        {"topology", arch::to_string(cfg.network.topology)}, {"banks", cfg.memory.banks},
-                       {"unified_depth", cfg.memory.unified_depth}, {"accum_depth", cfg.memory.accum_depth}};
+                       {"unified_depth", cfg.memory.unified_depth}, {"accum_depth", cfg.memory.accum_depth},
+                       {"energy_from", energy_from}};
       const fs::path dir = out / "points" / safe_name(point_key(p));
       fs::create_directories(dir);
       // generate + lint the top

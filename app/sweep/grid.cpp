@@ -116,6 +116,20 @@ Grid load_grid(const std::string& file) {
           grid_error(g, s.first.Mark(), fmt::format("synth.{}: unknown key; allowed: targets, parts", k));
         }
       }
+    } else if (key == "energy_from") {
+      if (!v.IsMap()) grid_error(g, v.Mark(), "energy_from: expected a mapping of baseline kind (fetta, tpu, hier) to a configuration file");
+      for (const auto& e : v) {
+        const std::string kind = e.first.Scalar();
+        if (kind != "fetta" && kind != "tpu" && kind != "hier")
+          grid_error(g, e.first.Mark(), fmt::format("energy_from: unknown baseline '{}'; allowed: fetta, tpu, hier", kind));
+        if (!e.second.IsScalar()) grid_error(g, e.second.Mark(), fmt::format("energy_from.{}: expected a configuration file", kind));
+        try {
+          g.energy_of[kind] = arch::load_arch_config(e.second.Scalar()).energy;
+        } catch (const std::exception& ex) {
+          grid_error(g, e.second.Mark(), fmt::format("energy_from.{}: {}", kind, ex.what()));
+        }
+        g.energy_from[kind] = e.second.Scalar();
+      }
     } else if (key == "grid") {
       for (const auto& a : v) {
         const std::string k = a.first.Scalar();
@@ -125,7 +139,8 @@ Grid load_grid(const std::string& file) {
       }
     } else {
       grid_error(g, kv.first.Mark(),
-                 fmt::format("unknown key '{}'; allowed: base, layers, phases, lint, cycles, map_for, synth, grid", key));
+                 fmt::format("unknown key '{}'; allowed: base, layers, phases, lint, cycles, map_for, synth, energy_from, grid",
+                             key));
     }
   }
   if (g.axes.empty()) throw std::invalid_argument(file + ": grid: no parameter to sweep");
@@ -203,6 +218,16 @@ arch::ArchConfig point_config(const arch::ArchConfig& base, const Point& p) {
   c.name = base.name + "[" + point_key(p) + "]";
   arch::validate(c);
   return c;
+}
+
+std::string price_point(const Grid& g, const Point& p, arch::ArchConfig& cfg) {
+  std::string kind = "fetta";
+  for (const auto& [k, v] : p)
+    if (k == "baseline") kind = v;
+  const auto it = g.energy_of.find(kind);
+  if (it == g.energy_of.end()) return "base";
+  cfg.energy = it->second;
+  return g.energy_from.at(kind);
 }
 
 std::string safe_name(std::string s) {

@@ -1,6 +1,7 @@
 // The grid of a sweep (docs/results.md, "Sweeps"): its YAML file, the points it expands to, and
 // each point's configuration derived from the base one.
 #pragma once
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,10 @@ struct Grid {
   std::vector<std::string> targets;
   std::vector<std::string> parts{"ce"};
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;  // in file order
+  // Baseline kind (fetta, tpu, hier) -> the configuration whose `energy:` constants price its
+  // points; a kind not named keeps the base's constants (each record says which it used).
+  std::map<std::string, std::string> energy_from;
+  std::map<std::string, arch::EnergyConfig> energy_of;
 };
 
 // A point: the grid's parameters with one value each, in the grid's order.
@@ -33,6 +38,9 @@ std::vector<Point> expand(const Grid& g);  // every point, in grid order
 // The configuration of a point: the base with the point's values; `baseline` rewrites it into
 // the TPU-like array or the hierarchical one (docs/results.md, "Speedup over the baselines").
 arch::ArchConfig point_config(const arch::ArchConfig& base, const Point& p);
+// The point's energy constants: the `energy_from` configuration of its baseline kind, or the
+// base's; returns where they came from (the file, or "base").
+std::string price_point(const Grid& g, const Point& p, arch::ArchConfig& cfg);
 // A point or layer name as a file name: every character but [A-Za-z0-9._-] becomes '_'.
 std::string safe_name(std::string s);
 

@@ -19,7 +19,7 @@ awk -F'"' 'NR > 1 { print $3 }' "$work/tiny/results.csv" | awk -F, '{ if ($11 ==
 # MACs and the cycles (at the point's clock); the static term is the configuration's static power
 # over the cycles. The model's cycles move no DRAM on this small layer.
 /usr/bin/python3 - "$work/tiny/results.csv" "$work/tiny/points" <<'PY'
-import csv, math, os, re, sys, yaml
+import csv, json, math, os, re, sys, yaml
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok"]
 assert rows
 for r in rows:
@@ -36,6 +36,12 @@ for r in rows:
     assert math.isclose(f["pj_per_mac"], f["energy_uj"] * 1e6 / f["macs"], rel_tol=1e-3), r
     assert math.isclose(f["tops_per_w"], 2 * f["macs"] / (f["energy_uj"] * 1e-6) * 1e-12, rel_tol=1e-3), r
     assert math.isclose(f["edp_js"], f["energy_uj"] * 1e-6 * f["cycles"] * period_ns * 1e-9, rel_tol=1e-3), r
+    # energy_from: the hierarchical points carry configs/baseline_hier.yaml's constants, the others the base's.
+    hier = yaml.safe_load(open("configs/baseline_hier.yaml"))["energy"]
+    same = all(math.isclose(cfg["energy"][k], v) for k, v in hier.items())
+    assert same == (r["baseline"] == "hier"), (r["point"], cfg["energy"], hier)
+recs = [json.loads(l) for l in open(os.path.join(os.path.dirname(sys.argv[1]), "results.jsonl"))]
+assert sorted({rec["config"]["energy_from"] for rec in recs}) == ["base", "configs/baseline_hier.yaml"], recs
 PY
 /usr/bin/python3 scripts/plot_sweep.py "$work/tiny"
 for p in area_vs_pes util_vs_lanes speedup area_breakdown energy_per_mac efficiency; do
