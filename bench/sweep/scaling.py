@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The scaling table of bench/sweep/slurm_scaling.sh: wall time of each run, the sum of its points'
 own times (results.jsonl `run.seconds`), the overhead per task, and the wall time expected on N
-nodes of C cores from the local per-point times (longest point first onto the freest slot).
+nodes of C cores from the local per-point times (in grid order, each onto the first free slot).
 
     bench/sweep/scaling.py OUT_DIR [--cores C] [--json FILE]
 """
@@ -25,8 +25,10 @@ def slots_of(name):
 
 
 def makespan(times, slots):
+    """Wall time of the points run in grid order, each on the first free slot: the order both
+    backends start them in (local workers take the next point; a job array starts by index)."""
     free = [0.0] * slots
-    for t in sorted(times, reverse=True):
+    for t in times:
         heapq.heapreplace(free, free[0] + t)
     return max(free)
 
