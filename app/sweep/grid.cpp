@@ -24,6 +24,7 @@ namespace sy = flows::synth;
 
 namespace {
 
+const std::vector<std::string> kBaselines{"fetta", "tpu", "hier"};  // the values of `baseline`
 const std::vector<std::string> kGridKeys{"ce.rows", "ce.cols", "ce.count", "network.lanes", "memory.elems_per_bank",
                                          "dtype", "baseline"};
 
@@ -120,15 +121,15 @@ Grid load_grid(const std::string& file) {
       if (!v.IsMap()) grid_error(g, v.Mark(), "energy_from: expected a mapping of baseline kind (fetta, tpu, hier) to a configuration file");
       for (const auto& e : v) {
         const std::string kind = e.first.Scalar();
-        if (kind != "fetta" && kind != "tpu" && kind != "hier")
-          grid_error(g, e.first.Mark(), fmt::format("energy_from: unknown baseline '{}'; allowed: fetta, tpu, hier", kind));
+        if (std::find(kBaselines.begin(), kBaselines.end(), kind) == kBaselines.end())
+          grid_error(g, e.first.Mark(),
+                     fmt::format("energy_from: unknown baseline '{}'; allowed: {}", kind, fmt::join(kBaselines, ", ")));
         if (!e.second.IsScalar()) grid_error(g, e.second.Mark(), fmt::format("energy_from.{}: expected a configuration file", kind));
         try {
-          g.energy_of[kind] = arch::load_arch_config(e.second.Scalar()).energy;
+          g.energy_from[kind] = {e.second.Scalar(), arch::load_arch_config(e.second.Scalar()).energy};
         } catch (const std::exception& ex) {
           grid_error(g, e.second.Mark(), fmt::format("energy_from.{}: {}", kind, ex.what()));
         }
-        g.energy_from[kind] = e.second.Scalar();
       }
     } else if (key == "grid") {
       for (const auto& a : v) {
@@ -193,8 +194,8 @@ arch::ArchConfig point_config(const arch::ArchConfig& base, const Point& p) {
       else if (v == "int16") c.dtype = arch::DataType::int16;
       else throw std::invalid_argument(fmt::format("dtype = '{}'; allowed: bf16, int8, int16", v));
     } else if (k == "baseline") {
-      if (v != "fetta" && v != "tpu" && v != "hier")
-        throw std::invalid_argument(fmt::format("baseline = '{}'; allowed: fetta, tpu, hier", v));
+      if (std::find(kBaselines.begin(), kBaselines.end(), v) == kBaselines.end())
+        throw std::invalid_argument(fmt::format("baseline = '{}'; allowed: {}", v, fmt::join(kBaselines, ", ")));
       baseline = v;
     }
   }
@@ -224,10 +225,10 @@ std::string price_point(const Grid& g, const Point& p, arch::ArchConfig& cfg) {
   std::string kind = "fetta";
   for (const auto& [k, v] : p)
     if (k == "baseline") kind = v;
-  const auto it = g.energy_of.find(kind);
-  if (it == g.energy_of.end()) return "base";
-  cfg.energy = it->second;
-  return g.energy_from.at(kind);
+  const auto it = g.energy_from.find(kind);
+  if (it == g.energy_from.end()) return "base";
+  cfg.energy = it->second.energy;
+  return it->second.file;
 }
 
 std::string safe_name(std::string s) {

@@ -24,8 +24,11 @@ struct Grid {
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;  // in file order
   // Baseline kind (fetta, tpu, hier) -> the configuration whose `energy:` constants price its
   // points; a kind not named keeps the base's constants (each record says which it used).
-  std::map<std::string, std::string> energy_from;
-  std::map<std::string, arch::EnergyConfig> energy_of;
+  struct EnergySource {
+    std::string file;
+    arch::EnergyConfig energy;
+  };
+  std::map<std::string, EnergySource> energy_from;
 };
 
 // A point: the grid's parameters with one value each, in the grid's order.

@@ -155,11 +155,12 @@ class ModuleEmitter {
     return e->op == Op::ref ? e->sig->name : temp(e, owner, hi, lo);
   }
 
-  // A literal, or the name of a named constant (declared as a localparam once used).
-  std::string constant(const ExprNode& e) {
-    if (e.const_name.empty()) return e.value.to_sv(e.is_signed);
-    used_constants_.insert(e.const_name);
-    return e.const_name;
+  // A literal, or the name of a named constant (declared as a localparam once used): in
+  // expressions, case labels and reset values alike.
+  std::string constant(const std::string& name, const BitVec& value, bool is_signed) {
+    if (name.empty()) return value.to_sv(is_signed);
+    used_constants_.insert(name);
+    return name;
   }
 
   void note_use(const ExprPtr& e);
@@ -211,7 +212,7 @@ std::string ModuleEmitter::make_temp(const ExprPtr& e, const std::string& owner)
 std::string ModuleEmitter::expr(const ExprPtr& e, const std::string& owner, bool self_determined, bool root) {
   const auto& a = e->args;
   switch (e->op) {
-    case Op::constant: return constant(*e);
+    case Op::constant: return constant(e->const_name, e->value, e->is_signed);
     case Op::ref: return e->sig->name;
     case Op::bit_not: return "(~" + expr(a[0], owner, false) + ")";
     case Op::neg: return "(-" + expr(a[0], owner, false) + ")";
@@ -327,11 +328,7 @@ void ModuleEmitter::block(const Block& b, const SignalNode* s, int ind, bool nb,
         out += fmt::format("{}case ({})\n", pad, top(st->subject, s->name, false));
         for (const SwitchCase& c : st->cases) {
           std::vector<std::string> vals;
-          for (size_t k = 0; k < c.values.size(); ++k) {
-            const std::string& name = k < c.names.size() ? c.names[k] : std::string();
-            if (!name.empty()) used_constants_.insert(name);
-            vals.push_back(name.empty() ? c.values[k].to_sv(false) : name);
-          }
+          for (size_t k = 0; k < c.values.size(); ++k) vals.push_back(constant(c.names[k], c.values[k], false));
           out += fmt::format("{}  {}: begin\n", pad, fmt::join(vals, ", "));
           block(c.body, s, ind + 2, nb, out);
           out += pad + "  end\n";
@@ -353,9 +350,8 @@ std::string ModuleEmitter::driver(const SignalPtr& s) {
     std::string out = "  always_ff @(posedge clk) begin\n";
     int ind = 2;
     if (s->reset) {
-      std::string value = s->reset->to_sv(s->is_signed);
-      if (!s->reset_name.empty()) value = s->reset_name, used_constants_.insert(value);
-      out += fmt::format("    if (rst) begin\n      {} <= {};\n    end else", s->name, value);
+      out += fmt::format("    if (rst) begin\n      {} <= {};\n    end else", s->name,
+                         constant(s->reset_name, *s->reset, s->is_signed));
       if (s->enable) {
         out += fmt::format(" if ({}) begin\n", top(s->enable, s->name, false));
       } else {
@@ -549,7 +545,6 @@ std::string wrap_long_lines(const std::string& text) {
   }
   return out;
 }
-
 
 std::string sha256_hex(const std::string& data) {
   unsigned char md[EVP_MAX_MD_SIZE];
