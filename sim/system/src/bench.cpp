@@ -59,6 +59,16 @@ void SystemBench::check_id() {
 
 SystemBench::~SystemBench() = default;
 
+namespace {
+// Folds `bytes` little-endian bytes of v into an FNV-1a digest.
+void fnv1a(uint64_t& h, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) {
+    h ^= (v >> (8 * i)) & 0xFFU;
+    h *= 0x100000001b3ULL;
+  }
+}
+}  // namespace
+
 PortSignal& SystemBench::port(const std::string& name) {
   auto it = ports_.find(name);
   if (it == ports_.end()) throw std::logic_error("SystemBench: no port " + name);
@@ -97,6 +107,10 @@ void SystemBench::idle(int64_t cycles) {
 
 void SystemBench::write_rows(int64_t first_row, int64_t rows, int lanes, const std::vector<uint16_t>& data) {
   const int H = host_lanes_;
+  fnv1a(write_digest_, static_cast<uint64_t>(first_row), 8);
+  fnv1a(write_digest_, static_cast<uint64_t>(rows), 8);
+  fnv1a(write_digest_, static_cast<uint64_t>(lanes), 4);
+  for (uint16_t v : data) fnv1a(write_digest_, v, 2);
   for (int64_t r = 0; r < rows; ++r)
     for (int g = 0; g * H < lanes; ++g) {
       port("host_we").write(1);
@@ -117,6 +131,7 @@ void SystemBench::write_rows(int64_t first_row, int64_t rows, int lanes, const s
 }
 
 void SystemBench::push(const arch::Words& instr) {
+  for (uint32_t w : instr) fnv1a(instr_digest_, w, 4);
   for (size_t w = 0; w < instr.size(); ++w) {
     if (w + 1 == instr.size() && port("instr_ready").read() == 0) {
       // Wait with instr_we low: the controller takes a word on every cycle instr_we is high.

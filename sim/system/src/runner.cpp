@@ -1144,12 +1144,16 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
   if (opt.json) {
     nlohmann::json j = to_json(runner.reports, opt.cfg, wall, bench.now());
     j["map_for"] = mapper::to_string(map_for(opt));
+    j["streams"] = {{"instructions_fnv1a", fmt::format("{:016x}", bench.instruction_digest())},
+                    {"writes_fnv1a", fmt::format("{:016x}", bench.write_digest())}};
     j["dram"] = {{"bandwidth_gbps", opt.cfg.dram.bandwidth_gbps}, {"latency_ns", opt.cfg.dram.latency_ns},
                  {"transactions", dram.transactions()}, {"bytes_read", dram.bytes_read()}, {"bytes_written", dram.bytes_written()}};
     j["energy"] = to_json(run_energy(runner.reports, opt.cfg, bench.now(), dram.bytes_read(), dram.bytes_written()));
     std::cout << j.dump(2) << "\n";
   } else {
     print_tables(runner.reports, opt.cfg, wall, bench.now());
+    fmt::print("streams: instructions fnv1a {:016x}, unified-memory writes fnv1a {:016x}\n", bench.instruction_digest(),
+               bench.write_digest());
     fmt::print("DRAM (TLM-2.0 target, {} GB/s, {} ns per transaction): {} transactions, {:.1f} KiB read, {:.1f} KiB written\n",
                opt.cfg.dram.bandwidth_gbps, opt.cfg.dram.latency_ns, dram.transactions(),
                static_cast<double>(dram.bytes_read()) / 1024.0, static_cast<double>(dram.bytes_written()) / 1024.0);

@@ -55,6 +55,11 @@ class SystemBench : public sc_core::sc_module {
   int64_t now() const { return cycle_; }      // cycles since the bench started
   int64_t host_cycles() const { return host_cycles_; }  // cycles spent in host bus operations
   int host_lanes() const { return host_lanes_; }
+  // FNV-1a (64-bit) digests of what the host sent: every instruction word pushed, in order, and
+  // every unified-memory row write (row, lanes, data). Two runs with equal digests drove the RTL
+  // with the same streams: how a refactoring of the planner shows it changed nothing.
+  uint64_t instruction_digest() const { return instr_digest_; }
+  uint64_t write_digest() const { return write_digest_; }
   // Why host_program stopped early (an exception it threw); empty when it completed.
   const std::string& failure() const { return failure_; }
 
@@ -75,6 +80,8 @@ class SystemBench : public sc_core::sc_module {
   bool int_acc_ = false;
   bool counting_ = true;
   int acc_bits_ = 32;
+  uint64_t instr_digest_ = kFnvBasis, write_digest_ = kFnvBasis;
+  static constexpr uint64_t kFnvBasis = 0xcbf29ce484222325ULL;
 };
 
 }  // namespace fetta::sim::system
