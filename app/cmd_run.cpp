@@ -1,8 +1,8 @@
-// fetta run: the main job. Generate the top of a configuration, plan every contraction of the
-// layers (search + compile; bad input fails here), Verilate the top once per distinct RTL (cached
-// by the hash of the generated files), and run the system simulation, which compares every
-// result with the golden model and prints a table per phase. Exit code: the simulation's
-// (0 all match, 1 mismatch, 2 error).
+// fetta run: the main job. Compile the layers into a program (mapper/program.hpp: bad input fails
+// here), generate the top of the configuration, Verilate it once per distinct RTL (cached by the
+// hash of the generated files), and execute the program in the system simulation, which compares
+// every result with the golden model and prints a table per phase. Exit code: the simulation's
+// (0 all match, 1 mismatch, 2 error). fetta compile and fetta exec are its two halves.
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <fcntl.h>
@@ -25,6 +25,7 @@
 #include "hw/top.hpp"
 #include "mapper/compile.hpp"
 #include "mapper/layer_search.hpp"
+#include "mapper/program.hpp"
 #include "rtl_gen/emit.hpp"
 #include "run_toolchain.hpp"
 #include "verif/layer.hpp"
@@ -39,16 +40,22 @@ namespace {
 // (plus the host transfers the run also simulates) are an hour or more; larger runs must ask for it.
 constexpr int64_t kDefaultMaxCycles = int64_t{1} << 24;
 
-struct Opts {
+// What the compiler is asked (fetta run, fetta compile).
+struct CompileOpts {
   std::string config = "configs/default.yaml";
   std::vector<std::string> layers{"configs/layers/tt_fetta_example.yaml"};
-  int64_t max_cycles = kDefaultMaxCycles;
   std::string phases = "fp,bp,wg";
-  uint64_t seed = 1;
-  std::string dump_dir, trace, cache_dir;
-  bool json = false;
   bool through_host = false;
+  bool terms_separately = false;
   std::string map_for = "compute";
+};
+
+// What the simulation is asked (fetta run, fetta exec).
+struct ExecOpts {
+  int64_t max_cycles = kDefaultMaxCycles;
+  uint64_t seed = 1;
+  std::string inputs, dump_dir, trace, cache_dir;
+  bool json = false;
 };
 
 std::string default_cache_dir() {
@@ -97,7 +104,7 @@ void run_or_throw(const std::string& what, const std::string& cmd, const std::st
 }
 
 // Builds (or finds) the simulation executable of the configuration; returns its path.
-fs::path build_simulator(const arch::ArchConfig& cfg, const Opts& o, bool quiet) {
+fs::path build_simulator(const arch::ArchConfig& cfg, const ExecOpts& o, bool quiet) {
   for (const char* tool : {"verilator", "make"})
     if (!flows::tool_available(tool))
       throw std::runtime_error(fmt::format("fetta run needs `{}` (Debian package: {}); run ./scripts/setup", tool,
@@ -167,56 +174,150 @@ fs::path build_simulator(const arch::ArchConfig& cfg, const Opts& o, bool quiet)
 
 std::string absolute(const std::string& p) { return fs::absolute(p).string(); }
 
-}  // namespace
-
-void add_run_command(CLI::App& app) {
-  auto o = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("run", "The main job: generate, compile, Verilate and simulate a tensorized layer against the golden model");
-  cmd->add_option("--config", o->config, "Architecture configuration (YAML)")->capture_default_str();
-  cmd->add_option("--layer", o->layers, "Layer description (YAML); repeatable")->capture_default_str();
-  cmd->add_option("--phases", o->phases, "Comma-separated training phases: fp, bp, wg")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Seed of the random tensors (printed)")->capture_default_str();
-  cmd->add_option("--dump-dir", o->dump_dir, "Write every input and output tensor as .npy, with manifest.json");
-  cmd->add_option("--trace", o->trace, "FST waveform file (builds a traced model; open with GTKWave)");
-  cmd->add_option("--cache-dir", o->cache_dir, "Where Verilated models are cached (default $FETTA_CACHE_DIR or ~/.cache/fetta)");
-  cmd->add_option("--max-cycles", o->max_cycles,
-                  "Run budget: refuse layers whose phases take more compute cycles (the model's) than this")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
-      ->capture_default_str();
-  cmd->add_flag("--json", o->json, "JSON report on stdout instead of the tables");
-  cmd->add_flag("--through-host", o->through_host,
+void add_compile_options(CLI::App* cmd, CompileOpts& o) {
+  cmd->add_option("--config", o.config, "Architecture configuration (YAML)")->capture_default_str();
+  cmd->add_option("--layer", o.layers, "Layer description (YAML); repeatable")->capture_default_str();
+  cmd->add_option("--phases", o.phases, "Comma-separated training phases: fp, bp, wg")->capture_default_str();
+  cmd->add_flag("--through-host", o.through_host,
                 "Send every intermediate through the host and DRAM instead of keeping it on chip with STORE");
-  cmd->add_option("--map-for", o->map_for,
+  cmd->add_flag("--terms-separately", o.terms_separately,
+                "Sums of terms (BT layers): read and check every term on its own instead of summing in the accumulator");
+  cmd->add_option("--map-for", o.map_for,
                   "What each contraction's mapping minimizes: compute (the model's cycles, which the RTL matches; data "
                   "movement breaks ties) or end-to-end (cycles plus the STORE or host and DRAM cycles it implies)")
       ->check(CLI::IsMember({"compute", "end-to-end"}))
       ->capture_default_str();
-  cmd->callback([o] {
-    const arch::ArchConfig cfg = arch::load_arch_config(o->config);  // validated as it is read
-    // Plan every contraction now: a bad layer or a contraction the hardware cannot run fails
-    // before anything is built or simulated.
-    const mapper::LayersPlan plan = mapper::plan_layers(cfg, o->layers, mapper::parse_phases(o->phases));
-    if (plan.compute_cycles > o->max_cycles)
-      throw std::invalid_argument(fmt::format(
-          "--max-cycles: the layers' phases take {} compute cycles ({} MACs) on {}, over the run budget of {} "
-          "(RTL simulation runs some thousands of cycles a second); allowed: a smaller batch or fewer phases, or "
-          "--max-cycles {} or more",
-          plan.compute_cycles, plan.macs, cfg.name, o->max_cycles, plan.compute_cycles));
-    if (!o->json)
-      fmt::print(stderr, "fetta run: {} ({}), {} layer(s), {} contraction(s), {} compute cycles, seed {}\n", cfg.name,
-                 o->config, o->layers.size(), plan.contractions, plan.compute_cycles, o->seed);
-    const fs::path exe = build_simulator(cfg, *o, o->json);
-    std::string run = flows::shell_quote(exe.string()) + " --config " + flows::shell_quote(absolute(o->config)) +
-                      " --phases " + flows::shell_quote(o->phases) + " --seed " + std::to_string(o->seed);
-    for (const std::string& l : o->layers) run += " --layer " + flows::shell_quote(absolute(l));
-    if (!o->dump_dir.empty()) run += " --dump-dir " + flows::shell_quote(absolute(o->dump_dir));
-    if (!o->trace.empty()) run += " --trace " + flows::shell_quote(absolute(o->trace));
-    if (o->json) run += " --json";
-    if (o->through_host) run += " --through-host";
-    if (o->map_for != "compute") run += " --map-for " + o->map_for;
-    const int status = std::system(run.c_str());
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 2;
-    if (code != 0) throw CLI::RuntimeError(code);
+}
+
+void add_exec_options(CLI::App* cmd, ExecOpts& o) {
+  cmd->add_option("--seed", o.seed, "Seed of the random tensors (printed)")->capture_default_str();
+  cmd->add_option("--inputs", o.inputs, "Read the layers' inputs from <layer>_in_<tensor>.npy files (as --dump-dir writes them)");
+  cmd->add_option("--dump-dir", o.dump_dir, "Write every input and output tensor as .npy, with manifest.json");
+  cmd->add_option("--trace", o.trace, "FST waveform file (builds a traced model; open with GTKWave)");
+  cmd->add_option("--cache-dir", o.cache_dir, "Where Verilated models are cached (default $FETTA_CACHE_DIR or ~/.cache/fetta)");
+  cmd->add_option("--max-cycles", o.max_cycles,
+                  "Run budget: refuse programs that take more compute cycles (the model's) than this")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_flag("--json", o.json, "JSON report on stdout instead of the tables");
+}
+
+// The program of the layers, with the hw_id of the configuration's top.
+mapper::Program compile(const arch::ArchConfig& cfg, const CompileOpts& o) {
+  const mapper::ProgramOptions po{mapper::parse_map_for(o.map_for), o.through_host, o.terms_separately};
+  mapper::Program p = mapper::compile_program(cfg, o.layers, mapper::parse_phases(o.phases), po);
+  p.hw_id = fmt::format("{:08x}", hw::hardware_id(cfg));
+  return p;
+}
+
+// The run budget: RTL simulation runs some thousands of cycles a second.
+void check_budget(const std::string& what, int64_t cycles, int64_t macs, const arch::ArchConfig& cfg, int64_t max_cycles) {
+  if (cycles > max_cycles)
+    throw std::invalid_argument(fmt::format(
+        "--max-cycles: {} {} compute cycles ({} MACs) on {}, over the run budget of {} (RTL simulation runs some "
+        "thousands of cycles a second); allowed: a smaller batch or fewer phases, or --max-cycles {} or more",
+        what, cycles, macs, cfg.name, max_cycles, cycles));
+}
+
+// Runs the program in `dir` on the Verilated top of cfg; throws CLI::RuntimeError with the
+// simulation's exit code when it is not 0.
+void execute(const arch::ArchConfig& cfg, const mapper::Program& p, const std::string& dir, const ExecOpts& o,
+             const std::string& config_file) {
+  const mapper::ProgramCost cost = mapper::program_cost(p);
+  check_budget("the program takes", cost.compute_cycles, cost.macs, cfg, o.max_cycles);
+  if (!o.json)
+    fmt::print(stderr, "fetta: {}, {} layer(s), {} contraction(s), {} compute cycles, seed {}\n", cfg.name, p.layers.size(),
+               cost.contractions, cost.compute_cycles, o.seed);
+  const fs::path exe = build_simulator(cfg, o, o.json);
+  std::string run = flows::shell_quote(exe.string()) + " --program " + flows::shell_quote(absolute(dir)) + " --seed " +
+                    std::to_string(o.seed);
+  if (!config_file.empty()) run += " --config " + flows::shell_quote(absolute(config_file));
+  if (!o.inputs.empty()) run += " --inputs " + flows::shell_quote(absolute(o.inputs));
+  if (!o.dump_dir.empty()) run += " --dump-dir " + flows::shell_quote(absolute(o.dump_dir));
+  if (!o.trace.empty()) run += " --trace " + flows::shell_quote(absolute(o.trace));
+  if (o.json) run += " --json";
+  const int status = std::system(run.c_str());
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 2;
+  if (code != 0) throw CLI::RuntimeError(code);
+}
+
+// A directory of its own, removed with the object (fetta run's program).
+class TempDir {
+ public:
+  TempDir() {
+    std::string templ = (fs::temp_directory_path() / "fetta-program-XXXXXX").string();
+    if (::mkdtemp(templ.data()) == nullptr)
+      throw std::runtime_error(fmt::format("cannot create a temporary directory: {}", std::strerror(errno)));
+    path_ = templ;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto c = std::make_shared<CompileOpts>();
+  auto e = std::make_shared<ExecOpts>();
+  auto* cmd = app.add_subcommand("run", "The main job: compile, generate, Verilate and simulate tensorized layers against the golden model");
+  add_compile_options(cmd, *c);
+  add_exec_options(cmd, *e);
+  cmd->callback([c, e] {
+    const arch::ArchConfig cfg = arch::load_arch_config(c->config);  // validated as it is read
+    // The budget first, from the fastest mappings (a program's cycles are at least theirs): a
+    // layer far too large for RTL simulation is refused without compiling its image maps.
+    const mapper::LayersPlan least = mapper::plan_layers(cfg, c->layers, mapper::parse_phases(c->phases));
+    check_budget("the layers' phases take at least", least.compute_cycles, least.macs, cfg, e->max_cycles);
+    // Then the program: a bad layer or a contraction the hardware cannot run fails before
+    // anything is built or simulated.
+    const mapper::Program p = compile(cfg, *c);
+    const TempDir dir;
+    mapper::save_program(p, dir.path());
+    execute(cfg, p, dir.path(), *e, "");
+  });
+}
+
+void add_compile_command(CLI::App& app) {
+  auto c = std::make_shared<CompileOpts>();
+  auto out = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("compile", "Compile tensorized layers for a configuration into a program (docs/program.md)");
+  add_compile_options(cmd, *c);
+  cmd->add_option("--out", *out, "The program's directory (created)")->required();
+  cmd->callback([c, out] {
+    const arch::ArchConfig cfg = arch::load_arch_config(c->config);
+    const mapper::Program p = compile(cfg, *c);
+    mapper::save_program(p, *out);
+    const mapper::ProgramCost cost = mapper::program_cost(p);
+    fmt::print("program {}: {} ({}, hw_id {}), {} layer(s), {} contraction(s), {} compute cycles, {} MACs; {} operations, "
+               "{} instruction words\n",
+               *out, cfg.name, c->config, p.hw_id, p.layers.size(), cost.contractions, cost.compute_cycles, cost.macs,
+               p.ops.size(), p.words.size());
+  });
+}
+
+void add_exec_command(CLI::App& app) {
+  auto e = std::make_shared<ExecOpts>();
+  auto dir = std::make_shared<std::string>();
+  auto config = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("exec", "Run a compiled program on the Verilated top and check it against the golden model");
+  cmd->add_option("--program", *dir, "The program's directory (fetta compile --out)")->required();
+  cmd->add_option("--config", *config,
+                  "Run on this configuration's top (default: the one the program was compiled for); it must be that one");
+  add_exec_options(cmd, *e);
+  cmd->callback([e, dir, config] {
+    const mapper::Program p = mapper::load_program(*dir);
+    const arch::ArchConfig cfg = config->empty() ? arch::parse_arch_config(p.config_yaml, *dir + "/program.json")
+                                                 : arch::load_arch_config(*config);
+    mapper::check_program_target(p, cfg, fmt::format("{:08x}", hw::hardware_id(cfg)));
+    execute(cfg, p, *dir, *e, *config);
   });
 }
 

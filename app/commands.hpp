@@ -11,6 +11,8 @@ namespace fetta::app {
 void add_gen_command(CLI::App& app);
 void add_lint_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_compile_command(CLI::App& app);
+void add_exec_command(CLI::App& app);
 void add_search_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);

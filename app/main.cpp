@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   fetta::app::add_gen_command(app);
   fetta::app::add_lint_command(app);
   fetta::app::add_run_command(app);
+  fetta::app::add_compile_command(app);
+  fetta::app::add_exec_command(app);
   fetta::app::add_search_command(app);
   fetta::app::add_synth_command(app);
   fetta::app::add_sweep_command(app);

@@ -54,6 +54,21 @@ bool ArchConfig::has_dataflow(Dataflow d) const {
   return std::find(ce.dataflows.begin(), ce.dataflows.end(), d) != ce.dataflows.end();
 }
 
+double dram_transfer_ns(const DramConfig& dram, uint64_t bytes) {
+  return dram.latency_ns + static_cast<double>(bytes) / dram.bandwidth_gbps;
+}
+
+int host_port_banks(const ArchConfig& cfg) {
+  // Bytes the DRAM delivers per TCU clock, and bytes one bank row holds.
+  const double dram_bytes_per_cycle = cfg.dram.bandwidth_gbps * 1e3 / cfg.clock_mhz;
+  const double row_bytes = cfg.memory.elems_per_bank * operand_bits(cfg.dtype) / 8.0;
+  int p = 1;
+  while (p < cfg.memory.banks && p * row_bytes < dram_bytes_per_cycle) p *= 2;
+  return p;
+}
+
+int host_port_lanes(const ArchConfig& cfg) { return host_port_banks(cfg) * cfg.memory.elems_per_bank; }
+
 bool ArchConfig::same_architecture(const ArchConfig& o) const {
   return name == o.name && dtype == o.dtype && clock_mhz == o.clock_mhz && ce == o.ce && arith == o.arith &&
          network == o.network && memory == o.memory && dram == o.dram && energy == o.energy;

@@ -166,6 +166,17 @@ inline constexpr RealRange kLatencyNs{0.0, 1e6};
 inline constexpr double kEnergyPjMax = 1e6;         // energy.*: finite, > 0
 }  // namespace limits
 
+// Nanoseconds one DRAM transaction of `bytes` takes: latency + bytes / bandwidth (1 GB/s = 1 byte/ns).
+double dram_transfer_ns(const DramConfig& dram, uint64_t bytes);
+
+// Bank rows the host/DMA port moves per cycle: the smallest power of two whose bandwidth at the
+// TCU clock covers the DRAM bandwidth (capped at the bank count). Default: 25.6 GB/s at 1 GHz =
+// 25.6 B/cycle, 8 B per bank row -> 4. The generators size the port by it, the compiler prices
+// host transfers by it.
+int host_port_banks(const ArchConfig& cfg);
+// Elements the host port moves per cycle: host_port_banks * elems_per_bank.
+int host_port_lanes(const ArchConfig& cfg);
+
 ArchConfig load_arch_config(const std::string& path);
 // `source_name` is what messages call the text (a path, or "<string>").
 ArchConfig parse_arch_config(const std::string& yaml_text, const std::string& source_name = "<string>");

@@ -6,18 +6,9 @@
 
 namespace fetta::hw {
 
-int host_banks_for(const arch::ArchConfig& cfg) {
-  // Bytes the DRAM delivers per TCU clock, and bytes one bank row holds.
-  const double dram_bytes_per_cycle = cfg.dram.bandwidth_gbps * 1e3 / cfg.clock_mhz;
-  const double row_bytes = cfg.memory.elems_per_bank * arch::operand_bits(cfg.dtype) / 8.0;
-  int p = 1;
-  while (p < cfg.memory.banks && p * row_bytes < dram_bytes_per_cycle) p *= 2;
-  return p;
-}
-
 UnifiedMemoryParams unified_memory_params(const arch::ArchConfig& cfg) {
   return {cfg.memory.banks, cfg.memory.elems_per_bank, cfg.memory.unified_depth, arch::operand_bits(cfg.dtype),
-          host_banks_for(cfg)};
+          arch::host_port_banks(cfg)};
 }
 
 AccumulationUnitParams accumulator_params(const arch::ArchConfig& cfg) {

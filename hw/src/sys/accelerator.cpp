@@ -71,7 +71,7 @@ ParamList Accelerator::params() const {
           {"fp32_adder", arch::to_string(c.arith.fp32_adder)},
           {"adder_prefix", arch::to_string(c.arith.prefix)},
           {"dist_output_register", c.network.dist_output_register ? "true" : "false"},
-          {"host_banks", std::to_string(host_banks_for(c))},
+          {"host_banks", std::to_string(arch::host_port_banks(c))},
           {"ctrl_delay", std::to_string(t.ctrl_delay)},
           {"acc_delay", std::to_string(t.acc_delay)}};
 }

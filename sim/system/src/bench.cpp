@@ -13,9 +13,8 @@ namespace fetta::sim::system {
 SystemBench::SystemBench(sc_core::sc_module_name name, sc_core::sc_module& dut, const arch::ArchConfig& cfg,
                          std::function<void(SystemBench&)> host_program)
     : sc_core::sc_module(name), cfg_(cfg), program_(std::move(host_program)), clk_("clk", 1, sc_core::SC_NS) {
-  const int P = hw::host_banks_for(cfg);
-  host_lanes_ = P * cfg.memory.elems_per_bank;
-  host_groups_ = cfg.memory.banks / P;
+  host_lanes_ = arch::host_port_lanes(cfg);
+  host_groups_ = cfg.memory.banks / arch::host_port_banks(cfg);
   int_acc_ = cfg.dtype != arch::DataType::bf16;
   acc_bits_ = arch::accumulator_bits(cfg.dtype);
   // Every port the top must have; anything missing or extra means the model is not this config's.

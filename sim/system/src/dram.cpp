@@ -17,12 +17,8 @@ DramTarget::DramTarget(sc_core::sc_module_name name, const arch::DramConfig& cfg
   socket.register_transport_dbg(this, &DramTarget::transport_dbg);
 }
 
-double dram_transfer_ns(const arch::DramConfig& cfg, uint64_t bytes) {
-  return cfg.latency_ns + static_cast<double>(bytes) / cfg.bandwidth_gbps;
-}
-
 sc_core::sc_time DramTarget::transfer_time(uint64_t bytes) const {
-  return sc_core::sc_time(dram_transfer_ns(cfg_, bytes), sc_core::SC_NS);
+  return sc_core::sc_time(arch::dram_transfer_ns(cfg_, bytes), sc_core::SC_NS);
 }
 
 bool DramTarget::access(tlm::tlm_generic_payload& trans) {

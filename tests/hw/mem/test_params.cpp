@@ -216,7 +216,7 @@ TEST_CASE("AccumBank and AccumulationUnit name and list their pipeline and adder
 TEST_CASE("Configuration entry points elaborate the default and int configurations", "[mem_params]") {
   fetta::arch::ArchConfig cfg;  // the built-in default = configs/default.yaml
   fetta::rtl::Design d;
-  CHECK(host_banks_for(cfg) == 4);  // 25.6 GB/s at 1 GHz over 8-byte bank rows
+  CHECK(fetta::arch::host_port_banks(cfg) == 4);  // 25.6 GB/s at 1 GHz over 8-byte bank rows
   CHECK(elaborate_unified_memory(d, cfg) == "unified_mem_b16_t4_d4096_w16_h4");
   // The default accumulator: 3-stage read-modify-write, two-path adders (docs/memory.md §3).
   CHECK(elaborate_accumulator(d, cfg) == "accum_unit_b16_t4_d512_fp32_p3_twopath_sk");
@@ -230,7 +230,7 @@ TEST_CASE("Configuration entry points elaborate the default and int configuratio
   cfg.memory.banks = 8;
   cfg.memory.accum_depth = 8192;  // deeper than a unified half: sets the address width
   fetta::rtl::Design d8;
-  CHECK(host_banks_for(cfg) == 8);  // 4-byte rows: 25.6 B/cycle needs 7 -> 8 (all the banks)
+  CHECK(fetta::arch::host_port_banks(cfg) == 8);  // 4-byte rows: 25.6 B/cycle needs 7 -> 8 (all the banks)
   CHECK(elaborate_unified_memory(d8, cfg) == "unified_mem_b8_t4_d4096_w8_h8");
   CHECK(elaborate_accumulator(d8, cfg) == "accum_unit_b8_t4_d8192_int32_p3");  // no binary32 adder
   CHECK(elaborate_address_generator(d8, cfg) == "addr_gen_l6_s3_a16_c16");

@@ -17,11 +17,6 @@ inline constexpr int kAddressLoopLevels = 6;
 inline constexpr int kAddressStreams = 3;  // 0: IA, 1: IB, 2: output (results / accumulator rows)
 inline constexpr int kAddressCountBits = 16;
 
-// Bank rows the host/DMA port moves per cycle: the smallest power of two whose bandwidth at the
-// TCU clock covers the DRAM bandwidth (capped at the bank count). Default: 25.6 GB/s at 1 GHz =
-// 25.6 B/cycle, 8 B per bank row -> 4.
-int host_banks_for(const arch::ArchConfig& cfg);
-
 // Parameters for a configuration. Element width: operand_bits(dtype). The address generator's
 // addresses index a row of the compute half across all banks (log2(banks * unified_depth / 2)
 // bits), wide enough for the accumulator rows too.

@@ -18,9 +18,6 @@
 
 namespace fetta::sim::system {
 
-// Nanoseconds one transaction of `bytes` takes: latency + bytes / bandwidth (1 GB/s = 1 byte/ns).
-double dram_transfer_ns(const arch::DramConfig& cfg, uint64_t bytes);
-
 class DramTarget : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<DramTarget> socket;

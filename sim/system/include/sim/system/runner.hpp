@@ -1,33 +1,37 @@
-// The main job on one Verilated accelerator: for every layer and phase, search the contraction
-// sequence, compile every contraction, run it on the RTL through the host interface, and compare
-// every result with the golden model (bit-exact, order-exact emulation) and the final results
-// with the fp64 reference. Prints a table per phase (or JSON) and returns the exit code.
+// The main job on one Verilated accelerator: execute a program (mapper/program.hpp: compiled from
+// layer files here, or loaded from a `fetta compile` directory) through the host interface, and
+// compare every result with the golden model (bit-exact, order-exact emulation) and the final
+// results with the fp64 reference. Prints a table per phase (or JSON) and returns the exit code.
+// The executor performs the program's operations and nothing else: every decision is the
+// program's.
 #pragma once
 
 #include <systemc.h>
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "arch/config.hpp"
 #include "verif/layer.hpp"
 
+namespace fetta::mapper {
+struct Program;  // mapper/program.hpp (kept out of this header: sim_main includes it with few include paths)
+}
+
 namespace fetta::sim::system {
 
 struct RunOptions {
-  arch::ArchConfig cfg;
-  std::vector<std::string> layers;  // layer YAML files
-  std::vector<verif::Phase> phases{verif::Phase::fp, verif::Phase::bp, verif::Phase::wg};
+  arch::ArchConfig cfg;      // the top's configuration (the program's, checked against it)
+  std::shared_ptr<const mapper::Program> program;  // what runs
   uint64_t seed = 1;
+  std::string inputs_dir;  // inputs from <layer>_in_<tensor>.npy files (as --dump-dir writes them); empty: random from seed
   std::string dump_dir;  // every input and output tensor as .npy plus manifest.json; empty: none
   bool json = false;     // JSON report on stdout instead of the tables
   std::string trace;     // FST waveform file (models built with tracing only); empty: none
   bool check_model = false;     // a contraction whose RTL cycles differ from the model's is an error
-  bool terms_separately = false; // a sum of terms (BT): read and check each term, no sum in the accumulator
-  bool through_host = false;    // no intermediate kept on chip: every one through the host and DRAM
-  bool map_end_to_end = false;  // mappings minimize cycles + data movement, not cycles (mapper::MapFor)
   bool inject_mismatch = false; // self-check of the scoreboard: flip one result bit of the first contraction
   bool inject_illegal = false;  // self-check of the controller: push an instruction with opcode 0 first
   int64_t timeout_cycles = 200'000'000;
@@ -57,13 +61,12 @@ struct StepReport {
   std::string store;                 // one kept on chip: its STORE program in words
 };
 
-// Parses the command line of a system-simulation executable (--config, --layer (repeatable),
-// --phases, --seed, --dump-dir, --json). Throws std::invalid_argument with the reason.
+// Parses the command line of a system-simulation executable: either --program DIR (a compiled
+// program; --config, when given, must be the configuration it was compiled for) or --config and
+// --layer (repeatable) with the compiler's options (--phases, --map-for, --through-host,
+// --terms-separately), compiled here; and --seed, --inputs, --dump-dir, --json. Throws
+// std::invalid_argument (or mapper::ProgramError, mapper::CompileError) with the reason.
 RunOptions parse_run_args(int argc, char** argv);
-
-// Plans (searches and compiles) every contraction of every layer and phase without simulating:
-// bad layers, contractions that do not fit and unroutable patterns fail here, before any RTL runs.
-void preflight(const RunOptions& opt);
 
 // Waveform hooks: `start` runs once the SystemC design is elaborated (sc_start(SC_ZERO_TIME)),
 // `stop` after the simulation.
@@ -71,7 +74,7 @@ struct TraceHooks {
   std::function<void()> start, stop;
 };
 
-// Runs everything on `dut` (a Verilated top of opt.cfg); returns 0 when every result matches,
+// Runs opt.program on `dut` (a Verilated top of opt.cfg); returns 0 when every result matches,
 // 1 on a mismatch, 2 when the run could not complete (messages on stderr).
 int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks& hooks = {});
 

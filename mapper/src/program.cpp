@@ -1,0 +1,822 @@
+// compile_program: the host program of a run (mapper/program.hpp). The policies a run applies,
+// each stated once here: which intermediates stay on chip and where their images wait
+// (on_chip_plan, place_and_plan, store_that_pays), what data movement costs (movement_cost,
+// host_path_cycles, image_write_cycles), the FLIP parity and the B images a half already holds
+// (emit_jobs), the STORE halves (emit_store), sums formed in the accumulator (emit_sum) and the
+// DRAM map (allocate, input_tensor).
+#include "mapper/program.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "arch/isa.hpp"
+#include "mapper/placement.hpp"
+#include "mapper/store.hpp"
+
+namespace fetta::mapper {
+
+int64_t ProgramTensor::numel() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::string to_string(ProgramTensor::Kind k) {
+  switch (k) {
+    case ProgramTensor::Kind::input: return "input";
+    case ProgramTensor::Kind::intermediate: return "intermediate";
+    case ProgramTensor::Kind::accumulator: return "accumulator";
+  }
+  return "?";
+}
+
+std::string to_string(OpCode c) {
+  static const char* const names[] = {"preload", "fetch", "write_rows", "push",  "wait_idle",
+                                      "read_acc", "check", "store",      "check_rows", "finish"};
+  return names[static_cast<size_t>(c)];
+}
+
+CompiledGemm rebuild_gemm(const arch::ArchConfig& cfg, const GemmRecord& r) {
+  CompiledGemm c = r.os ? compile_gemm_os(cfg, r.shape, r.gm) : compile_gemm(cfg, r.shape, r.gk, r.ib_top);
+  if (c.describe() != r.mapping)
+    throw CompileError(fmt::format("the mapping '{}' rebuilds as '{}': the program does not match this compiler",
+                                   r.mapping, c.describe()));
+  return c;
+}
+
+ProgramCost program_cost(const Program& p) {
+  ProgramCost cost;
+  for (const ProgramStep& s : p.steps) {
+    ++cost.contractions;
+    cost.compute_cycles += s.predicted;
+    cost.macs += s.macs;
+  }
+  return cost;
+}
+
+namespace {
+
+// Requantization of an integer intermediate: arithmetic shift right by frac_bits + ceil(log2 K)
+// (inputs are fixed point with 6 fraction bits for int8, 8 for int16), saturated to the operand
+// type: the shifted values stay within the inputs' range.
+int requant_shift(arch::DataType t, int64_t K) {
+  int b = 0;
+  while ((int64_t{1} << b) < K) ++b;
+  return (t == arch::DataType::int8 ? 6 : 8) + b;
+}
+
+std::vector<std::string> out_labels_of(const CompiledGemm& c) {
+  std::vector<std::string> l = c.shape.m.labels;
+  l.insert(l.end(), c.shape.n.labels.begin(), c.shape.n.labels.end());
+  return l;
+}
+std::vector<int64_t> out_dims_of(const CompiledGemm& c) {
+  std::vector<int64_t> d = c.shape.m.dims;
+  d.insert(d.end(), c.shape.n.dims.begin(), c.shape.n.dims.end());
+  return d;
+}
+
+// Which B image a job reads (its N and K tiles): jobs over M with the same one share it, so the
+// host writes it into a half once (emit_jobs) and the movement estimate counts it once.
+std::array<int64_t, 2> b_image(const GemmJob& j) { return {j.nt0, j.kt0}; }
+
+// The rows job `j` of c writes into its half: its A and B images.
+std::array<RowRange, 2> footprint(const CompiledGemm& c, size_t j) {
+  const GemmJob& jb = c.jobs[j];
+  return {RowRange{jb.a_base, image_shape(c, true, j).rows}, RowRange{jb.b_base, image_shape(c, false, j).rows}};
+}
+
+// A quantity summed over the STORE programs of one result (one per consumer job).
+template <typename F>
+int64_t total(const std::vector<StorePlan>& plans, F of) {
+  int64_t n = 0;
+  for (const StorePlan& sp : plans) n += static_cast<int64_t>(of(sp));
+  return n;
+}
+
+// "800 moves of 4 lane(s)"; with diagonal moves (whose width varies) "800 moves (768 diagonal)".
+std::string moves_text(const std::vector<StorePlan>& plans) {
+  const int64_t moves = total(plans, [](const StorePlan& sp) { return sp.moves; });
+  const int64_t diag = total(plans, [](const StorePlan& sp) { return sp.diagonal_moves; });
+  if (diag == 0) return fmt::format("{} moves of {} lane(s)", moves, plans[0].program[0].count);
+  return fmt::format("{} moves ({} diagonal: an element per bank)", moves, diag);
+}
+
+GemmRecord record_of(const CompiledGemm& c) {
+  return {c.shape, c.map.os, c.map.ib_top, c.map.gk, c.map.gm, c.describe()};
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const arch::ArchConfig& cfg, const ProgramOptions& o, Program& out)
+      : cfg_(cfg), opt_(o), isa_(cfg), out_(out), host_lanes_(arch::host_port_lanes(cfg)) {}
+
+  void layer(const std::string& file, const std::vector<verif::Phase>& phases) {
+    const verif::LayerSpec spec = verif::load_layer(file);
+    layer_ = static_cast<int>(out_.layers.size());
+    out_.layers.push_back({spec.name, slurp(file), phases});
+    dram_next_ = 0;  // the layer's tensors from address 0: its inputs at first use, then every result
+    dram_inputs_.clear();
+    for (verif::Phase ph : phases) {
+      const auto problems = verif::phase_problems(spec, ph);
+      for (size_t pi = 0; pi < problems.size(); ++pi) {
+        try {
+          problem(ph, static_cast<int>(pi), problems[pi]);
+        } catch (const std::exception& e) {
+          throw CompileError(fmt::format("{} ({}): {}", file, verif::to_string(ph), e.what()));
+        }
+      }
+    }
+    const uint64_t capacity = static_cast<uint64_t>(cfg_.dram.capacity_mb) << 20;
+    if (dram_next_ > capacity)
+      throw CompileError(fmt::format("dram.capacity_mb: {} needs {:.1f} MiB of DRAM (its inputs and every result of "
+                                     "the phases run); the configuration has {} MiB; allowed: >= {}",
+                                     file, static_cast<double>(dram_next_) / (1 << 20), cfg_.dram.capacity_mb,
+                                     (dram_next_ + (1 << 20) - 1) >> 20));
+  }
+
+ private:
+  // An operand in flight: its tensor, and whether it is in the next contraction's image already.
+  struct Operand {
+    int32_t tensor = -1;
+    bool on_chip = false;
+  };
+  // A network's last contraction, deferred so that the terms of a sum can run back to back.
+  struct Final {
+    NetworkPlan plan;
+    size_t term = 0;
+    Operand lhs, rhs;
+    const PlannedStep& step() const { return plan.steps.back(); }
+    const CompiledGemm& gemm() const { return step().compiled.gemm; }
+    const Operand& a() const { return step().compiled.lhs_is_a ? lhs : rhs; }  // the streamed operand
+    const Operand& b() const { return step().compiled.lhs_is_a ? rhs : lhs; }  // the held one
+  };
+  // The problem being compiled.
+  struct Where {
+    verif::Phase phase;
+    int index;
+    const verif::PhaseProblem* prob;
+  };
+  // A result kept on chip: STORE programs write it, rounded or requantized, into the operand
+  // images of the contraction that consumes it (right after the producer: the accumulator is
+  // overwritten by the next contraction), each into the half its consumer job computes on.
+  struct OnChip {
+    const PlannedStep* consumer = nullptr;
+    int consumer_step = 0;
+    bool as_a = true;
+    std::vector<StorePlan> stores;      // one per job of the consumer (in parts: one per producer chunk)
+    std::vector<size_t> half_of;        // per consumer job: the half it computes on
+    std::vector<size_t> producer_half;  // per producer job: the half it computes on
+    std::vector<RowRange> rows;         // per consumer job: where its image is
+  };
+  // An image a STORE wrote that waits in a half for its consumer (a step of the current network).
+  struct Parked {
+    size_t half = 0;
+    RowRange rows;
+    int consumer = 0;
+  };
+  // One job of an instruction sequence: its operand images come from tensors `a` and `b`; `b_key`
+  // names the B tensor (a B image the free half already holds is not written again).
+  struct Work {
+    const CompiledGemm* c = nullptr;
+    size_t job = 0;
+    Operand a, b;
+    size_t b_key = 0;
+    bool accumulate = false;  // force acc_accumulate (a later term of a sum)
+    bool read = false;        // read the job's accumulator rows afterwards
+    bool probe = false;       // that read is the scoreboard's (the result stays on chip): not host time
+    int32_t z = -1;           // the accumulator tensor read into
+    int32_t report = -1;
+  };
+
+  void problem(verif::Phase ph, int index, const verif::PhaseProblem& prob) {
+    const Where w{ph, index, &prob};
+    if (prob.terms.size() == 1) {
+      network(w, 0, false);
+      return;
+    }
+    std::vector<Final> finals;
+    for (size_t t = 0; t < prob.terms.size(); ++t) finals.push_back(*network(w, t, true));
+    if (!opt_.terms_separately && summable(finals)) {
+      emit_sum(w, finals);
+    } else {  // each term's result on its own (the report has no "summed on chip" rows)
+      for (const Final& f : finals) {
+        const int n = static_cast<int>(f.plan.steps.size());
+        emit_step(w, f.term, n - 1, n, f.step(), f.lhs, f.rhs, nullptr, {});
+      }
+    }
+  }
+
+  // The contractions of one term of a problem in the order of its plan. With defer_final, the last
+  // contraction is not emitted but returned (its operands are ready in DRAM).
+  std::optional<Final> network(const Where& w, size_t term, bool defer_final) {
+    NetworkPlan plan = plan_network(
+        cfg_, *w.prob, term,
+        [this](const CompiledGemm* p, const CompiledGemm& c, bool as_a) {
+          // Mapped for compute with every result through the host: no tie is worth breaking.
+          return opt_.through_host && opt_.map_for == MapFor::compute ? 0 : movement_cost(p, c, as_a);
+        },
+        opt_.map_for);
+    const Problem& p = plan.problem;
+    std::map<NodeSet, Operand> live;
+    for (int i = 0; i < p.size(); ++i) live[NodeSet{1} << i] = Operand{input_tensor(p, i), false};
+    const int nsteps = static_cast<int>(plan.steps.size());
+    parked_.clear();
+    for (int s = 0; s < nsteps; ++s) {
+      const PlannedStep& st = plan.steps[static_cast<size_t>(s)];
+      Operand lhs = live.at(st.left), rhs = live.at(st.right);
+      live.erase(st.left);
+      live.erase(st.right);
+      if (st.last && defer_final) return Final{std::move(plan), term, lhs, rhs};
+      std::string why;
+      const std::optional<OnChip> oc = on_chip_plan(plan, s, defer_final, why);
+      const std::optional<Operand> res = emit_step(w, term, s, nsteps, st, lhs, rhs, oc ? &*oc : nullptr, why);
+      if (res) live[st.left | st.right] = *res;
+    }
+    return std::nullopt;
+  }
+
+  // Whether step s's result can stay on chip (docs/architecture.md §5): its consumer is not a
+  // deferred final of a sum, every job's image finds rows in the half that job computes on which
+  // nothing writes until the job runs (the images of the jobs in between, the consumer's other
+  // operand, images waiting for other consumers), plan_store can join the two layouts and the STORE
+  // is cheaper than the host path. On success the consumer's images may have moved (the plan's step
+  // is updated) and the images are registered as parked. Otherwise `why` says why not.
+  std::optional<OnChip> on_chip_plan(NetworkPlan& plan, int s, bool defer_final, std::string& why) {
+    why.clear();
+    const int nsteps = static_cast<int>(plan.steps.size());
+    const PlannedStep& st = plan.steps[static_cast<size_t>(s)];
+    std::erase_if(parked_, [s](const Parked& pk) { return pk.consumer <= s; });  // read by now (or by s)
+    if (st.last) return std::nullopt;  // a final result: always read out
+    if (opt_.through_host) {
+      why = "--through-host";
+      return std::nullopt;
+    }
+    int t = s + 1;
+    while (t < nsteps && plan.steps[static_cast<size_t>(t)].lhs != st.out && plan.steps[static_cast<size_t>(t)].rhs != st.out) ++t;
+    if (t == nsteps) throw std::logic_error(fmt::format("internal: no step consumes {}", st.out));
+    PlannedStep& next = plan.steps[static_cast<size_t>(t)];
+    if (next.last && defer_final) {
+      why = "its consumer is a term's last contraction, run later with the other terms";
+      return std::nullopt;
+    }
+    const bool as_a = (next.lhs == st.out) == next.compiled.lhs_is_a;
+    std::vector<const CompiledGemm*> between;
+    for (int u = s + 1; u < t; ++u) between.push_back(&plan.steps[static_cast<size_t>(u)].compiled.gemm);
+    CompiledGemm c = next.compiled.gemm;
+    std::optional<OnChip> oc = place_and_plan(st.compiled.gemm, c, as_a, flips_, between, parked_, why);
+    if (!oc) return std::nullopt;
+    next.compiled.gemm = std::move(c);
+    oc->consumer = &next;
+    oc->consumer_step = t;
+    for (size_t j = 0; j < oc->half_of.size(); ++j) parked_.push_back({oc->half_of[j], oc->rows[j], t});
+    return oc;
+  }
+
+  // Places consumer c's images of p's result, each job's in the half it will compute on, clear of
+  // what is written there before it runs (the producer's jobs after its first output chunk, the
+  // `between` contractions' jobs, the `waiting` images, the consumer's earlier jobs and its other
+  // operand; c's bases move where needed), and plans the STOREs into them, when they take fewer
+  // cycles than the host path they replace; else nullopt and why not. `flips`: FLIPs pushed before
+  // the producer's first job (the i-th job from there computes on half (flips + 1 + i) % 2).
+  // `estimate`: as store_that_pays.
+  std::optional<OnChip> place_and_plan(const CompiledGemm& p, CompiledGemm& c, bool as_a, int64_t flips,
+                                       const std::vector<const CompiledGemm*>& between,
+                                       const std::vector<Parked>& waiting, std::string& why, bool estimate = false) const {
+    OnChip oc;
+    oc.as_a = as_a;
+    std::array<std::vector<RowRange>, 2> taken;
+    int64_t i = flips;  // FLIPs before the next job
+    const std::vector<size_t> chunks = output_chunks(p);
+    const size_t first_chunk_end = chunks.front();
+    for (size_t k = 0; k < p.jobs.size(); ++k, ++i) {
+      oc.producer_half.push_back(static_cast<size_t>((i + 1) % 2));
+      if (k > first_chunk_end)  // runs after the first STOREs
+        for (const RowRange& r : footprint(p, k)) taken[oc.producer_half.back()].push_back(r);
+    }
+    for (const CompiledGemm* cu : between)
+      for (size_t j = 0; j < cu->jobs.size(); ++j, ++i)
+        for (const RowRange& r : footprint(*cu, j)) taken[static_cast<size_t>((i + 1) % 2)].push_back(r);
+    for (const Parked& pk : waiting) taken[pk.half].push_back(pk.rows);
+    for (size_t j = 0; j < c.jobs.size(); ++j) oc.half_of.push_back(static_cast<size_t>((i + 1 + static_cast<int64_t>(j)) % 2));
+
+    const int64_t half_rows = cfg_.memory.unified_depth / 2;
+    const size_t own = as_a ? 0 : 1;
+    for (size_t j = 0; j < c.jobs.size(); ++j) {
+      std::array<RowRange, 2> fp = footprint(c, j);
+      std::vector<RowRange> clear_of = taken[oc.half_of[j]];
+      clear_of.push_back(fp[1 - own]);
+      const std::optional<int64_t> at = place_rows(half_rows, fp[own].rows, fp[own].first, clear_of);
+      if (!at) {
+        why = fmt::format("no room for its consumer's job {} image ({} rows) in a half of {} rows beside what {} "
+                          "write there before it runs",
+                          j, fp[own].rows, half_rows,
+                          !between.empty() ? fmt::format("the {} contraction(s) in between and the waiting images", between.size())
+                          : chunks.size() > 1 ? std::string("the producer's later jobs and the consumer's earlier ones")
+                                              : std::string("the consumer's earlier jobs"));
+        return std::nullopt;
+      }
+      if (*at != fp[own].first) relocate_image(cfg_, c, j, as_a, *at);
+      // The consumer's later jobs in this half must not overwrite this job's images.
+      for (const RowRange& r : footprint(c, j)) taken[oc.half_of[j]].push_back(r);
+      oc.rows.push_back(footprint(c, j)[own]);
+    }
+    std::optional<std::vector<StorePlan>> sp = store_that_pays(p, c, as_a, why, estimate);
+    if (!sp) return std::nullopt;
+    oc.stores = std::move(*sp);
+    return oc;
+  }
+
+  // The STOREs of p's result into consumer c's operand images, one per job of c, when the
+  // hardware can place them there and they take fewer cycles than the way through the host they
+  // replace; else why not. `estimate`: the caller wants only the cost, so planning stops as soon
+  // as the STOREs planned so far cost the host path (the planner's look ahead asks often).
+  std::optional<std::vector<StorePlan>> store_that_pays(const CompiledGemm& p, const CompiledGemm& c, bool as_a,
+                                                        std::string& why, bool estimate) const {
+    const uint32_t shift =
+        cfg_.dtype == arch::DataType::bf16 ? 0 : static_cast<uint32_t>(requant_shift(cfg_.dtype, p.shape.k.size()));
+    const int64_t host = host_path_cycles(p, c, as_a);
+    std::vector<StorePlan> plans;
+    for (size_t j = 0; j < c.jobs.size(); ++j) {
+      plans.push_back(plan_store(cfg_, p, c, as_a, j, shift, true));
+      if (!plans.back().ok()) {
+        why = plans.back().why_not;
+        return std::nullopt;
+      }
+      if (estimate && store_cost(plans) >= host) {
+        why = "STORE would cost the host path";
+        return std::nullopt;
+      }
+    }
+    const int64_t store = store_cost(plans);
+    if (store >= host) {
+      why = fmt::format("STORE would take {} cycles ({}), the host and DRAM {}", store, moves_text(plans), host);
+      return std::nullopt;
+    }
+    return plans;
+  }
+
+  // STORE programs' cost: their busy cycles and the host's pushes of their instructions.
+  int64_t store_cost(const std::vector<StorePlan>& plans) const {
+    return total(plans, [this](const StorePlan& sp) {
+      return sp.predicted_cycles + static_cast<int64_t>(sp.program.size()) * isa_.words();
+    });
+  }
+
+  // Host cycles writing consumer c's A (a_operand) or B images through the host port, as
+  // emit_jobs does: A for every job, B only when the half the job computes on (they alternate)
+  // does not hold that job's B image already (its N and K tiles; jobs over M share it).
+  int64_t image_write_cycles(const CompiledGemm& c, bool a_operand) const {
+    const int H = host_lanes_;
+    int64_t cyc = 0;
+    std::array<std::array<int64_t, 2>, 2> held{{{-1, -1}, {-1, -1}}};  // per half: the B image it holds
+    for (size_t j = 0; j < c.jobs.size(); ++j) {
+      if (!a_operand) {
+        if (held[j % 2] == b_image(c.jobs[j])) continue;
+        held[j % 2] = b_image(c.jobs[j]);
+      }
+      const ImageShape img = image_shape(c, a_operand, j);
+      cyc += img.rows * ((img.lanes + H - 1) / H);
+    }
+    return cyc;
+  }
+
+  // The data movement around step c, for plan_network's choice of mapping (MapFor): for a
+  // consumer of the previous result p, the STORE (when it pays; not with through_host) or the
+  // host path of that operand, plus the host writes of the other operand's images; without p the
+  // host writes of both. c runs next after p (plan_network asks about adjacent steps); images
+  // waiting for later consumers are not known yet.
+  int64_t movement_cost(const CompiledGemm* p, const CompiledGemm& c, bool as_a) const {
+    if (!p) return image_write_cycles(c, true) + image_write_cycles(c, false);
+    std::string why;
+    CompiledGemm placed = c;
+    const std::optional<OnChip> oc = opt_.through_host ? std::nullopt : place_and_plan(*p, placed, as_a, 0, {}, {}, why, true);
+    return (oc ? store_cost(oc->stores) : host_path_cycles(*p, c, as_a)) + image_write_cycles(c, !as_a);
+  }
+
+  // The cycles an intermediate takes through the host: reading its accumulator rows, the DRAM
+  // round trip (a write and a read), writing the consumer's operand images (every job).
+  int64_t host_path_cycles(const CompiledGemm& p, const CompiledGemm& c, bool as_a) const {
+    const int H = host_lanes_;
+    std::set<int> groups;
+    for (int l : acc_lanes(p)) groups.insert(l / H);
+    int64_t cyc = 0;
+    for (const GemmJob& j : p.jobs)
+      if (j.last_k) cyc += acc_rows(p, j) * static_cast<int64_t>(groups.size());
+    cyc += image_write_cycles(c, as_a);
+    const auto bytes = static_cast<uint64_t>(p.shape.m.size() * p.shape.n.size() * dram_operand_bytes(cfg_.dtype));
+    const double ns = 2 * arch::dram_transfer_ns(cfg_.dram, bytes);
+    return cyc + static_cast<int64_t>(std::ceil(ns * cfg_.clock_mhz / 1000.0));
+  }
+
+  // ---- the program's tensors, DRAM map and operations
+
+  int32_t add_tensor(ProgramTensor t) {
+    t.layer = layer_;
+    out_.tensors.push_back(std::move(t));
+    return static_cast<int32_t>(out_.tensors.size() - 1);
+  }
+  const ProgramTensor& tensor(int32_t id) const { return out_.tensors[static_cast<size_t>(id)]; }
+
+  uint64_t allocate(int64_t elements, int bytes) {
+    const uint64_t addr = dram_next_;
+    dram_next_ += dram_extent(elements, bytes);
+    return addr;
+  }
+
+  // Network node i as an operand: the layer's input placed in DRAM at its first use.
+  int32_t input_tensor(const Problem& p, int i) {
+    ProgramTensor t;
+    t.name = p.node_names[static_cast<size_t>(i)];
+    t.kind = ProgramTensor::Kind::input;
+    t.input = t.name;
+    for (int l : p.node_modes[static_cast<size_t>(i)]) {
+      t.labels.push_back(p.labels[static_cast<size_t>(l)]);
+      t.dims.push_back(static_cast<int64_t>(p.dims[static_cast<size_t>(l)]));
+    }
+    t.dram_bytes = dram_operand_bytes(cfg_.dtype);
+    auto it = dram_inputs_.find(t.name);
+    const bool first = it == dram_inputs_.end();
+    t.dram_addr = static_cast<int64_t>(first ? allocate(t.numel(), t.dram_bytes) : it->second);
+    if (first) dram_inputs_[t.name] = static_cast<uint64_t>(t.dram_addr);
+    const int32_t id = add_tensor(std::move(t));
+    if (first) op({.code = OpCode::preload, .tensor = id});
+    return id;
+  }
+
+  void op(Op o) { out_.ops.push_back(o); }
+
+  uint64_t add_map(const std::vector<int64_t>& m) {
+    const uint64_t at = out_.maps.size();
+    out_.maps.insert(out_.maps.end(), m.begin(), m.end());
+    return at;
+  }
+
+  void push(const arch::Words& w, int32_t report, Account acc) {
+    op({.code = OpCode::push, .account = acc, .report = report, .a = static_cast<int64_t>(out_.words.size()),
+        .b = static_cast<int64_t>(w.size())});
+    out_.words.insert(out_.words.end(), w.begin(), w.end());
+  }
+
+  // Where each element of tensor t lands in job j's A (a_operand) or B image: the layout
+  // functions run over the elements' indices (+1, in two 16-bit halves: 0 is padding).
+  RowImage image_map(const CompiledGemm& c, bool a_operand, size_t j, int32_t t, std::vector<int64_t>& map) const {
+    const ProgramTensor& pt = tensor(t);
+    std::vector<uint16_t> lo(static_cast<size_t>(pt.numel())), hi(lo.size());
+    for (size_t e = 0; e < lo.size(); ++e) {
+      lo[e] = static_cast<uint16_t>((e + 1) & 0xFFFFU);
+      hi[e] = static_cast<uint16_t>((e + 1) >> 16);
+    }
+    auto layout = [&](const std::vector<uint16_t>& v) {
+      const verif::Tensor<uint16_t> x(pt.labels, pt.dims, v);
+      return a_operand ? layout_a(c, x, 0, j) : layout_b(c, x, j);
+    };
+    RowImage il = layout(lo);
+    const RowImage ih = layout(hi);
+    map.resize(il.data.size());
+    for (size_t e = 0; e < map.size(); ++e) map[e] = ((int64_t{ih.data[e]} << 16) | il.data[e]) - 1;
+    il.data.clear();
+    return il;
+  }
+
+  void write_image(const CompiledGemm& c, bool a_operand, size_t j, int32_t t, int32_t report) {
+    std::vector<int64_t> map;
+    const RowImage img = image_map(c, a_operand, j, t, map);
+    const uint16_t pad = a_operand && cfg_.dtype == arch::DataType::bf16 ? 0x8000 : 0;
+    op({.code = OpCode::write_rows, .pad = pad, .report = report, .tensor = t, .a = img.first_row, .b = img.rows,
+        .c = img.lanes, .map = add_map(map), .map_len = map.size()});
+  }
+
+  // Job j's accumulator rows into tensor z: the word read at position i lands at element map[i].
+  void read_acc(const CompiledGemm& c, size_t j, int32_t z, bool probe, int32_t report) {
+    const GemmJob& job = c.jobs[j];
+    const int64_t rows = acc_rows(c, job);
+    const std::vector<int> lanes = acc_lanes(c);
+    std::vector<uint64_t> words(static_cast<size_t>(rows) * lanes.size()), at(static_cast<size_t>(tensor(z).numel()), 0);
+    for (size_t i = 0; i < words.size(); ++i) words[i] = i + 1;
+    gather_result(c, job, words, at);
+    std::vector<int64_t> map(words.size(), -1);
+    for (size_t e = 0; e < at.size(); ++e)
+      if (at[e] != 0) map[at[e] - 1] = static_cast<int64_t>(e);
+    const std::vector<int64_t> lane_list(lanes.begin(), lanes.end());
+    op({.code = OpCode::read_acc, .host_counted = !probe, .report = report, .tensor = z, .a = rows,
+        .map = add_map(map), .map_len = map.size(), .lanes = add_map(lane_list), .lanes_len = lane_list.size()});
+  }
+
+  // Per job: operand images into the free half, FLIP, the GEMM, wait; the finished rows out of
+  // the accumulator when asked; then `after(job)` when given (the STOREs of a finished chunk).
+  void emit_jobs(const std::vector<Work>& work, const std::function<void(size_t)>& after = {}) {
+    for (const Work& w : work) {
+      const CompiledGemm& c = *w.c;
+      const GemmJob& job = c.jobs[w.job];
+      // The job computes on the half the host writes now (the free one); the halves alternate.
+      const size_t half = static_cast<size_t>((flips_ + 1) % 2);
+      if (!w.a.on_chip) write_image(c, true, w.job, w.a.tensor, w.report);
+      const std::array<int64_t, 2> img = b_image(job);
+      const std::array<int64_t, 3> key{static_cast<int64_t>(w.b_key), img[0], img[1]};
+      if (!w.b.on_chip && b_in_half_[half] != key) {
+        write_image(c, false, w.job, w.b.tensor, w.report);
+        b_in_half_[half] = key;
+      }
+      push(arch::encode_flip(isa_), w.report, Account::compute);
+      ++flips_;
+      arch::GemmInstr g = job.instr;
+      if (w.accumulate) g.acc_accumulate = true;
+      push(arch::encode_gemm(isa_, g), w.report, Account::compute);
+      op({.code = OpCode::wait_idle, .report = w.report});
+      if (w.read) read_acc(c, w.job, w.z, w.probe, w.report);
+      if (after) after(w.job);
+    }
+  }
+
+  // After the producer's job k: the parts of the STORE programs that store the output chunk k
+  // completed, each consumer job's image into the half that job computes on (the free one, or the
+  // compute half when the consumer job computes there: after the producer's last job, whose
+  // operands are dead by then), and a wait for them.
+  void emit_store(const OnChip& oc, size_t k, int32_t report) {
+    bool any = false;
+    for (size_t j = 0; j < oc.stores.size(); ++j) {
+      const StorePlan& sp = oc.stores[j];
+      for (size_t part = 0; part < sp.after_job.size(); ++part) {
+        if (sp.after_job[part] != k) continue;
+        for (size_t n = sp.part_begin[part]; n < sp.part_end(part); ++n) {
+          arch::StoreInstr st = sp.program[n];
+          st.other_half = oc.half_of[j] != oc.producer_half[k];
+          push(arch::encode_store(isa_, st), report, Account::store);
+          any = true;
+        }
+      }
+    }
+    if (!any) return;
+    // The images are placed clear of every job still to run; after the last job nothing of the
+    // producer's B is needed again.
+    if (k + 1 == oc.producer_half.size()) b_in_half_[0] = b_in_half_[1] = {-1, -1, -1};
+    op({.code = OpCode::wait_idle, .account = Account::store, .report = report});
+  }
+
+  // The scoreboard's probe of the images the STOREs wrote, through the host port (not counted).
+  // The port reaches only the free half: an image in the producer's half is read between two
+  // FLIPs that put the halves back.
+  void emit_check_stored(const OnChip& oc, int32_t golden, int32_t report) {
+    const CompiledGemm& c = oc.consumer->compiled.gemm;
+    for (size_t j = 0; j < oc.stores.size(); ++j) {
+      const bool flip = oc.half_of[j] == oc.producer_half.back();  // the compute half
+      if (flip) {
+        push(arch::encode_flip(isa_), report, Account::none);
+        op({.code = OpCode::wait_idle, .account = Account::none, .report = report});
+      }
+      std::vector<int64_t> map;
+      const RowImage img = image_map(c, oc.as_a, j, golden, map);
+      const uint16_t pad = oc.as_a && cfg_.dtype == arch::DataType::bf16 ? 0x8000 : 0;
+      op({.code = OpCode::check_rows, .account = Account::none, .pad = pad, .report = report, .tensor = golden,
+          .a = img.first_row, .b = img.rows, .c = img.lanes, .map = add_map(map), .map_len = map.size()});
+      if (flip) {
+        push(arch::encode_flip(isa_), report, Account::none);
+        op({.code = OpCode::wait_idle, .account = Account::none, .report = report});
+      }
+    }
+  }
+
+  // "<moves_text> in <n> instruction(s)[ of <k> affine nests], as A of s<t>"
+  // and where the images wait (the nests only when some job's program is more than one).
+  static std::string describe_store(const OnChip& oc, int s) {
+    const CompiledGemm& c = oc.consumer->compiled.gemm;
+    std::string where;
+    const size_t n = oc.stores.size();
+    const bool both = std::count(oc.half_of.begin(), oc.half_of.end(), oc.half_of[0]) != static_cast<int64_t>(n);
+    if (n > 1) where += fmt::format(" (its {} jobs{})", n, both ? ": both halves" : "");
+    const size_t parts = oc.stores[0].after_job.size();
+    if (parts > 1) where += fmt::format(", one part after each of the producer's {} output chunks", parts);
+    if (oc.consumer_step > s + 1) where += fmt::format(", {} contraction(s) later", oc.consumer_step - s - 1);
+    std::vector<int64_t> moved;  // first rows of the images away from the compiler's place
+    for (const RowRange& r : oc.rows)
+      if (r.first != (oc.as_a ? c.a_base : c.b_base)) moved.push_back(r.first);
+    if (!moved.empty()) where += fmt::format(", {} image(s) moved to row(s) {}", moved.size(), fmt::join(moved, "/"));
+    const int64_t nests = total(oc.stores, [](const StorePlan& sp) { return sp.nests; });
+    const int64_t one_each = total(oc.stores, [](const StorePlan& sp) { return sp.part_begin.size(); });
+    return fmt::format("{} in {} instruction(s){}, as {} of s{}{}", moves_text(oc.stores),
+                       total(oc.stores, [](const StorePlan& sp) { return sp.program.size(); }),
+                       nests > one_each ? fmt::format(" of {} affine nests", nests) : "", oc.as_a ? "A" : "B",
+                       oc.consumer_step, where);
+  }
+
+  int32_t new_step(const Where& w, size_t term, int step, int steps, const Operand& lhs, const Operand& rhs,
+                   const CompiledGemm& c) {
+    ProgramStep r;
+    r.layer = layer_;
+    r.phase = w.phase;
+    r.problem = w.index;
+    r.result = w.prob->result;
+    r.term = term;
+    r.terms = w.prob->terms.size();
+    r.step = step;
+    r.steps = steps;
+    r.lhs = tensor(lhs.tensor).name;
+    r.rhs = tensor(rhs.tensor).name;
+    r.mapping = c.describe();
+    r.m = c.shape.m.size();
+    r.k = c.shape.k.size();
+    r.n = c.shape.n.size();
+    r.macs = c.shape.macs();
+    r.predicted = c.predicted_cycles;
+    out_.steps.push_back(std::move(r));
+    return static_cast<int32_t>(out_.steps.size() - 1);
+  }
+  ProgramStep& step_of(int32_t r) { return out_.steps[static_cast<size_t>(r)]; }
+
+  // A step's result as the accumulator holds it.
+  int32_t accumulator_tensor(const std::string& name, const CompiledGemm& c) {
+    ProgramTensor t;
+    t.name = name;
+    t.kind = ProgramTensor::Kind::accumulator;
+    t.labels = out_labels_of(c);
+    t.dims = out_dims_of(c);
+    return add_tensor(std::move(t));
+  }
+
+  // One contraction on its own: returns the intermediate (rounded or requantized; kept on chip
+  // when `oc` says how, else stored in DRAM) unless it is the network's result.
+  std::optional<Operand> emit_step(const Where& w, size_t term, int s, int nsteps, const PlannedStep& st,
+                                   const Operand& lhs, const Operand& rhs, const OnChip* oc, const std::string& why_not) {
+    const CompiledGemm& c = st.compiled.gemm;
+    const Operand& A = st.compiled.lhs_is_a ? lhs : rhs;
+    const Operand& B = st.compiled.lhs_is_a ? rhs : lhs;
+    const int32_t r = new_step(w, term, s, nsteps, lhs, rhs, c);
+    for (const Operand* o : {&A, &B})
+      if (!o->on_chip) op({.code = OpCode::fetch, .report = r, .tensor = o->tensor});
+    for (size_t i = 0; i < c.red_cfg_words(); ++i) push(c.program[i], r, Account::compute);
+    const int32_t z = accumulator_tensor(st.out, c);
+    std::vector<Work> work;
+    const size_t key = ++b_keys_;
+    for (size_t j = 0; j < c.jobs.size(); ++j)
+      work.push_back({.c = &c, .job = j, .a = A, .b = B, .b_key = key, .read = c.jobs[j].last_k,  // else the next K chunk accumulates
+                      .probe = oc != nullptr, .z = z, .report = r});
+    emit_jobs(work, [&](size_t k) {
+      if (oc) emit_store(*oc, k, r);
+    });
+    ProgramStep& rep = step_of(r);
+    rep.last = st.last;
+    if (oc) {
+      rep.store_predicted = total(oc->stores, [](const StorePlan& sp) { return sp.predicted_cycles; });
+      rep.on_chip = true;
+      rep.store = describe_store(*oc, s);
+    } else if (!st.last) {
+      rep.through_host_because = why_not;
+    }
+    rep.gemms = {record_of(c)};
+    rep.a = {A.tensor};
+    rep.b = {B.tensor};
+    op({.code = OpCode::check, .report = r, .tensor = z});
+    const bool bf16 = cfg_.dtype == arch::DataType::bf16;
+    std::optional<Operand> res;
+    if (!st.last) {
+      ProgramTensor t = tensor(z);
+      t.kind = ProgramTensor::Kind::intermediate;
+      t.dram_bytes = dram_operand_bytes(cfg_.dtype);
+      const int shift = bf16 ? 0 : requant_shift(cfg_.dtype, c.shape.k.size());
+      if (!oc) t.dram_addr = static_cast<int64_t>(allocate(t.numel(), t.dram_bytes));
+      const int32_t id = add_tensor(std::move(t));
+      step_of(r).intermediate = id;
+      step_of(r).requant_shift = shift;
+      if (!oc)
+        op({.code = OpCode::store, .convert = bf16 ? Convert::bf16 : Convert::requant, .report = r, .tensor = id,
+            .source = z, .shift = shift});
+      res = Operand{id, oc != nullptr};
+    } else {
+      store_result(z, r);
+    }
+    if (oc) emit_check_stored(*oc, res->tensor, r);
+    op({.code = OpCode::finish, .report = r});
+    return res;
+  }
+
+  // A final result to DRAM as accumulator words.
+  void store_result(int32_t z, int32_t report) {
+    ProgramTensor& t = out_.tensors[static_cast<size_t>(z)];
+    t.dram_bytes = dram_result_bytes(cfg_.dtype);
+    t.dram_addr = static_cast<int64_t>(allocate(t.numel(), t.dram_bytes));
+    op({.code = OpCode::store, .report = report, .tensor = z, .source = z});
+  }
+
+  // Whether the last contractions of a sum's terms can add into the same accumulator rows: the
+  // same output layout (labels, sizes, dataflow and grid, N tile, lanes, reduction pattern) and the
+  // same output chunks, job by job (their K chunks may differ).
+  static bool summable(const std::vector<Final>& finals) {
+    const CompiledGemm& c0 = finals.front().gemm();
+    auto chunks = [](const CompiledGemm& c) {
+      std::vector<std::array<int64_t, 4>> v;
+      for (const GemmJob& j : c.jobs)
+        if (j.last_k) v.push_back({j.m0, j.m_count, j.nt0, j.nt_count});
+      return v;
+    };
+    for (const Final& f : finals) {
+      const CompiledGemm& c = f.gemm();
+      const bool same_grid = c.map.os == c0.map.os && c.map.gm == c0.map.gm && c.map.n_tile == c0.map.n_tile;
+      if (out_labels_of(c) != out_labels_of(c0) || out_dims_of(c) != out_dims_of(c0) || !same_grid ||
+          c.col_lane != c0.col_lane || c.red_cfg != c0.red_cfg || chunks(c) != chunks(c0))
+        return false;
+    }
+    return true;
+  }
+
+  // The terms of a sum (BT layers): their last contractions run back to back, output chunk by
+  // output chunk, each later term's instructions accumulating onto the rows the earlier terms
+  // left (acc_accumulate = 1), so the sum is formed in the accumulator and read once. The check
+  // (on the last term's row) chains the golden model the same way.
+  void emit_sum(const Where& w, const std::vector<Final>& finals) {
+    const size_t T = finals.size();
+    std::vector<int32_t> reps;
+    for (size_t t = 0; t < T; ++t) {
+      const Final& f = finals[t];
+      const int n = static_cast<int>(f.plan.steps.size());
+      reps.push_back(new_step(w, f.term, n - 1, n, f.lhs, f.rhs, f.gemm()));
+      step_of(reps.back()).summed = true;
+      step_of(reps.back()).last = true;
+    }
+    const int32_t last = reps.back();
+    for (const Final& f : finals)
+      for (const Operand* o : {&f.a(), &f.b()})
+        if (!o->on_chip) op({.code = OpCode::fetch, .report = last, .tensor = o->tensor});
+    const CompiledGemm& c0 = finals[0].gemm();
+    const int32_t z = accumulator_tensor(w.prob->result, c0);
+    // Output chunk by output chunk (the accumulator holds one at a time), every term's jobs of it.
+    std::vector<Work> work;
+    std::vector<size_t> next(T, 0);  // each term's next job
+    const size_t key0 = b_keys_ + 1;
+    b_keys_ += T;
+    while (next[0] < c0.jobs.size()) {  // summable: every term has the same output chunks
+      for (size_t t = 0; t < T; ++t) {
+        const CompiledGemm& c = finals[t].gemm();
+        bool chunk_done = false;
+        for (bool first = true; !chunk_done && next[t] < c.jobs.size(); first = false) {
+          chunk_done = c.jobs[next[t]].last_k;
+          work.push_back({.c = &c, .job = next[t], .a = finals[t].a(), .b = finals[t].b(), .b_key = key0 + t,
+                          .accumulate = t > 0 && first,  // a term's later K chunks accumulate anyway
+                          .read = chunk_done && t + 1 == T, .z = z, .report = reps[t]});
+          ++next[t];
+        }
+      }
+    }
+    // RED_CFG once, identical for every term (summable): its cycles are term 0's, and the later
+    // terms' model drops them.
+    for (size_t i = 0; i < c0.red_cfg_words(); ++i) push(c0.program[i], reps[0], Account::compute);
+    emit_jobs(work);
+    for (size_t t = 1; t < T; ++t) step_of(reps[t]).predicted -= static_cast<int64_t>(c0.red_cfg_words());
+    ProgramStep& chk = step_of(last);
+    for (const Final& f : finals) {
+      chk.gemms.push_back(record_of(f.gemm()));
+      chk.a.push_back(f.a().tensor);
+      chk.b.push_back(f.b().tensor);
+    }
+    op({.code = OpCode::check, .report = last, .tensor = z});
+    store_result(z, last);
+    for (int32_t r : reps) op({.code = OpCode::finish, .report = r});
+  }
+
+  const arch::ArchConfig& cfg_;
+  ProgramOptions opt_;
+  arch::IsaLayout isa_;
+  Program& out_;
+  int host_lanes_ = 0;
+  int layer_ = 0;
+  uint64_t dram_next_ = 0;
+  std::map<std::string, uint64_t> dram_inputs_;  // the current layer's inputs placed in DRAM
+  int64_t flips_ = 0;  // FLIPs pushed so far: the TCU computes on half flips_ % 2
+  std::array<int64_t, 3> b_in_half_[2] = {{-1, -1, -1}, {-1, -1, -1}};  // (B tensor key, nt0, kt0) each half holds
+  size_t b_keys_ = 0;           // B tensors handed to emit_jobs so far
+  std::vector<Parked> parked_;  // STOREd images waiting for their consumers in the current network
+};
+
+}  // namespace
+
+Program compile_program(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
+                        const std::vector<verif::Phase>& phases, const ProgramOptions& options) {
+  arch::validate(cfg);
+  Program p;
+  p.config_yaml = arch::to_yaml(cfg);
+  p.config_name = cfg.name;
+  p.config_hash = program_sha256(p.config_yaml);
+  p.options = options;
+  ProgramBuilder b(cfg, options, p);
+  for (const std::string& file : layer_files) b.layer(file, phases);
+  return p;
+}
+
+}  // namespace fetta::mapper

@@ -1,0 +1,233 @@
+// The program (mapper/program.hpp, docs/program.md) without a simulator: the same input gives
+// byte-identical files, the files read back to the same program, damaged files and programs for
+// another configuration are refused with the reason, and the policies it encodes hold (data
+// written before it is read, a DRAM map without overlaps, one FLIP per GEMM).
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "arch/isa.hpp"
+#include "mapper/program.hpp"
+
+using namespace fetta;
+using namespace fetta::mapper;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kSrc = FETTA_SOURCE_DIR;
+
+arch::ArchConfig config(const std::string& name) { return arch::load_arch_config(kSrc + "configs/" + name + ".yaml"); }
+std::string layer(const std::string& name) { return kSrc + "configs/layers/" + name + ".yaml"; }
+
+// A fresh directory under the system's temporary directory, removed afterwards.
+struct Scratch {
+  fs::path root = fs::temp_directory_path() / ("fetta_program_test_" + std::to_string(::getpid()));
+  Scratch() {
+    fs::remove_all(root);
+    fs::create_directories(root);
+  }
+  ~Scratch() { fs::remove_all(root); }
+  std::string operator/(const std::string& sub) const { return (root / sub).string(); }
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+void spit(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary | std::ios::trunc) << s; }
+
+bool same_files(const std::string& a, const std::string& b) {
+  for (const char* f : {"program.json", "ops.bin", "words.bin", "maps.bin"})
+    if (slurp(fs::path(a) / f) != slurp(fs::path(b) / f)) return false;
+  return true;
+}
+
+std::string message_of(const std::string& dir) {
+  try {
+    (void)load_program(dir);
+  } catch (const ProgramError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("a program is deterministic and round-trips through its files", "[program]") {
+  const Scratch tmp;
+  const arch::ArchConfig cfg = config("default");
+  const std::vector<std::string> layers{layer("tt_small"), layer("bt_small")};
+  const Program p = compile_program(cfg, layers, {verif::Phase::fp, verif::Phase::wg});
+  save_program(p, tmp / "a");
+  save_program(compile_program(cfg, layers, {verif::Phase::fp, verif::Phase::wg}), tmp / "b");
+  CHECK(same_files(tmp / "a", tmp / "b"));
+
+  const Program q = load_program(tmp / "a");
+  CHECK(q.ops == p.ops);
+  CHECK(q.words == p.words);
+  CHECK(q.maps == p.maps);
+  CHECK(q.tensors == p.tensors);
+  CHECK(q.layers == p.layers);
+  CHECK(q.options == p.options);
+  CHECK(q.config_hash == p.config_hash);
+  REQUIRE(q.steps.size() == p.steps.size());
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    CHECK(q.steps[i].mapping == p.steps[i].mapping);
+    CHECK(q.steps[i].predicted == p.steps[i].predicted);
+    CHECK(q.steps[i].a == p.steps[i].a);
+    CHECK(q.steps[i].gemms.size() == p.steps[i].gemms.size());
+  }
+  // Everything the files hold is read back: written again, they are the same bytes.
+  save_program(q, tmp / "c");
+  CHECK(same_files(tmp / "a", tmp / "c"));
+  // The golden model's reduction order comes from the recorded mappings.
+  for (const ProgramStep& s : q.steps)
+    for (const GemmRecord& g : s.gemms) CHECK(rebuild_gemm(cfg, g).describe() == g.mapping);
+}
+
+TEST_CASE("damaged program files are refused with the file and the reason", "[program]") {
+  const Scratch tmp;
+  const Program p = compile_program(config("default"), {layer("tt_small")}, {verif::Phase::fp});
+  auto fresh = [&](const std::string& name) {
+    save_program(p, tmp / name);
+    return tmp / name;
+  };
+  {
+    const std::string d = fresh("truncated");
+    const std::string ops = slurp(fs::path(d) / "ops.bin");
+    spit(fs::path(d) / "ops.bin", ops.substr(0, ops.size() - 7));
+    CHECK_THAT(message_of(d), Catch::Contains("ops.bin") && Catch::Contains("truncated"));
+  }
+  {
+    const std::string d = fresh("flipped");
+    std::string words = slurp(fs::path(d) / "words.bin");
+    words[words.size() / 2] ^= 0x10;
+    spit(fs::path(d) / "words.bin", words);
+    CHECK_THAT(message_of(d), Catch::Contains("words.bin") && Catch::Contains("corrupted"));
+  }
+  {
+    const std::string d = fresh("edited");
+    std::string index = slurp(fs::path(d) / "program.json");
+    const size_t at = index.find("\"predicted_cycles\": ");
+    REQUIRE(at != std::string::npos);
+    index.insert(at + 20, "1");
+    spit(fs::path(d) / "program.json", index);
+    CHECK_THAT(message_of(d), Catch::Contains("index_sha256"));
+  }
+  {
+    const std::string d = fresh("cut_index");
+    const std::string index = slurp(fs::path(d) / "program.json");
+    spit(fs::path(d) / "program.json", index.substr(0, index.size() / 2));
+    CHECK_THAT(message_of(d), Catch::Contains("program.json") && Catch::Contains("truncated or corrupted"));
+  }
+  {
+    const std::string d = fresh("missing");
+    fs::remove(fs::path(d) / "maps.bin");
+    CHECK_THAT(message_of(d), Catch::Contains("maps.bin") && Catch::Contains("fetta compile"));
+  }
+  CHECK_THAT(message_of(tmp / "nowhere"), Catch::Contains("program.json"));
+}
+
+TEST_CASE("a program runs only on the configuration it was compiled for", "[program]") {
+  const arch::ArchConfig cfg = config("default");
+  Program p = compile_program(cfg, {layer("tt_small")}, {verif::Phase::fp});
+  p.hw_id = "0399b507";
+  CHECK_NOTHROW(check_program_target(p, cfg, "0399b507"));
+  // Another top: named by both hw_ids.
+  const arch::ArchConfig other = config("ce4x4_x4");
+  CHECK_THROWS_WITH(check_program_target(p, other, "12345678"),
+                    Catch::Contains("hw_id 0399b507") && Catch::Contains("12345678") && Catch::Contains("ce4x4_x4"));
+  // The same RTL with other DRAM timing: the compiler's costs differ, so the program does too.
+  arch::ArchConfig slow = cfg;
+  slow.dram.latency_ns = 250;
+  CHECK_THROWS_WITH(check_program_target(p, slow, "0399b507"), Catch::Contains("latency_ns"));
+}
+
+TEST_CASE("the program's operations read only what was written before them", "[program]") {
+  const arch::ArchConfig cfg = config("default");
+  const arch::IsaLayout isa(cfg);
+  const arch::Words flip = arch::encode_flip(isa);
+  for (bool through_host : {false, true}) {
+    CAPTURE(through_host);
+    ProgramOptions o;
+    o.through_host = through_host;
+    const Program p = compile_program(cfg, {layer("tt_small"), layer("ht_small"), layer("bt_small")},
+                                      {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg}, o);
+    std::set<int32_t> in_dram, in_host, checked;
+    std::set<std::pair<int, std::string>> preloaded;
+    size_t next_word = 0;
+    int64_t flips = 0, gemms = 0;
+    for (const Op& op : p.ops) {
+      const ProgramTensor* t = op.tensor >= 0 ? &p.tensors[static_cast<size_t>(op.tensor)] : nullptr;
+      switch (op.code) {
+        case OpCode::preload:
+          CHECK(preloaded.insert({t->layer, t->input}).second);  // each input placed once per layer
+          in_dram.insert(op.tensor);
+          break;
+        case OpCode::fetch:
+          // An input fetched under another node's labels shares its address with the preloaded one.
+          CHECK((in_dram.count(op.tensor) == 1 || (t->kind == ProgramTensor::Kind::input && preloaded.count({t->layer, t->input}))));
+          in_host.insert(op.tensor);
+          break;
+        case OpCode::write_rows: CHECK(in_host.count(op.tensor) == 1); break;
+        case OpCode::store:
+          CHECK(in_host.count(op.source) == 1);
+          in_dram.insert(op.tensor);
+          break;
+        case OpCode::read_acc: in_host.insert(op.tensor); break;
+        case OpCode::check:
+          CHECK(in_host.count(op.tensor) == 1);
+          checked.insert(op.report);
+          break;
+        case OpCode::check_rows: CHECK(!through_host); break;
+        case OpCode::push: {
+          CHECK(static_cast<size_t>(op.a) == next_word);  // the pushes are the word stream, in order
+          next_word += static_cast<size_t>(op.b);
+          const arch::Words w(p.words.begin() + op.a, p.words.begin() + op.a + op.b);
+          const std::string text = arch::disassemble(isa, w);
+          if (op.account == Account::compute && w == flip) ++flips;
+          if (text.rfind("gemm", 0) == 0) {
+            ++gemms;
+            CHECK(flips == gemms);  // one FLIP right before each GEMM: the halves alternate by job
+          }
+          if (text.rfind("store", 0) == 0) CHECK(op.account == Account::store);
+          break;
+        }
+        default: break;
+      }
+    }
+    CHECK(next_word == p.words.size());
+    CHECK(gemms > 0);
+    int64_t on_chip = 0;
+    for (const ProgramStep& s : p.steps) {
+      on_chip += s.on_chip;
+      if (through_host && !s.last) CHECK(s.through_host_because == "--through-host");
+    }
+    CHECK((on_chip == 0) == through_host);
+    // Every checked step is checked once, before its finish; the DRAM map has no overlaps.
+    for (size_t r = 0; r < p.steps.size(); ++r) CHECK(checked.count(static_cast<int32_t>(r)) == (p.steps[r].checked() ? 1U : 0U));
+    std::map<int, std::map<int64_t, int64_t>> extents;  // per layer: address -> end
+    for (const ProgramTensor& t : p.tensors)
+      if (t.dram_addr >= 0) {
+        CHECK(t.dram_addr % 64 == 0);
+        const int64_t end = t.dram_addr + t.numel() * t.dram_bytes;
+        auto [it, fresh] = extents[t.layer].emplace(t.dram_addr, end);
+        if (!fresh) CHECK(it->second == end);  // the same input, seen by two nodes
+      }
+    for (const auto& [l, m] : extents) {
+      int64_t last_end = 0;
+      for (const auto& [a, e] : m) {
+        CHECK(a >= last_end);
+        last_end = e;
+      }
+    }
+  }
+}
