@@ -667,13 +667,8 @@ uint64_t dram_extent(int64_t elements, int bytes) {
 LayersPlan plan_layers(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
                        const std::vector<verif::Phase>& phases) {
   LayersPlan out;
-  const uint64_t capacity = static_cast<uint64_t>(cfg.dram.capacity_mb) << 20;
   for (const std::string& file : layer_files) {
     const verif::LayerSpec spec = verif::load_layer(file);
-    // Allocated as the simulator does, every intermediate as if it went through DRAM: an upper
-    // bound, since the ones STORE keeps on chip take none.
-    uint64_t dram = 0;
-    std::set<std::string> inputs;
     for (verif::Phase ph : phases)
       for (const auto& prob : verif::phase_problems(spec, ph))
         for (size_t t = 0; t < prob.terms.size(); ++t) {
@@ -688,22 +683,7 @@ LayersPlan plan_layers(const arch::ArchConfig& cfg, const std::vector<std::strin
             out.compute_cycles += st.compiled.gemm.predicted_cycles;
             out.macs += st.compiled.gemm.shape.macs();
           }
-          const Problem& p = plan.problem;
-          for (int i = 0; i < p.size(); ++i) {
-            if (!inputs.insert(p.node_names[static_cast<size_t>(i)]).second) continue;
-            int64_t e = 1;
-            for (int l : p.node_modes[static_cast<size_t>(i)]) e *= static_cast<int64_t>(p.dims[static_cast<size_t>(l)]);
-            dram += dram_extent(e, dram_operand_bytes(cfg.dtype));
-          }
-          for (const PlannedStep& st : plan.steps)
-            dram += dram_extent(st.compiled.gemm.shape.m.size() * st.compiled.gemm.shape.n.size(),
-                                st.last ? dram_result_bytes(cfg.dtype) : dram_operand_bytes(cfg.dtype));
         }
-    if (dram > capacity)
-      throw CompileError(fmt::format("dram.capacity_mb: {} needs {:.1f} MiB of DRAM (its inputs and every result of "
-                                     "the phases run); the configuration has {} MiB; allowed: >= {}",
-                                     file, static_cast<double>(dram) / (1 << 20), cfg.dram.capacity_mb,
-                                     (dram + (1 << 20) - 1) >> 20));
   }
   return out;
 }

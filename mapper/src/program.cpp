@@ -146,8 +146,8 @@ class ProgramBuilder {
     }
     const uint64_t capacity = static_cast<uint64_t>(cfg_.dram.capacity_mb) << 20;
     if (dram_next_ > capacity)
-      throw CompileError(fmt::format("dram.capacity_mb: {} needs {:.1f} MiB of DRAM (its inputs and every result of "
-                                     "the phases run); the configuration has {} MiB; allowed: >= {}",
+      throw CompileError(fmt::format("dram.capacity_mb: {} needs {:.1f} MiB of DRAM (its inputs and every result the "
+                                     "host stores there); the configuration has {} MiB; allowed: >= {}",
                                      file, static_cast<double>(dram_next_) / (1 << 20), cfg_.dram.capacity_mb,
                                      (dram_next_ + (1 << 20) - 1) >> 20));
   }
@@ -677,6 +677,8 @@ class ProgramBuilder {
       rep.store_predicted = total(oc->stores, [](const StorePlan& sp) { return sp.predicted_cycles; });
       rep.on_chip = true;
       rep.store = describe_store(*oc, s);
+      for (size_t j = 0; j < oc->rows.size(); ++j)
+        rep.images.push_back({static_cast<int64_t>(oc->half_of[j]), oc->rows[j].first, oc->rows[j].rows});
     } else if (!st.last) {
       rep.through_host_because = why_not;
     }

@@ -83,6 +83,7 @@ TEST_CASE("a program is deterministic and round-trips through its files", "[prog
     CHECK(q.steps[i].mapping == p.steps[i].mapping);
     CHECK(q.steps[i].predicted == p.steps[i].predicted);
     CHECK(q.steps[i].a == p.steps[i].a);
+    CHECK(q.steps[i].images == p.steps[i].images);
     CHECK(q.steps[i].gemms.size() == p.steps[i].gemms.size());
   }
   // Everything the files hold is read back: written again, they are the same bytes.
@@ -209,6 +210,7 @@ TEST_CASE("the program's operations read only what was written before them", "[p
     int64_t on_chip = 0;
     for (const ProgramStep& s : p.steps) {
       on_chip += s.on_chip;
+      CHECK(s.on_chip == !s.images.empty());
       if (through_host && !s.last) CHECK(s.through_host_because == "--through-host");
     }
     CHECK((on_chip == 0) == through_host);

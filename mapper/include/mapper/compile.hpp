@@ -200,9 +200,11 @@ int dram_operand_bytes(arch::DataType t);
 int dram_result_bytes(arch::DataType t);
 uint64_t dram_extent(int64_t elements, int bytes);
 
-// plan_network for every problem and term of the layers' phases: bad layers and contractions the
-// hardware cannot run fail here, the message prefixed with "<file> (<phase>): ", and so does a
-// layer whose tensors exceed dram.capacity_mb. Returns what a run of them costs, known before it.
+// plan_network (the fastest mapping of every contraction, no data-movement policy) for every
+// problem and term of the layers' phases: bad layers and contractions the hardware cannot run fail
+// here, the message prefixed with "<file> (<phase>): ". What a run costs at least, known in a
+// fraction of compile_program's time (which also builds every image map): `fetta run` checks its
+// budget with it before compiling. The program's own cycles are mapper::program_cost.
 struct LayersPlan {
   int64_t contractions = 0;
   int64_t compute_cycles = 0;  // the model's, which the RTL reproduces

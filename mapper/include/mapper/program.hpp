@@ -8,6 +8,7 @@
 // list depends on data values. On disk: docs/program.md (save_program / load_program).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -126,6 +127,7 @@ struct ProgramStep {
   bool summed = false;   // a term of a sum formed in the accumulator
   bool on_chip = false;  // its result kept on chip by STORE
   std::string store, through_host_because;
+  std::vector<std::array<int64_t, 3>> images;  // kept on chip: per consumer job, (half, first row, rows) of its image
   // The check: A x B (one per term for a sum, checked on the last term's row; earlier terms'
   // rows have none), their operand tensors, and the intermediate the result becomes.
   std::vector<GemmRecord> gemms;
