@@ -39,6 +39,7 @@
 #include "grid.hpp"
 #include "hw/top.hpp"
 #include "mapper/compile.hpp"
+#include "mapper/program.hpp"
 #include "mapper/cost_model.hpp"
 #include "mapper/layer_search.hpp"
 #include "rtl_gen/emit.hpp"
@@ -169,20 +170,21 @@ struct Sweep {
       stage = "cycles";
       nlohmann::json layers = nlohmann::json::array();
       std::vector<std::vector<mapper::StepShape>> shapes;  // per entry of layers
+      // The program `fetta run` would execute (the same mappings, on-chip policy and sums): its
+      // model cycles are the RTL's.
+      mapper::ProgramOptions po;
+      po.map_for = mapper::parse_map_for(grid.map_for);
       for (const std::string& lf : grid.layers) {
         const verif::LayerSpec spec = verif::load_layer(lf);
         for (verif::Phase ph : grid.phases) {
           int64_t macs = 0, cycles = 0;
           std::vector<mapper::StepShape>& sh = shapes.emplace_back();
-          for (const auto& prob : verif::phase_problems(spec, ph))
-            for (size_t t = 0; t < prob.terms.size(); ++t)
-              for (const auto& st : mapper::plan_network(cfg, prob, t).steps) {
-                const mapper::GemmShape& g = st.compiled.gemm.shape;
-                macs += g.macs();
-                cycles += st.compiled.gemm.predicted_cycles;
-                sh.push_back(mapper::matmul_shape(static_cast<uint64_t>(g.m.size()), static_cast<uint64_t>(g.k.size()),
-                                                  static_cast<uint64_t>(g.n.size())));
-              }
+          for (const mapper::ProgramStep& st : mapper::compile_program(cfg, {lf}, {ph}, po).steps) {
+            macs += st.macs;
+            cycles += st.predicted;
+            sh.push_back(mapper::matmul_shape(static_cast<uint64_t>(st.m), static_cast<uint64_t>(st.k),
+                                              static_cast<uint64_t>(st.n)));
+          }
           layers.push_back({{"layer", spec.name}, {"phase", verif::to_string(ph)}, {"macs", macs}, {"cycles", cycles},
                             {"source", "model"}});
         }
