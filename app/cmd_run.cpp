@@ -206,7 +206,7 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
 mapper::Program compile(const arch::ArchConfig& cfg, const CompileOpts& o) {
   const mapper::ProgramOptions po{mapper::parse_map_for(o.map_for), o.through_host, o.terms_separately};
   mapper::Program p = mapper::compile_program(cfg, o.layers, mapper::parse_phases(o.phases), po);
-  p.hw_id = fmt::format("{:08x}", hw::hardware_id(cfg));
+  p.hw_id = hw::hardware_id_hex(cfg);
   return p;
 }
 
@@ -316,7 +316,7 @@ void add_exec_command(CLI::App& app) {
     const mapper::Program p = mapper::load_program(*dir);
     const arch::ArchConfig cfg = config->empty() ? arch::parse_arch_config(p.config_yaml, *dir + "/program.json")
                                                  : arch::load_arch_config(*config);
-    mapper::check_program_target(p, cfg, fmt::format("{:08x}", hw::hardware_id(cfg)));
+    mapper::check_program_target(p, cfg, hw::hardware_id_hex(cfg));
     execute(cfg, p, *dir, *e, *config);
   });
 }

@@ -48,6 +48,7 @@ std::string to_string(Dataflow d) {
 }
 
 int operand_bits(DataType t) { return t == DataType::int8 ? 8 : 16; }
+int operand_frac_bits(DataType t) { return t == DataType::bf16 ? 0 : t == DataType::int8 ? 6 : 8; }
 int accumulator_bits(DataType t) { return t == DataType::int16 ? 48 : 32; }
 
 bool ArchConfig::has_dataflow(Dataflow d) const {

@@ -66,13 +66,12 @@ ProgramCost program_cost(const Program& p) {
 
 namespace {
 
-// Requantization of an integer intermediate: arithmetic shift right by frac_bits + ceil(log2 K)
-// (inputs are fixed point with 6 fraction bits for int8, 8 for int16), saturated to the operand
-// type: the shifted values stay within the inputs' range.
+// Requantization of an integer intermediate: arithmetic shift right by the operands' fraction
+// bits + ceil(log2 K), saturated to the operand type: the shifted values stay within the inputs' range.
 int requant_shift(arch::DataType t, int64_t K) {
   int b = 0;
   while ((int64_t{1} << b) < K) ++b;
-  return (t == arch::DataType::int8 ? 6 : 8) + b;
+  return arch::operand_frac_bits(t) + b;
 }
 
 std::vector<std::string> out_labels_of(const CompiledGemm& c) {

@@ -17,6 +17,10 @@ enum class Dataflow { ws, is, os };
 std::string to_string(DataType t);
 std::string to_string(Dataflow d);
 int operand_bits(DataType t);      // 16, 8, 16
+// Fraction bits of the integer operands' fixed point (value = integer / 2^bits): 6 for int8, 8 for
+// int16 (inputs in [-1, 1] span [-64, 64] and [-256, 256]); the host's conversion and the
+// compiler's requantization shift both use it. bf16: 0.
+int operand_frac_bits(DataType t);
 int accumulator_bits(DataType t);  // 32, 32, 48
 
 struct CeConfig {

@@ -317,6 +317,8 @@ uint32_t hardware_id(const arch::ArchConfig& cfg) {
   return static_cast<uint32_t>(std::stoul(h.substr(0, 8), nullptr, 16));
 }
 
+std::string hardware_id_hex(const arch::ArchConfig& cfg) { return fmt::format("{:08x}", hardware_id(cfg)); }
+
 std::string elaborate_accelerator(Design& design, const arch::ArchConfig& cfg) {
   return design.elaborate(Accelerator(AcceleratorParams{cfg}))->name();
 }

@@ -40,10 +40,6 @@ using verif::Tensor;
 
 // ---- host-side numerics: the operand formats and the conversions the host applies
 
-// Fixed-point scale of the integer operands: value = integer / 2^frac_bits. Inputs are in [-1, 1],
-// so int16 operands are in [-256, 256] and int8 operands in [-64, 64].
-int frac_bits(arch::DataType t) { return t == arch::DataType::int8 ? 6 : 8; }
-
 // Integer operands travel as their two's-complement bits in the operand width (8 or 16), as the
 // unified memory stores them; bf16 as its 16 bits.
 uint16_t int_operand(int64_t q, arch::DataType t) {
@@ -65,7 +61,7 @@ int64_t wrap_signed(int64_t v, int bits) {
 
 uint16_t to_operand(double v, arch::DataType t) {
   if (t == arch::DataType::bf16) return verif::bf16_from_double(v);
-  return int_operand(std::llround(std::ldexp(v, frac_bits(t))), t);
+  return int_operand(std::llround(std::ldexp(v, arch::operand_frac_bits(t))), t);
 }
 
 // The golden integer contraction of two operand images, widened to int64 for the comparison.
@@ -106,17 +102,6 @@ std::string safe(std::string s) {
   for (char& c : s)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
   return s;
-}
-
-std::vector<std::string> out_labels(const mapper::GemmShape& g) {
-  std::vector<std::string> l = g.m.labels;
-  l.insert(l.end(), g.n.labels.begin(), g.n.labels.end());
-  return l;
-}
-std::vector<int64_t> out_dims(const mapper::GemmShape& g) {
-  std::vector<int64_t> d = g.m.dims;
-  d.insert(d.end(), g.n.dims.begin(), g.n.dims.end());
-  return d;
 }
 
 // The RTL's results (accumulator words) against the golden ones, counting mismatches into rep;
@@ -167,13 +152,13 @@ class Scoreboard {
   // The input tensor's values in its own order (a network node names them with its labels).
   const Tensor<uint16_t>& input(const ProgramTensor& t) const { return inputs_.at(t.input); }
 
-  // Step r's result `name` (the accumulator words read) against the golden model; the
-  // intermediate it becomes, for the steps that read it.
-  void check(int32_t r, const std::string& name, const std::vector<uint64_t>& z, StepReport& rep) {
+  // Step r's result `acc` (its words as read from the accumulator: z) against the golden model;
+  // the intermediate it becomes, for the steps that read it.
+  void check(int32_t r, const ProgramTensor& acc_tensor, const std::vector<uint64_t>& z, StepReport& rep) {
     const ProgramStep& s = prog_.steps[static_cast<size_t>(r)];
     const arch::DataType dt = opt_.cfg.dtype;
-    const mapper::GemmShape& shape = s.gemms[0].shape;
-    const std::vector<std::string> labels = out_labels(shape);
+    const std::vector<std::string>& labels = acc_tensor.labels;
+    const std::string& name = acc_tensor.name;
     const verif::PhaseProblem& prob = problems_.at(s.phase).at(static_cast<size_t>(s.problem));
     const bool sum = s.gemms.size() > 1;
     const std::string base = sum ? safe(fmt::format("{}_{}_{}_sum", spec_.name, rep.phase, s.result))
@@ -204,7 +189,7 @@ class Scoreboard {
         if (acc.empty()) acc.assign(term.size(), 0);
         for (size_t i = 0; i < acc.size(); ++i) acc[i] = sum ? wrap_signed(acc[i] + term[i], AB) : term[i];  // the accumulator wraps
       }
-      const Tensor<int64_t> gold(labels, out_dims(shape), acc);
+      const Tensor<int64_t> gold(labels, acc_tensor.dims, acc);
       const Tensor<int64_t> rt = compare(z, gold, rep);
       const std::string fmt_acc = hw::accumulator_format(dt);
       dump(base + ".npy", name, what.empty() ? "intermediate before requantization (<i8)" : fmt::format("{} ({} in <i8)", what, fmt_acc), rt, fmt_acc);
@@ -391,7 +376,7 @@ class Executor {
         z.resize(static_cast<size_t>(tensor(o.tensor).numel()), 0);
         if (opt_.inject_mismatch && !injected_mismatch_ && !z.empty()) z[0] ^= 1U;
         injected_mismatch_ = true;
-        board_.check(o.report, tensor(o.tensor).name, z, pending_[static_cast<size_t>(o.report)]);
+        board_.check(o.report, tensor(o.tensor), z, pending_[static_cast<size_t>(o.report)]);
         break;
       }
       case OpCode::store: {
@@ -567,8 +552,6 @@ nlohmann::json to_json(const std::vector<StepReport>& reps, const arch::ArchConf
 }
 
 
-std::string hw_id_hex(const arch::ArchConfig& cfg) { return fmt::format("{:08x}", hw::hardware_id(cfg)); }
-
 }  // namespace
 
 RunOptions parse_run_args(int argc, char** argv) {
@@ -612,7 +595,7 @@ RunOptions parse_run_args(int argc, char** argv) {
   if (!program.empty()) {
     auto p = std::make_shared<mapper::Program>(mapper::load_program(program));
     o.cfg = config.empty() ? arch::parse_arch_config(p->config_yaml, program + "/program.json") : arch::load_arch_config(config);
-    mapper::check_program_target(*p, o.cfg, hw_id_hex(o.cfg));
+    mapper::check_program_target(*p, o.cfg, hw::hardware_id_hex(o.cfg));
     o.program = std::move(p);
     return o;
   }
@@ -621,7 +604,7 @@ RunOptions parse_run_args(int argc, char** argv) {
   o.cfg = arch::load_arch_config(config);
   const mapper::ProgramOptions po{mapper::parse_map_for(map_for), through_host, terms_separately};
   auto p = std::make_shared<mapper::Program>(mapper::compile_program(o.cfg, layers, mapper::parse_phases(phases), po));
-  p->hw_id = hw_id_hex(o.cfg);
+  p->hw_id = hw::hardware_id_hex(o.cfg);
   o.program = std::move(p);
   return o;
 }

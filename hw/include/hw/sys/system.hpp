@@ -52,6 +52,8 @@ class Accelerator : public rtl::Generator<AcceleratorParams> {
 // The value of the top's `hw_id` output: the first 32 bits of the sha256 of its module name
 // (which spells every parameter), so a host can check which configuration it is talking to.
 uint32_t hardware_id(const arch::ArchConfig& cfg);
+// The same as 8 hex digits: how a compiled program names the top it is for (mapper::Program::hw_id).
+std::string hardware_id_hex(const arch::ArchConfig& cfg);
 
 std::string elaborate_controller(rtl::Design& design, const arch::ArchConfig& cfg);
 std::string elaborate_accelerator(rtl::Design& design, const arch::ArchConfig& cfg);
