@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "../top_writer.hpp"
+#include "hw/mem/dma.hpp"
 #include "hw/mem/mem.hpp"
 #include "hw/mem/result_writer.hpp"
 
@@ -38,6 +39,9 @@ int main(int argc, char** argv) {
     emit(ResultWriter({8, 4, 4, DataType::bf16}));                // result_writer_n8_b4_a4_bf16
     emit(ResultWriter({8, 2, 4, DataType::int16}));               // result_writer_n8_b2_a4_int16
     emit(ResultWriter({4, 4, 3, DataType::int8}));                // result_writer_n4_b4_a3_int8
+    // The DMA: two groups of 4 one-byte lanes; one group of 2 two-byte lanes with a deeper queue.
+    emit(Dma({{4, 1, 4, 8, 12}, 2}));                             // dma_r4_g1_n4_w8_a12_q2
+    emit(Dma({{3, 0, 2, 16, 10}, 4}));                            // dma_r3_g0_n2_w16_a10_q4
     // Edge configurations, linted only: one element, one bank, 1-bit elements, the widest nest.
     emit(UnifiedMemory({2, 1, 4, 1, 2}));                         // unified_mem_b2_t1_d4_w1_h2
     emit(AccumulationUnit({1, 1, 2, DataType::int16}));           // accum_unit_b1_t1_d2_int48
@@ -45,8 +49,10 @@ int main(int argc, char** argv) {
     emit(AddressGenerator({16, 8, 32, 32}));                      // addr_gen_l16_s8_a32_c32
     emit(AddressGenerator({1, 1, 1, 1}));                         // addr_gen_l1_s1_a1_c1
     emit(ResultWriter({4, 1, 3, DataType::int8}));                // result_writer_n4_b1_a3_int8
+    emit(Dma({{1, 0, 1, 8, 4}, 16}));                             // dma_r1_g0_n1_w8_a4_q16: one-byte beats
     const auto cfg = fetta::arch::load_arch_config(argv[2]);
     emit(UnifiedMemory(unified_memory_params(cfg)));              // unified_mem_b16_t4_d4096_w16_h4
+    emit(Dma(dma_params(cfg)));                                   // dma_r11_g2_n16_w16_a32_q2
     // The default unified memory with two copies per lane, and one bank half of it in both
     // forms: the tops docs/memory.md §1-§2 synthesize (`fetta synth --rtl <dir> --target asap7 --modules top`).
     UnifiedMemoryParams um2 = unified_memory_params(cfg);

@@ -1,0 +1,85 @@
+// The DMA engine's descriptor (docs/dma.md): its bit layout for one geometry, the encoder, and
+// the reference expansion into beats. Shared by the RTL (hw::Dma), its tests and the compiler,
+// so none of them can disagree on a field.
+//
+// A beat is what the unified memory's host port moves in one cycle: P bank rows of T elements
+// (the host port's lanes) at one (group, row) of the half the TCU is not using, and the same
+// number of bytes at one beat-aligned DRAM address. A descriptor moves an affine nest of beats:
+// for (i_0 .. i_2), level 0 innermost,
+//   dram beat = dram_base + sum_l i_l * dram_stride[l]   (modulo 2^dram_beat_bits)
+//   slot      = slot_base + sum_l i_l * slot_stride[l]   (modulo 2^slot_bits), slot = row * groups + group
+// from DRAM into the unified memory (lanes outside lane_mask keep their value) or back.
+// Like instructions, a descriptor travels as 32-bit words, word w holding bits [32w+31 : 32w].
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arch/config.hpp"
+#include "arch/isa.hpp"
+
+namespace fetta::arch {
+
+// What the DMA is built for: the unified memory's host port and the external address width.
+struct DmaGeometry {
+  int row_bits = 11;    // rows of one unified-memory half: log2(depth / 2)
+  int group_bits = 2;   // log2(banks / host port banks): beats per unified row
+  int lanes = 16;       // host port lanes (P banks x T elements): elements per beat
+  int width = 16;       // bits per element
+  int addr_bits = 32;   // external byte address width
+  int beat_bytes() const { return lanes * width / 8; }
+  int beat_shift() const;                                 // log2(beat_bytes())
+  int slot_bits() const { return row_bits + group_bits; }
+  int dram_beat_bits() const { return addr_bits - beat_shift(); }
+  bool operator==(const DmaGeometry&) const = default;
+};
+// The default geometry of a configuration's top (32-bit external addresses).
+DmaGeometry dma_geometry(const ArchConfig& cfg);
+
+struct DmaDescriptor {
+  static constexpr int kLevels = 3;
+  bool to_dram = false;  // 0: DRAM -> unified memory (load); 1: unified memory -> DRAM (save)
+  bool half = false;     // the physical half moved: the DMA starts it only while the TCU computes on the other
+  uint64_t dram_base = 0;                          // in beats (byte address / beat bytes)
+  uint64_t slot_base = 0;                          // row * groups + group
+  std::array<uint64_t, kLevels> bound{1, 1, 1};    // iterations of each level, level 0 innermost
+  std::array<int64_t, kLevels> dram_stride{}, slot_stride{};  // in beats / slots; negative steps back
+  uint64_t lane_mask = ~uint64_t{0};               // load: lanes written (bit j = lane j); ignored by a save
+  int64_t beats() const { return static_cast<int64_t>(bound[0] * bound[1] * bound[2]); }
+};
+
+class DmaLayout {
+ public:
+  explicit DmaLayout(const DmaGeometry& g);
+  const DmaGeometry& geometry() const { return g_; }
+  int count_bits() const { return 16; }
+  int bits() const { return bits_; }        // the fields' total
+  int words() const { return (bits_ + 31) / 32; }
+  const std::vector<IsaField>& fields() const { return fields_; }
+  const IsaField& field(const std::string& name) const;  // "to_dram", "half", "dram_base", "slot_base",
+                                                          // "bound_m1_l<l>", "dram_stride_l<l>", "slot_stride_l<l>", "lane_mask"
+ private:
+  DmaGeometry g_;
+  int bits_ = 0;
+  std::vector<IsaField> fields_;
+};
+
+// Throws IsaError naming the field when a value does not fit (a base past its range, a bound of
+// 0 or above 2^16). Strides are taken modulo their field, as the hardware adds them.
+Words encode_dma(const DmaLayout& layout, const DmaDescriptor& d);
+// The inverse of encode_dma (strides come back as their two's-complement field values).
+DmaDescriptor decode_dma(const DmaLayout& layout, const Words& words);
+// "dma load half=1 dram=0x40 slot=12 bounds=4x2x1 dram_strides=1,8,0 slot_strides=4,1,0 mask=ffff"
+std::string describe_dma(const DmaLayout& layout, const DmaDescriptor& d);
+
+// The reference: the descriptor's beats in the order the DMA moves them.
+struct DmaBeat {
+  uint64_t dram = 0;  // beat address
+  uint64_t slot = 0;
+  bool operator==(const DmaBeat&) const = default;
+};
+std::vector<DmaBeat> dma_beats(const DmaLayout& layout, const DmaDescriptor& d);
+
+}  // namespace fetta::arch
