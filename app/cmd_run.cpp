@@ -47,6 +47,7 @@ struct CompileOpts {
   std::string phases = "fp,bp,wg";
   bool through_host = false;
   bool terms_separately = false;
+  bool dma = false;
   std::string map_for = "compute";
 };
 
@@ -182,6 +183,9 @@ void add_compile_options(CLI::App* cmd, CompileOpts& o) {
                 "Send every intermediate through the host and DRAM instead of keeping it on chip with STORE");
   cmd->add_flag("--terms-separately", o.terms_separately,
                 "Sums of terms (BT layers): read and check every term on its own instead of summing in the accumulator");
+  cmd->add_flag("--dma", o.dma,
+                "Load the layers' inputs and weights through the DMA engine, pre-tiled in DRAM, while the job before "
+                "computes (docs/dma.md)");
   cmd->add_option("--map-for", o.map_for,
                   "What each contraction's mapping minimizes: compute (the model's cycles, which the RTL matches; data "
                   "movement breaks ties) or end-to-end (cycles plus the STORE or host and DRAM cycles it implies)")
@@ -204,7 +208,7 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
 
 // The program of the layers, with the hw_id of the configuration's top.
 mapper::Program compile(const arch::ArchConfig& cfg, const CompileOpts& o) {
-  const mapper::ProgramOptions po{mapper::parse_map_for(o.map_for), o.through_host, o.terms_separately};
+  const mapper::ProgramOptions po{mapper::parse_map_for(o.map_for), o.through_host, o.terms_separately, o.dma};
   mapper::Program p = mapper::compile_program(cfg, o.layers, mapper::parse_phases(o.phases), po);
   p.hw_id = hw::hardware_id_hex(cfg);
   return p;

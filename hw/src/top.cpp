@@ -7,6 +7,7 @@
 
 #include "hw/arith/arith.hpp"
 #include "hw/ce/ce.hpp"
+#include "hw/mem/dma.hpp"
 #include "hw/mem/mem.hpp"
 #include "hw/net/net.hpp"
 #include "hw/sys/system.hpp"
@@ -35,6 +36,7 @@ const std::vector<Part>& parts() {
       {"unified_memory", elaborate_unified_memory},
       {"accumulator", elaborate_accumulator},
       {"address_generator", elaborate_address_generator},
+      {"dma", elaborate_dma},
       {"controller", elaborate_controller},
       {"top", elaborate_accelerator},
   };

@@ -19,6 +19,7 @@
 #include <set>
 #include <sstream>
 
+#include "arch/dma.hpp"
 #include "arch/isa.hpp"
 #include "mapper/placement.hpp"
 #include "mapper/store.hpp"
@@ -41,8 +42,8 @@ std::string to_string(ProgramTensor::Kind k) {
 }
 
 std::string to_string(OpCode c) {
-  static const char* const names[] = {"preload", "fetch", "write_rows", "push",  "wait_idle",
-                                      "read_acc", "check", "store",      "check_rows", "finish"};
+  static const char* const names[] = {"preload", "fetch",      "write_rows", "push",          "wait_idle", "read_acc",
+                                      "check",   "store",      "check_rows", "finish",        "preload_image", "dma"};
   return names[static_cast<size_t>(c)];
 }
 
@@ -125,13 +126,14 @@ std::string slurp(const std::string& path) {
 class ProgramBuilder {
  public:
   ProgramBuilder(const arch::ArchConfig& cfg, const ProgramOptions& o, Program& out)
-      : cfg_(cfg), opt_(o), isa_(cfg), out_(out), host_lanes_(arch::host_port_lanes(cfg)) {}
+      : cfg_(cfg), opt_(o), isa_(cfg), out_(out), host_lanes_(arch::host_port_lanes(cfg)), dma_(arch::dma_geometry(cfg)) {}
 
   void layer(const std::string& file, const std::vector<verif::Phase>& phases) {
     const verif::LayerSpec spec = verif::load_layer(file);
     layer_ = static_cast<int>(out_.layers.size());
     out_.layers.push_back({spec.name, slurp(file), phases});
     dram_next_ = 0;  // the layer's tensors from address 0: its inputs at first use, then every result
+    hoist_at_ = kNoHoist;  // a layer's DMA loads never move into the layer before (its DRAM is reused)
     dram_inputs_.clear();
     for (verif::Phase ph : phases) {
       const auto problems = verif::phase_problems(spec, ph);
@@ -495,12 +497,52 @@ class ProgramBuilder {
     return il;
   }
 
-  void write_image(const CompiledGemm& c, bool a_operand, size_t j, int32_t t, int32_t report) {
+  void write_image(const CompiledGemm& c, bool a_operand, size_t j, int32_t t, size_t half, int32_t report) {
     std::vector<int64_t> map;
     const RowImage img = image_map(c, a_operand, j, t, map);
     const uint16_t pad = a_operand && cfg_.dtype == arch::DataType::bf16 ? 0x8000 : 0;
+    if (by_dma(t)) return dma_image(img, map, pad, t, half, report);
     op({.code = OpCode::write_rows, .pad = pad, .report = report, .tensor = t, .a = img.first_row, .b = img.rows,
         .c = img.lanes, .map = add_map(map), .map_len = map.size()});
+  }
+
+  // The DMA path moves the layer's inputs and weights: tensors the host placed in DRAM itself.
+  bool by_dma(int32_t t) const { return opt_.dma && tensor(t).kind == ProgramTensor::Kind::input; }
+
+  // An image through the DMA: a pre-tiled copy in DRAM (rows of whole beats), and the descriptors
+  // that load it into `half`. They go right after the last GEMM pushed, so the DMA fills the free
+  // half while that GEMM runs; the controller holds the FLIP to this half until they are done.
+  void dma_image(const RowImage& img, const std::vector<int64_t>& map, uint16_t pad, int32_t t, size_t half,
+                 int32_t report) {
+    const arch::DmaGeometry& g = dma_.geometry();
+    const int64_t groups = int64_t{1} << g.group_bits;
+    const int64_t per_row = (img.lanes + g.lanes - 1) / g.lanes;  // beats per image row
+    const int64_t whole = img.lanes / g.lanes;                    // beats with every lane of the image
+    const uint64_t at = allocate(img.rows * per_row * g.lanes, g.width / 8);
+    // The GEMM running while the host pushes the descriptors keeps its cycles.
+    const int32_t in_flight = hoist_at_ != kNoHoist ? out_.ops[hoist_at_ - 1].report : report;
+    std::vector<Op> ops;
+    ops.push_back({.code = OpCode::preload_image, .pad = pad, .report = report, .tensor = t, .a = static_cast<int64_t>(at),
+                   .b = img.rows, .c = img.lanes, .map = add_map(map), .map_len = map.size()});
+    auto descriptor = [&](int64_t first_beat, int64_t beats, uint64_t mask) {
+      arch::DmaDescriptor d;
+      d.half = half != 0;
+      d.dram_base = (at >> g.beat_shift()) + static_cast<uint64_t>(first_beat);
+      d.slot_base = static_cast<uint64_t>(img.first_row * groups + first_beat);
+      d.bound = {static_cast<uint64_t>(beats), static_cast<uint64_t>(img.rows), 1};
+      d.dram_stride = {1, per_row, 0};
+      d.slot_stride = {1, groups, 0};
+      d.lane_mask = mask;
+      const arch::Words w = arch::encode_dma(dma_, d);
+      ops.push_back({.code = OpCode::dma, .account = Account::compute, .report = in_flight,
+                     .a = static_cast<int64_t>(out_.words.size()), .b = static_cast<int64_t>(w.size())});
+      out_.words.insert(out_.words.end(), w.begin(), w.end());
+    };
+    if (whole > 0) descriptor(0, whole, ~uint64_t{0});
+    if (whole < per_row) descriptor(whole, 1, (uint64_t{1} << (img.lanes % g.lanes)) - 1);
+    const auto pos = out_.ops.begin() + static_cast<std::ptrdiff_t>(std::min(hoist_at_, out_.ops.size()));
+    out_.ops.insert(pos, ops.begin(), ops.end());
+    if (hoist_at_ != kNoHoist) hoist_at_ += ops.size();
   }
 
   // Job j's accumulator rows into tensor z: the word read at position i lands at element map[i].
@@ -527,11 +569,11 @@ class ProgramBuilder {
       const GemmJob& job = c.jobs[w.job];
       // The job computes on the half the host writes now (the free one); the halves alternate.
       const size_t half = static_cast<size_t>((flips_ + 1) % 2);
-      if (!w.a.on_chip) write_image(c, true, w.job, w.a.tensor, w.report);
+      if (!w.a.on_chip) write_image(c, true, w.job, w.a.tensor, half, w.report);
       const std::array<int64_t, 2> img = b_image(job);
       const std::array<int64_t, 3> key{static_cast<int64_t>(w.b_key), img[0], img[1]};
       if (!w.b.on_chip && b_in_half_[half] != key) {
-        write_image(c, false, w.job, w.b.tensor, w.report);
+        write_image(c, false, w.job, w.b.tensor, half, w.report);
         b_in_half_[half] = key;
       }
       push(arch::encode_flip(isa_), w.report, Account::compute);
@@ -539,6 +581,7 @@ class ProgramBuilder {
       arch::GemmInstr g = job.instr;
       if (w.accumulate) g.acc_accumulate = true;
       push(arch::encode_gemm(isa_, g), w.report, Account::compute);
+      hoist_at_ = out_.ops.size();  // the next job's DMA loads may start from here
       op({.code = OpCode::wait_idle, .report = w.report});
       if (w.read) read_acc(c, w.job, w.z, w.probe, w.report);
       if (after) after(w.job);
@@ -659,7 +702,7 @@ class ProgramBuilder {
     const Operand& B = st.compiled.lhs_is_a ? rhs : lhs;
     const int32_t r = new_step(w, term, s, nsteps, lhs, rhs, c);
     for (const Operand* o : {&A, &B})
-      if (!o->on_chip) op({.code = OpCode::fetch, .report = r, .tensor = o->tensor});
+      if (!o->on_chip && !by_dma(o->tensor)) op({.code = OpCode::fetch, .report = r, .tensor = o->tensor});
     for (size_t i = 0; i < c.red_cfg_words(); ++i) push(c.program[i], r, Account::compute);
     const int32_t z = accumulator_tensor(st.out, c);
     std::vector<Work> work;
@@ -754,7 +797,7 @@ class ProgramBuilder {
     const int32_t last = reps.back();
     for (const Final& f : finals)
       for (const Operand* o : {&f.a(), &f.b()})
-        if (!o->on_chip) op({.code = OpCode::fetch, .report = last, .tensor = o->tensor});
+        if (!o->on_chip && !by_dma(o->tensor)) op({.code = OpCode::fetch, .report = last, .tensor = o->tensor});
     const CompiledGemm& c0 = finals[0].gemm();
     const int32_t z = accumulator_tensor(w.prob->result, c0);
     // Output chunk by output chunk (the accumulator holds one at a time), every term's jobs of it.
@@ -800,6 +843,9 @@ class ProgramBuilder {
   uint64_t dram_next_ = 0;
   std::map<std::string, uint64_t> dram_inputs_;  // the current layer's inputs placed in DRAM
   int64_t flips_ = 0;  // FLIPs pushed so far: the TCU computes on half flips_ % 2
+  arch::DmaLayout dma_;
+  static constexpr size_t kNoHoist = ~size_t{0};
+  size_t hoist_at_ = kNoHoist;  // where the next DMA loads go: right after the last GEMM pushed
   std::array<int64_t, 3> b_in_half_[2] = {{-1, -1, -1}, {-1, -1, -1}};  // (B tensor key, nt0, kt0) each half holds
   size_t b_keys_ = 0;           // B tensors handed to emit_jobs so far
   std::vector<Parked> parked_;  // STOREd images waiting for their consumers in the current network

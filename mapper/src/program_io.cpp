@@ -212,12 +212,12 @@ void check_refs(const Program& p, const std::string& where) {
   auto bad = [&](const std::string& what) { throw ProgramError(fmt::format("{}: {}", where, what)); };
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const Op& o = p.ops[i];
-    if (static_cast<int>(o.code) > static_cast<int>(OpCode::finish) || static_cast<int>(o.account) > 2 ||
+    if (static_cast<int>(o.code) > static_cast<int>(OpCode::dma) || static_cast<int>(o.account) > 2 ||
         static_cast<int>(o.convert) > 2)
       bad(fmt::format("ops.bin record {}: an unknown op code, account or conversion", i));
     if (o.report < -1 || o.report >= ns || o.tensor < -1 || o.tensor >= nt || o.source < -1 || o.source >= nt)
       bad(fmt::format("ops.bin record {} ({}): a step or tensor index out of range", i, to_string(o.code)));
-    if (o.code == OpCode::push && (o.a < 0 || o.b <= 0 || static_cast<uint64_t>(o.a + o.b) > p.words.size()))
+    if ((o.code == OpCode::push || o.code == OpCode::dma) && (o.a < 0 || o.b <= 0 || static_cast<uint64_t>(o.a + o.b) > p.words.size()))
       bad(fmt::format("ops.bin record {}: words [{}, {}) outside words.bin's {}", i, o.a, o.a + o.b, p.words.size()));
     if (o.map + o.map_len > p.maps.size() || o.lanes + o.lanes_len > p.maps.size())
       bad(fmt::format("ops.bin record {}: a map outside maps.bin's {} entries", i, p.maps.size()));
@@ -251,7 +251,7 @@ void save_program(const Program& p, const std::string& dir) {
   json j = {{"format", kFormat}, {"version", p.version},
             {"config", {{"name", p.config_name}, {"sha256", p.config_hash}, {"hw_id", p.hw_id}, {"yaml", p.config_yaml}}},
             {"options", {{"map_for", to_string(p.options.map_for)}, {"through_host", p.options.through_host},
-                         {"terms_separately", p.options.terms_separately}}},
+                         {"terms_separately", p.options.terms_separately}, {"dma", p.options.dma}}},
             {"layers", layers}, {"tensors", tensors}, {"steps", steps}, {"streams", streams}};
   j["index_sha256"] = program_sha256(index_text(j));
   write_file(fs::path(dir) / "program.json", index_text(j));
@@ -288,6 +288,7 @@ Program load_program(const std::string& dir) {
     p.options.map_for = parse_map_for(o.at("map_for"));
     p.options.through_host = o.at("through_host");
     p.options.terms_separately = o.at("terms_separately");
+    p.options.dma = o.at("dma");
     for (const json& l : j.at("layers")) {
       ProgramLayer pl{l.at("name"), l.at("yaml"), {}};
       for (const json& ph : l.at("phases")) pl.phases.push_back(parse_phases(ph.get<std::string>()).at(0));

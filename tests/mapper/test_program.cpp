@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "arch/dma.hpp"
 #include "arch/isa.hpp"
 #include "mapper/program.hpp"
 
@@ -230,6 +231,88 @@ TEST_CASE("the program's operations read only what was written before them", "[p
         CHECK(a >= last_end);
         last_end = e;
       }
+    }
+  }
+}
+
+TEST_CASE("the DMA path loads every input and weight image by descriptors, beside the GEMM before", "[program]") {
+  const arch::ArchConfig cfg = config("default");
+  const arch::IsaLayout isa(cfg);
+  const arch::DmaLayout dma(arch::dma_geometry(cfg));
+  const std::vector<verif::Phase> phases{verif::Phase::fp, verif::Phase::bp, verif::Phase::wg};
+  const std::vector<std::string> layers{layer("tt_small"), layer("ht_small"), layer("bt_small")};
+  ProgramOptions o;
+  const Program host = compile_program(cfg, layers, phases, o);
+  o.dma = true;
+  const Program p = compile_program(cfg, layers, phases, o);
+  // The same instructions in the same order: the DMA changes how data arrives, not the GEMMs.
+  auto instructions = [](const Program& q) {
+    arch::Words w;
+    for (const Op& op : q.ops)
+      if (op.code == OpCode::push) w.insert(w.end(), q.words.begin() + op.a, q.words.begin() + op.a + op.b);
+    return w;
+  };
+  CHECK(instructions(p) == instructions(host));
+  const int64_t half_slots = int64_t{cfg.memory.unified_depth / 2} << dma.geometry().group_bits;
+  std::map<int64_t, int64_t> images;  // DRAM address -> end, of the current layer's images placed so far
+  std::map<int, std::map<int64_t, int64_t>> image_extents;  // per layer
+  int64_t descriptors = 0, hoisted = 0;
+  int gemm_layer = -1;  // the layer of the last GEMM pushed
+  auto is_gemm = [&](const Op& op) {
+    if (op.code != OpCode::push) return false;
+    const arch::Words w(p.words.begin() + op.a, p.words.begin() + op.a + op.b);
+    return arch::disassemble(isa, w).rfind("gemm", 0) == 0;
+  };
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const Op& op = p.ops[i];
+    const ProgramTensor* t = op.tensor >= 0 ? &p.tensors[static_cast<size_t>(op.tensor)] : nullptr;
+    if (op.code == OpCode::write_rows || op.code == OpCode::fetch) CHECK(t->kind != ProgramTensor::Kind::input);
+    if (op.code == OpCode::preload_image) {
+      CHECK(t->kind == ProgramTensor::Kind::input);
+      CHECK(op.a % dma.geometry().beat_bytes() == 0);
+      const int64_t beats = op.b * ((op.c + dma.geometry().lanes - 1) / dma.geometry().lanes);
+      if (!image_extents.count(t->layer)) images.clear();  // a new layer reuses DRAM from address 0
+      images[op.a] = op.a + beats * dma.geometry().beat_bytes();
+      image_extents[t->layer][op.a] = images[op.a];
+      // The images go right after a GEMM's push (the job before computes meanwhile), or, before
+      // a layer's first GEMM, where the host would have written them.
+      size_t before = i;
+      while (before > 0 && (p.ops[before - 1].code == OpCode::preload_image || p.ops[before - 1].code == OpCode::dma)) --before;
+      if (before > 0 && is_gemm(p.ops[before - 1]))
+        ++hoisted;
+      else
+        CHECK(gemm_layer != t->layer);
+    }
+    if (is_gemm(op)) gemm_layer = p.steps[static_cast<size_t>(op.report)].layer;
+    if (op.code == OpCode::dma) {
+      ++descriptors;
+      const arch::DmaDescriptor d = arch::decode_dma(dma, arch::Words(p.words.begin() + op.a, p.words.begin() + op.a + op.b));
+      CHECK_FALSE(d.to_dram);  // loads only
+      const std::vector<arch::DmaBeat> beats = arch::dma_beats(dma, d);
+      REQUIRE_FALSE(beats.empty());
+      // Inside one half without wrapping, and inside an image placed before it.
+      const int64_t first_slot = static_cast<int64_t>(beats.front().slot), last_slot = static_cast<int64_t>(beats.back().slot);
+      CHECK(first_slot <= last_slot);
+      CHECK(last_slot < half_slots);
+      const int64_t lo = static_cast<int64_t>(beats.front().dram) * dma.geometry().beat_bytes();
+      const int64_t hi = static_cast<int64_t>(beats.back().dram + 1) * dma.geometry().beat_bytes();
+      auto it = images.upper_bound(lo);
+      REQUIRE(it != images.begin());
+      --it;
+      CHECK(hi <= it->second);
+    }
+  }
+  CHECK(descriptors > 0);
+  CHECK(hoisted > 0);
+  // The images sit in DRAM beside the layer's tensors, without overlapping them or each other.
+  for (const auto& [l, m] : image_extents) {
+    std::map<int64_t, int64_t> all = m;
+    for (const ProgramTensor& t : p.tensors)
+      if (t.dram_addr >= 0 && t.layer == l) all.emplace(t.dram_addr, t.dram_addr + t.numel() * t.dram_bytes);
+    int64_t last_end = 0;
+    for (const auto& [a, e] : all) {
+      CHECK(a >= last_end);
+      last_end = std::max(last_end, e);
     }
   }
 }

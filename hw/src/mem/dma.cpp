@@ -28,6 +28,8 @@ DmaParams checked(DmaParams p) {
 
 DmaParams dma_params(const arch::ArchConfig& cfg) { return {arch::dma_geometry(cfg), 2}; }
 
+std::string elaborate_dma(Design& design, const arch::ArchConfig& cfg) { return design.elaborate(Dma(dma_params(cfg)))->name(); }
+
 Dma::Dma(DmaParams params) : Generator(checked(params)) {}
 
 std::string Dma::module_name() const {

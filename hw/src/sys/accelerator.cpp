@@ -6,6 +6,7 @@
 
 #include "hw/ce/ce.hpp"
 #include "hw/mem/accumulation_unit.hpp"
+#include "hw/mem/dma.hpp"
 #include "hw/mem/mem.hpp"
 #include "hw/mem/result_writer.hpp"
 #include "hw/mem/unified_memory.hpp"
@@ -170,8 +171,30 @@ void AcceleratorBuilder::host_interface() {
   hw_id <<= lit(hardware_id(cfg_), 32);
   um_ = m.instance(UnifiedMemory(ump_), "umem");
   const InstanceRef& um = *um_;
-  for (const char* name : {"host_group", "host_row", "host_we", "host_wmask", "host_wdata", "host_re"})
-    connect(um.io(name), m.input(name, um.io(name).type()));
+  // The DMA (docs/dma.md) owns the unified memory's host port while it has descriptors; the
+  // host's own accesses (the through-host path, the scoreboard's probes) are for when it has none.
+  InstanceRef dma = m.instance(Dma(dma_params(cfg_)), "dma_engine");
+  for (const char* name : {"desc_we", "desc_word"}) dma.io(name).sig() <<= m.input(name, dma.io(name).type()).sig();
+  m.output("desc_ready", UInt(1)).sig() <<= dma.io("desc_ready").sig();
+  m.output("dma_busy", UInt(1)).sig() <<= dma.io("busy").sig();
+  m.output("dma_done", UInt(32)).sig() <<= dma.io("done_count").sig();
+  m.output("dma_error", UInt(1)).sig() <<= dma.io("error").sig();
+  for (const char* name : {"mem_req_valid", "mem_req_write", "mem_req_addr", "mem_req_wdata"})
+    connect(m.output(name, dma.io(name).type()), dma.io(name));
+  for (const char* name : {"mem_req_ready", "mem_rsp_valid", "mem_rsp_rdata"})
+    connect(dma.io(name), m.input(name, dma.io(name).type()));
+  dma.io("compute_half").sig() <<= ctl.io("compute_half").sig();
+  ctl.io("dma_hold").sig() <<= dma.io("host_half_busy").sig();
+  Sig dma_owns = m.node("dma_owns_host_port", dma.io("busy").sig());
+  for (const char* name : {"group", "row", "we", "wmask", "re"}) {
+    const std::string host = fmt::format("host_{}", name);
+    um.io(host).sig() <<= mux(dma_owns, dma.io(fmt::format("um_{}", name)).sig(), m.input(host, um.io(host).type()).sig());
+  }
+  Data host_wdata = m.input("host_wdata", um.io("host_wdata").type());
+  for (int j = 0; j < H_; ++j) {
+    um.io("host_wdata")[j].sig() <<= mux(dma_owns, dma.io("um_wdata")[j].sig(), host_wdata[j].sig());
+    dma.io("um_rdata")[j].sig() <<= um.io("host_rdata")[j].sig();
+  }
   for (const char* name : {"host_rvalid", "host_rdata"}) connect(m.output(name, um.io(name).type()), um.io(name));
   acc_re_ = m.input("acc_re", UInt(1));
   acc_group_ = m.input("acc_group", UInt(gw_));

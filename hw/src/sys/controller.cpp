@@ -91,7 +91,7 @@ class ControllerBuilder {
   const int GA_;  // address generator width: unified or accumulator rows
 
   struct Ports {
-    Sig instr_we, instr_word, instr_ready, busy, error, cycle_count, retired, compute_half;
+    Sig instr_we, instr_word, instr_ready, busy, error, cycle_count, retired, compute_half, dma_hold;
     Sig ia_en, ia_row, ib_en, ib_row, ia_sel, ia_mask, ia_tr, ib_sel, ib_mask, ib_tr;
     Sig ce_active, ce_first, ce_ib_load, ce_ib_from_left, ce_os, ce_last;
     Sig acc_op;
@@ -107,7 +107,7 @@ class ControllerBuilder {
   Expr acc_write_, acc_add_, acc_read_;
   std::map<std::string, Sig> fields_;
   // queue and decoder
-  Sig count_, push_, overflow_, state_, q_head_, head_op_, pop_, cur_, cur_is_store_;
+  Sig count_, push_, overflow_, state_, q_head_, head_op_, pop_, dma_wait_, cur_, cur_is_store_;
   Expr os_ = lit(0, 1);  // the dataflow of the last gemm (OS when 1)
   // GEMM
   std::optional<InstanceRef> ia_gen_, ib_gen_;
@@ -186,6 +186,7 @@ void ControllerBuilder::ports() {
   io.cycle_count = m.output("cycle_count", UInt(48));
   io.retired = m.output("retired", UInt(32));
   io.compute_half = m.output("compute_half", UInt(1));
+  io.dma_hold = m.input("dma_hold", UInt(1));
   // ---- datapath control
   io.ia_en = m.output("ia_en", UInt(1));
   io.ia_row = m.output("ia_row", UInt(AW_));
@@ -282,7 +283,13 @@ void ControllerBuilder::instruction_queue() {
   std::vector<Expr> q_items(queue.begin(), queue.end());
   q_head_ = m.node("q_head", select(q_items, head));
   head_op_ = m.node("head_op", q_head_.bits(3, 0));
-  pop_ = m.node("pop", (state_ == s_idle_) & (count_ != 0));
+  // The DMA's head descriptor moves the host's half (docs/dma.md): a FLIP, or a STORE into that
+  // half, waits until it is done, so the half never changes under the DMA.
+  const arch::IsaField& other_f = isa_.field("st_other_half");
+  dma_wait_ = m.node("dma_wait", (state_ == s_idle_) & (count_ != 0) & io_.dma_hold &
+                                     ((head_op_ == op_flip_) |
+                                      ((head_op_ == op_store_) & (q_head_.bits(other_f.lsb, other_f.lsb) == 1))));
+  pop_ = m.node("pop", (state_ == s_idle_) & (count_ != 0) & !dma_wait_);
   m.when(push_ & !pop_, [&] { count_ <<= count_ + 1; }).elsewhen(pop_ & !push_, [&] { count_ <<= count_ - 1; });
   m.when(push_, [&] { tail <<= tail + 1; });
   m.when(pop_, [&] { head <<= head + 1; });
@@ -622,7 +629,8 @@ void ControllerBuilder::fsm() {
   io_.retired <<= retired_r;
   io_.busy <<= (state_ != s_idle_) | (count_ != 0);
   Sig cycles = m.reg("cycles", UInt(48), reset_to(0));
-  m.when((state_ != s_idle_) | (count_ != 0), [&] { cycles <<= cycles + 1; });
+  // Cycles spent waiting for the DMA are not the instructions' own: cycle_count leaves them out.
+  m.when(((state_ != s_idle_) | (count_ != 0)) & !dma_wait_, [&] { cycles <<= cycles + 1; });
   io_.cycle_count <<= cycles;
 }
 

@@ -20,13 +20,17 @@
 
 namespace fetta::mapper {
 
-inline constexpr int kProgramFormatVersion = 1;
+inline constexpr int kProgramFormatVersion = 2;
 
 // How the compiler decides (the options of `fetta compile` / `fetta run`).
 struct ProgramOptions {
   MapFor map_for = MapFor::compute;
   bool through_host = false;      // no intermediate kept on chip
   bool terms_separately = false;  // sums of terms: each term read and checked on its own
+  // The layer's inputs and weights reach the unified memory through the DMA (docs/dma.md): each
+  // operand image is placed in DRAM pre-tiled, beside the tensor, and one or two descriptors per
+  // job load it into its half while the job before computes. Intermediates keep their path.
+  bool dma = false;
   bool operator==(const ProgramOptions&) const = default;
 };
 
@@ -82,6 +86,9 @@ enum class OpCode : uint8_t {
   store,        // DRAM[tensor] <- buffer[source] converted (convert, shift), a timed write
   check_rows,   // the scoreboard: free half rows [a, a + b), lanes c against golden[tensor] through map
   finish,       // step `report` is complete
+  preload_image,  // DRAM[a ..] <- an operand image of input tensor: b rows of c lanes through map (-1: pad),
+                  // each row as whole beats of the host port's lanes (docs/dma.md), untimed
+  dma,          // one DMA descriptor: words [a, a + b) of Program::words into the DMA's queue
 };
 
 struct Op {

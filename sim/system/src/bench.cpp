@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <deque>
 #include <stdexcept>
 
 #include "hw/mem/mem.hpp"
@@ -11,8 +12,12 @@
 namespace fetta::sim::system {
 
 SystemBench::SystemBench(sc_core::sc_module_name name, sc_core::sc_module& dut, const arch::ArchConfig& cfg,
-                         std::function<void(SystemBench&)> host_program)
-    : sc_core::sc_module(name), cfg_(cfg), program_(std::move(host_program)), clk_("clk", 1, sc_core::SC_NS) {
+                         std::function<void(SystemBench&)> host_program, DramInitiator* memory)
+    : sc_core::sc_module(name),
+      cfg_(cfg),
+      program_(std::move(host_program)),
+      clk_("clk", 1, sc_core::SC_NS),
+      memory_(memory) {
   host_lanes_ = arch::host_port_lanes(cfg);
   host_groups_ = cfg.memory.banks / arch::host_port_banks(cfg);
   int_acc_ = cfg.dtype != arch::DataType::bf16;
@@ -20,11 +25,15 @@ SystemBench::SystemBench(sc_core::sc_module_name name, sc_core::sc_module& dut, 
   // Every port the top must have; anything missing or extra means the model is not this config's.
   std::vector<std::string> expected{"clk", "rst", "instr_we", "instr_word", "instr_ready", "busy", "error",
                                     "cycle_count", "retired", "hw_id", "host_group", "host_row", "host_we", "host_wmask",
-                                    "host_re", "host_rvalid", "acc_re", "acc_group", "acc_row", "acc_rvalid"};
+                                    "host_re", "host_rvalid", "acc_re", "acc_group", "acc_row", "acc_rvalid",
+                                    "desc_we", "desc_word", "desc_ready", "dma_busy", "dma_done", "dma_error",
+                                    "mem_req_valid", "mem_req_ready", "mem_req_write", "mem_req_addr", "mem_rsp_valid"};
   for (int j = 0; j < host_lanes_; ++j) {
     expected.push_back(fmt::format("host_wdata_{}", j));
     expected.push_back(fmt::format("host_rdata_{}", j));
     expected.push_back(fmt::format("acc_rdata_{}", j));
+    expected.push_back(fmt::format("mem_req_wdata_{}", j));
+    expected.push_back(fmt::format("mem_rsp_rdata_{}", j));
   }
   std::map<std::string, sc_core::sc_object*> found;
   for (sc_core::sc_object* obj : dut.get_child_objects())
@@ -45,6 +54,7 @@ SystemBench::SystemBench(sc_core::sc_module_name name, sc_core::sc_module& dut, 
     ports_[pname] = std::move(s);
   }
   SC_THREAD(host_thread);
+  if (memory_ != nullptr) SC_THREAD(memory_thread);
 }
 
 void SystemBench::check_id() {
@@ -106,6 +116,7 @@ void SystemBench::idle(int64_t cycles) {
 
 void SystemBench::write_rows(int64_t first_row, int64_t rows, int lanes, const std::vector<uint16_t>& data) {
   const int H = host_lanes_;
+  wait_dma_idle(timeout_cycles_);
   fnv1a(write_digest_, static_cast<uint64_t>(first_row), 8);
   fnv1a(write_digest_, static_cast<uint64_t>(rows), 8);
   fnv1a(write_digest_, static_cast<uint64_t>(lanes), 4);
@@ -182,6 +193,7 @@ std::vector<uint64_t> SystemBench::read_acc(const std::vector<int64_t>& rows, co
 
 std::vector<uint16_t> SystemBench::read_rows(int64_t first_row, int64_t rows, int lanes) {
   const int H = host_lanes_;
+  wait_dma_idle(timeout_cycles_);
   std::vector<uint16_t> out(static_cast<size_t>(rows * lanes));
   for (int64_t r = 0; r < rows; ++r)
     for (int g = 0; g * H < lanes; ++g) {
@@ -195,6 +207,105 @@ std::vector<uint16_t> SystemBench::read_rows(int64_t first_row, int64_t rows, in
     }
   port("host_re").write(0);
   return out;
+}
+
+void SystemBench::push_descriptor(const arch::Words& words) {
+  for (uint32_t w : words) fnv1a(instr_digest_, w, 4);
+  for (size_t w = 0; w < words.size(); ++w) {
+    if (w + 1 == words.size() && port("desc_ready").read() == 0) {
+      port("desc_we").write(0);
+      int64_t n = 0;
+      while (port("desc_ready").read() == 0) {
+        if (++n > timeout_cycles_)
+          throw std::runtime_error(fmt::format("SystemBench: the DMA's descriptor queue is still full after {} cycles "
+                                               "(dma_done = {}, controller busy = {})",
+                                               timeout_cycles_, port("dma_done").read(), port("busy").read()));
+        tick();
+      }
+    }
+    port("desc_we").write(1);
+    port("desc_word").write(words[w]);
+    bus_cycle();
+  }
+  port("desc_we").write(0);
+}
+
+int64_t SystemBench::wait_dma_idle(int64_t timeout_cycles) {
+  int64_t n = 0;
+  if (port("dma_busy").read() == 0) return 0;
+  while (port("dma_busy").read() != 0) {
+    if (++n > timeout_cycles)
+      throw std::runtime_error(fmt::format("SystemBench: the DMA is still busy after {} cycles (dma_done = {}, "
+                                           "controller busy = {}, {} external requests outstanding)",
+                                           timeout_cycles, port("dma_done").read(), port("busy").read(), outstanding_));
+    tick();
+  }
+  dma_wait_cycles_ += n;
+  return n;
+}
+
+void SystemBench::memory_thread() {
+  const int H = host_lanes_;
+  const int bytes = H * arch::operand_bits(cfg_.dtype) / 8;
+  const int elem_bytes = arch::operand_bits(cfg_.dtype) / 8;
+  // The bench's clock period stands for one cycle at clock_mhz: DRAM times in ns become cycles.
+  const double cycles_per_ns = cfg_.clock_mhz / 1000.0;
+  const sc_core::sc_time latency(cfg_.dram.latency_ns * cycles_per_ns, sc_core::SC_NS);
+  const sc_core::sc_time per_beat(static_cast<double>(bytes) / cfg_.dram.bandwidth_gbps * cycles_per_ns, sc_core::SC_NS);
+  struct Response {
+    sc_core::sc_time due;
+    std::vector<uint8_t> data;
+  };
+  std::deque<Response> pending;
+  sc_core::sc_time free_at = sc_core::SC_ZERO_TIME;  // when the DRAM finishes the transfers it has taken
+  try {
+    for (;;) {
+      wait(clk_.negedge_event());
+      const sc_core::sc_time now = sc_core::sc_time_stamp();
+      // The response for the next rising edge: the oldest, once its time has come.
+      const bool respond = !pending.empty() && pending.front().due <= now;
+      port("mem_rsp_valid").write(respond ? 1 : 0);
+      if (respond) {
+        const std::vector<uint8_t>& d = pending.front().data;
+        for (int j = 0; j < H; ++j) {
+          uint64_t v = 0;
+          for (int b = 0; b < elem_bytes && !d.empty(); ++b) v |= uint64_t{d[static_cast<size_t>(j * elem_bytes + b)]} << (8 * b);
+          port(fmt::format("mem_rsp_rdata_{}", j)).write(v);
+        }
+        pending.pop_front();
+      }
+      // A request presented now is taken at the next rising edge when the port is ready.
+      const bool ready = pending.size() < kMaxOutstanding;
+      port("mem_req_ready").write(ready ? 1 : 0);
+      outstanding_ = pending.size();
+      if (!ready || port("mem_req_valid").read() == 0) continue;
+      const uint64_t addr = port("mem_req_addr").read();
+      Response r;
+      sc_core::sc_time ignored = sc_core::SC_ZERO_TIME;  // the port's own timing below, not the target's per-call sum
+      if (port("mem_req_write").read() != 0) {
+        std::vector<uint8_t> data(static_cast<size_t>(bytes));
+        for (int j = 0; j < H; ++j) {
+          const uint64_t v = port(fmt::format("mem_req_wdata_{}", j)).read();
+          for (int b = 0; b < elem_bytes; ++b) data[static_cast<size_t>(j * elem_bytes + b)] = static_cast<uint8_t>(v >> (8 * b));
+        }
+        memory_->write(addr, data, ignored);
+      } else {
+        r.data.resize(static_cast<size_t>(bytes));
+        memory_->read(addr, r.data, ignored);
+      }
+      dma_bytes_ += bytes;
+      // Transfers are served one after another at the bandwidth; the latency overlaps them.
+      const sc_core::sc_time taken = now + sc_core::sc_time(0.5, sc_core::SC_NS);
+      free_at = std::max(free_at, taken) + per_beat;
+      r.due = free_at + latency;
+      pending.push_back(std::move(r));
+    }
+  } catch (const sc_core::sc_unwind_exception&) {
+    throw;  // SystemC unwinding the thread at the end of the simulation: not an error
+  } catch (const std::exception& e) {  // a refused DRAM access: end the run with the reason
+    if (failure_.empty()) failure_ = std::string("the DMA's memory port: ") + e.what();
+    sc_core::sc_stop();
+  }
 }
 
 uint64_t SystemBench::cycle_count() { return port("cycle_count").read(); }

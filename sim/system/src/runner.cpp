@@ -304,6 +304,7 @@ class Executor {
   }
 
   std::vector<StepReport> reports;  // the finished steps, in order
+  int64_t probe_cycles = 0;          // simulated cycles of what only the scoreboard needs (its probes)
   const nlohmann::json& manifest() const { return board_.manifest; }
 
  private:
@@ -311,10 +312,11 @@ class Executor {
     const int layer = o.report >= 0 ? prog_.steps[static_cast<size_t>(o.report)].layer : tensor(o.tensor).layer;
     if (layer != board_.layer()) board_.begin_layer(layer);
     const uint64_t cyc0 = bench_->cycle_count();
-    const int64_t host0 = bench_->host_cycles();
+    const int64_t host0 = bench_->host_cycles(), now0 = bench_->now();
     bench_->count_host(o.account != mapper::Account::none && o.host_counted);
     perform(o);
     bench_->count_host(true);
+    if (o.account == mapper::Account::none || !o.host_counted) probe_cycles += bench_->now() - now0;
     if (o.report < 0) return;
     StepReport& rep = pending_[static_cast<size_t>(o.report)];
     const auto cycles = static_cast<int64_t>(bench_->cycle_count() - cyc0);
@@ -404,6 +406,26 @@ class Executor {
         break;
       }
       case OpCode::finish: finish(o.report); break;
+      case OpCode::preload_image: {
+        // Whole beats per row: lanes past the image's are never loaded (the descriptor's mask).
+        const ProgramTensor& t = tensor(o.tensor);
+        const std::vector<uint64_t> v = words_of(board_.input(t));
+        const int H = bench_->host_lanes();
+        const int64_t per_row = (o.c + H - 1) / H * H;
+        std::vector<uint64_t> image(static_cast<size_t>(o.b * per_row), 0);
+        for (int64_t r = 0; r < o.b; ++r)
+          for (int64_t l = 0; l < o.c; ++l) {
+            const int64_t e = prog_.maps[o.map + static_cast<uint64_t>(r * o.c + l)];
+            image[static_cast<size_t>(r * per_row + l)] = e < 0 ? o.pad : v[static_cast<size_t>(e)];
+          }
+        dram_.preload(static_cast<uint64_t>(o.a), pack(image, arch::operand_bits(opt_.cfg.dtype) / 8));
+        break;
+      }
+      case OpCode::dma: {
+        const auto first = prog_.words.begin() + o.a;
+        bench_->push_descriptor(arch::Words(first, first + o.b));
+        break;
+      }
     }
   }
 
@@ -558,7 +580,7 @@ RunOptions parse_run_args(int argc, char** argv) {
   RunOptions o;
   std::string config, program, phases = "fp,bp,wg", map_for = "compute";
   std::vector<std::string> layers;
-  bool through_host = false, terms_separately = false;
+  bool through_host = false, terms_separately = false, dma = false;
   CLI::App app("fetta system simulation (one Verilated accelerator)");
   auto* prog = app.add_option("--program", program, "A compiled program (the directory `fetta compile` writes)");
   app.add_option("--config", config,
@@ -576,6 +598,9 @@ RunOptions parse_run_args(int argc, char** argv) {
   compile_opts.push_back(app.add_flag("--terms-separately", terms_separately,
                                       "Sums of terms (BT layers): check every term's result on its own instead of "
                                       "summing them in the accumulator"));
+  compile_opts.push_back(app.add_flag("--dma", dma,
+                                      "Load the layers' inputs and weights through the DMA, overlapped with compute "
+                                      "(docs/dma.md)"));
   for (CLI::Option* c : compile_opts) c->excludes(prog);
   app.add_option("--seed", o.seed, "Seed of the random tensors");
   app.add_option("--inputs", o.inputs_dir, "Read the layers' inputs from <layer>_in_<tensor>.npy (as --dump-dir writes them)");
@@ -602,7 +627,7 @@ RunOptions parse_run_args(int argc, char** argv) {
   if (config.empty() || layers.empty())
     throw std::invalid_argument("--config and --layer are required unless --program names a compiled program");
   o.cfg = arch::load_arch_config(config);
-  const mapper::ProgramOptions po{mapper::parse_map_for(map_for), through_host, terms_separately};
+  const mapper::ProgramOptions po{mapper::parse_map_for(map_for), through_host, terms_separately, dma};
   auto p = std::make_shared<mapper::Program>(mapper::compile_program(o.cfg, layers, mapper::parse_phases(phases), po));
   p->hw_id = hw::hardware_id_hex(o.cfg);
   o.program = std::move(p);
@@ -618,7 +643,8 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
   DramInitiator dma("dma");
   dma.socket.bind(dram.socket);
   Executor exec(opt, dma);
-  SystemBench bench("bench", dut, opt.cfg, [&](SystemBench& b) { exec.host(b); });
+  SystemBench bench("bench", dut, opt.cfg, [&](SystemBench& b) { exec.host(b); }, &dma);
+  bench.set_timeout(opt.timeout_cycles);
   if (!opt.json)
     fmt::print(stderr, "fetta sim: {} layer(s), {} contraction(s), seed {}, config {}, mapped for {}\n", prog.layers.size(),
                prog.steps.size(), opt.seed, opt.cfg.name, map_for);
@@ -632,11 +658,19 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
     std::ofstream(opt.dump_dir + "/manifest.json") << exec.manifest().dump(2) << "\n";
   }
   const std::vector<StepReport>& reports = exec.reports;
+  // End to end: the simulated cycles (host transfers, and the DMA's DRAM traffic, waited for in
+  // them) plus the host path's DRAM time, which is accounted beside the clocked model.
+  int64_t dram_accounted = 0;
+  for (const StepReport& r : reports) dram_accounted += r.dram_cycles;
+  const int64_t end_to_end = bench.now() + dram_accounted;
   if (opt.json) {
     nlohmann::json j = to_json(reports, opt.cfg, wall, bench.now());
     j["map_for"] = map_for;
     j["program"] = {{"config_sha256", prog.config_hash}, {"hw_id", prog.hw_id}, {"ops", prog.ops.size()},
                     {"words", prog.words.size()}};
+    j["dma"] = {{"enabled", prog.options.dma}, {"bytes", bench.dma_bytes()}, {"host_wait_cycles", bench.dma_wait_cycles()}};
+    j["end_to_end"] = {{"cycles", end_to_end}, {"simulated_cycles", bench.now()}, {"dram_accounted_cycles", dram_accounted},
+                       {"probe_cycles", exec.probe_cycles}};
     j["streams"] = {{"instructions_fnv1a", fmt::format("{:016x}", bench.instruction_digest())},
                     {"writes_fnv1a", fmt::format("{:016x}", bench.write_digest())}};
     j["dram"] = {{"bandwidth_gbps", opt.cfg.dram.bandwidth_gbps}, {"latency_ns", opt.cfg.dram.latency_ns},
@@ -650,6 +684,13 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
     fmt::print("DRAM (TLM-2.0 target, {} GB/s, {} ns per transaction): {} transactions, {:.1f} KiB read, {:.1f} KiB written\n",
                opt.cfg.dram.bandwidth_gbps, opt.cfg.dram.latency_ns, dram.transactions(),
                static_cast<double>(dram.bytes_read()) / 1024.0, static_cast<double>(dram.bytes_written()) / 1024.0);
+    fmt::print("end to end: {} cycles = {} simulated (host transfers{} in them; {} of them the scoreboard's probes) + {} "
+               "of DRAM time accounted beside them (the host path's)\n",
+               end_to_end, bench.now(), prog.options.dma ? " and the DMA's DRAM traffic" : "", exec.probe_cycles,
+               dram_accounted);
+    if (prog.options.dma)
+      fmt::print("DMA (docs/dma.md): {:.1f} KiB of inputs and weights loaded beside compute; the host waited {} cycles for it\n",
+                 static_cast<double>(bench.dma_bytes()) / 1024.0, bench.dma_wait_cycles());
     fmt::print("{}", energy_line(run_energy(reports, opt.cfg, bench.now(), dram.bytes_read(), dram.bytes_written())));
   }
   if (!bench.failure().empty()) {

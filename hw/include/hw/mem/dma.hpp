@@ -34,6 +34,7 @@ struct DmaParams {
   int queue_depth = 2;  // descriptors: a power of two, 2 .. 16
 };
 DmaParams dma_params(const arch::ArchConfig& cfg);
+std::string elaborate_dma(rtl::Design& design, const arch::ArchConfig& cfg);
 
 class Dma : public rtl::Generator<DmaParams> {
  public:

@@ -20,6 +20,7 @@
 #include "arch/config.hpp"
 #include "arch/isa.hpp"
 #include "sim/port_signal.hpp"
+#include "sim/system/dram.hpp"
 
 namespace fetta::sim::system {
 
@@ -29,8 +30,9 @@ class SystemBench : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(SystemBench);
   // `host_program` runs in the bench's thread after reset; the simulation stops when it returns.
+  // `memory`: the DRAM the top's DMA port reaches (the port answers nothing without it).
   SystemBench(sc_core::sc_module_name name, sc_core::sc_module& dut, const arch::ArchConfig& cfg,
-              std::function<void(SystemBench&)> host_program);
+              std::function<void(SystemBench&)> host_program, DramInitiator* memory = nullptr);
   ~SystemBench() override;
 
   // ---- host operations (call only from host_program)
@@ -46,6 +48,13 @@ class SystemBench : public sc_core::sc_module {
   std::vector<uint64_t> read_acc(const std::vector<int64_t>& rows, const std::vector<int>& lanes);
   // Reads `lanes` elements (from lane 0) of consecutive rows of the half the TCU is not using.
   std::vector<uint16_t> read_rows(int64_t first_row, int64_t rows, int lanes);
+  // How long a host-port access or a descriptor push waits for the DMA before it gives up.
+  void set_timeout(int64_t cycles) { timeout_cycles_ = cycles; }
+  // One DMA descriptor (docs/dma.md) into the DMA's queue, waiting while the queue is full.
+  void push_descriptor(const arch::Words& words);
+  // Waits until the DMA has no descriptor; returns the cycles waited. Host-port reads and writes
+  // wait for this themselves: the DMA owns the port while it is busy.
+  int64_t wait_dma_idle(int64_t timeout_cycles);
   // While false, bus operations take their cycles but are not counted as host cycles: the
   // scoreboard's probes of data that stays on chip.
   void count_host(bool on) { counting_ = on; }
@@ -55,6 +64,9 @@ class SystemBench : public sc_core::sc_module {
   int64_t now() const { return cycle_; }      // cycles since the bench started
   int64_t host_cycles() const { return host_cycles_; }  // cycles spent in host bus operations
   int host_lanes() const { return host_lanes_; }
+  // The DMA's external port: bytes moved, and cycles the host waited for the DMA to finish.
+  int64_t dma_bytes() const { return dma_bytes_; }
+  int64_t dma_wait_cycles() const { return dma_wait_cycles_; }
   // FNV-1a (64-bit) digests of what the host sent: every instruction word pushed, in order, and
   // every unified-memory row write (row, lanes, data). Two runs with equal digests drove the RTL
   // with the same streams: how a refactoring of the planner shows it changed nothing.
@@ -65,6 +77,9 @@ class SystemBench : public sc_core::sc_module {
 
  private:
   void host_thread();
+  // The DMA's external memory port, answered from `memory_`: requests taken while fewer than
+  // kMaxOutstanding wait; served in order at the DRAM's bandwidth, each answered its latency later.
+  void memory_thread();
   void check_id();  // hw_id against the configuration's
   void tick();  // one clock cycle: at its end the inputs written before it have been sampled
   void bus_cycle();  // a tick of a host bus operation: a host cycle unless count_host(false)
@@ -77,6 +92,11 @@ class SystemBench : public sc_core::sc_module {
   int host_lanes_ = 0, host_groups_ = 0;
   int64_t cycle_ = 0, host_cycles_ = 0;
   std::string failure_;
+  DramInitiator* memory_ = nullptr;
+  int64_t dma_bytes_ = 0, dma_wait_cycles_ = 0;
+  size_t outstanding_ = 0;  // external requests the memory port has not answered yet
+  int64_t timeout_cycles_ = 200'000'000;
+  static constexpr size_t kMaxOutstanding = 64;
   bool int_acc_ = false;
   bool counting_ = true;
   int acc_bits_ = 32;
