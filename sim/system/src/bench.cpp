@@ -141,18 +141,31 @@ void SystemBench::write_rows(int64_t first_row, int64_t rows, int lanes, const s
 }
 
 void SystemBench::push(const arch::Words& instr) {
-  for (uint32_t w : instr) fnv1a(instr_digest_, w, 4);
-  for (size_t w = 0; w < instr.size(); ++w) {
-    if (w + 1 == instr.size() && port("instr_ready").read() == 0) {
-      // Wait with instr_we low: the controller takes a word on every cycle instr_we is high.
-      port("instr_we").write(0);
-      while (port("instr_ready").read() == 0) tick();
+  push_words("instr_we", "instr_word", "instr_ready", instr, "the controller's instruction queue");
+}
+
+void SystemBench::push_words(const char* we, const char* word, const char* ready, const arch::Words& words,
+                             const char* queue) {
+  for (uint32_t w : words) fnv1a(instr_digest_, w, 4);
+  for (size_t w = 0; w < words.size(); ++w) {
+    if (w + 1 == words.size() && port(ready).read() == 0) {
+      // Wait with `we` low: the queue takes a word on every cycle it is high.
+      port(we).write(0);
+      int64_t n = 0;
+      while (port(ready).read() == 0) {
+        if (++n > timeout_cycles_)
+          throw std::runtime_error(fmt::format("SystemBench: {} is still full after {} cycles (controller busy = {}, "
+                                               "retired = {}; DMA busy = {}, dma_done = {})",
+                                               queue, timeout_cycles_, port("busy").read(), port("retired").read(),
+                                               port("dma_busy").read(), port("dma_done").read()));
+        tick();
+      }
     }
-    port("instr_we").write(1);
-    port("instr_word").write(instr[w]);
+    port(we).write(1);
+    port(word).write(words[w]);
     bus_cycle();
   }
-  port("instr_we").write(0);
+  port(we).write(0);
 }
 
 int64_t SystemBench::wait_idle(int64_t timeout_cycles) {
@@ -160,7 +173,12 @@ int64_t SystemBench::wait_idle(int64_t timeout_cycles) {
   tick();  // busy is registered: look at it one edge after the last push
   while (port("busy").read() != 0) {
     if (++n > timeout_cycles)
-      throw std::runtime_error(fmt::format("SystemBench: the controller is still busy after {} cycles", timeout_cycles));
+      throw std::runtime_error(fmt::format(
+          "SystemBench: the controller is still busy after {} cycles (retired = {}, instr_ready = {}; {})", timeout_cycles,
+          port("retired").read(), port("instr_ready").read(),
+          port("dma_busy").read() != 0
+              ? fmt::format("the DMA is busy, dma_done = {}: a FLIP or STORE may be waiting for it", port("dma_done").read())
+              : std::string("the DMA is idle")));
     tick();
   }
   return n;
@@ -210,24 +228,7 @@ std::vector<uint16_t> SystemBench::read_rows(int64_t first_row, int64_t rows, in
 }
 
 void SystemBench::push_descriptor(const arch::Words& words) {
-  for (uint32_t w : words) fnv1a(instr_digest_, w, 4);
-  for (size_t w = 0; w < words.size(); ++w) {
-    if (w + 1 == words.size() && port("desc_ready").read() == 0) {
-      port("desc_we").write(0);
-      int64_t n = 0;
-      while (port("desc_ready").read() == 0) {
-        if (++n > timeout_cycles_)
-          throw std::runtime_error(fmt::format("SystemBench: the DMA's descriptor queue is still full after {} cycles "
-                                               "(dma_done = {}, controller busy = {})",
-                                               timeout_cycles_, port("dma_done").read(), port("busy").read()));
-        tick();
-      }
-    }
-    port("desc_we").write(1);
-    port("desc_word").write(words[w]);
-    bus_cycle();
-  }
-  port("desc_we").write(0);
+  push_words("desc_we", "desc_word", "desc_ready", words, "the DMA's descriptor queue");
 }
 
 int64_t SystemBench::wait_dma_idle(int64_t timeout_cycles) {

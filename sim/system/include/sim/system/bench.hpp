@@ -83,6 +83,9 @@ class SystemBench : public sc_core::sc_module {
   void check_id();  // hw_id against the configuration's
   void tick();  // one clock cycle: at its end the inputs written before it have been sampled
   void bus_cycle();  // a tick of a host bus operation: a host cycle unless count_host(false)
+  // 32-bit words into a queue that takes one per cycle while `we` is high; the last word of an
+  // entry waits (up to the timeout) while `ready` is low. Folded into the instruction digest.
+  void push_words(const char* we, const char* word, const char* ready, const arch::Words& words, const char* queue);
   PortSignal& port(const std::string& name);
 
   arch::ArchConfig cfg_;
