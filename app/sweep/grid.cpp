@@ -24,7 +24,7 @@ namespace sy = flows::synth;
 
 namespace {
 
-const std::vector<std::string> kBaselines{"fetta", "tpu", "hier"};  // the values of `baseline`
+const std::vector<std::string> kBaselines{"fetta", "tpu", "tpu_offchip", "hier"};  // the values of `baseline`
 const std::vector<std::string> kGridKeys{"ce.rows", "ce.cols", "ce.count", "network.lanes", "memory.elems_per_bank",
                                          "dtype", "baseline"};
 
@@ -118,7 +118,7 @@ Grid load_grid(const std::string& file) {
         }
       }
     } else if (key == "energy_from") {
-      if (!v.IsMap()) grid_error(g, v.Mark(), "energy_from: expected a mapping of baseline kind (fetta, tpu, hier) to a configuration file");
+      if (!v.IsMap()) grid_error(g, v.Mark(), "energy_from: expected a mapping of baseline kind (fetta, tpu, tpu_offchip, hier) to a configuration file");
       for (const auto& e : v) {
         const std::string kind = e.first.Scalar();
         if (std::find(kBaselines.begin(), kBaselines.end(), kind) == kBaselines.end())
@@ -177,8 +177,9 @@ std::vector<Point> expand(const Grid& g) {
 
 
 // The configuration of a point: the base with the point's values; `baseline` rewrites it into
-// the TPU-like array (one square CE with the same PEs, fixed wiring, same memory capacity) or
-// the hierarchical one (same CEs, fixed wiring).
+// the TPU-like array (one square CE with the same PEs, fixed wiring, same memory capacity), the
+// same without on-chip reordering (tpu_offchip: memory.store_reorder false), or the hierarchical
+// one (same CEs, fixed wiring).
 arch::ArchConfig point_config(const arch::ArchConfig& base, const Point& p) {
   arch::ArchConfig c = base;
   std::string baseline = "fetta";
@@ -202,7 +203,7 @@ arch::ArchConfig point_config(const arch::ArchConfig& base, const Point& p) {
   const int T = c.memory.elems_per_bank;
   const int64_t capacity_rows = static_cast<int64_t>(c.memory.unified_depth) * base.network.lanes;
   const int64_t acc_rows = static_cast<int64_t>(c.memory.accum_depth) * base.network.lanes;
-  if (baseline == "tpu") {
+  if (baseline == "tpu" || baseline == "tpu_offchip") {
     const int pes = c.total_pes();
     const int side = static_cast<int>(std::lround(std::sqrt(pes)));
     if (side * side != pes || ilog2_exact(side) < 0)
@@ -212,6 +213,7 @@ arch::ArchConfig point_config(const arch::ArchConfig& base, const Point& p) {
     c.network.lanes = std::max(side, T * T);
   }
   if (baseline != "fetta") c.network.topology = arch::NetworkTopology::fixed;
+  if (baseline == "tpu_offchip") c.memory.store_reorder = false;
   c.memory.banks = c.network.lanes / std::max(1, T);
   // Keep the memory capacities of the base when the lane count changes.
   c.memory.unified_depth = static_cast<int>(std::max<int64_t>(2, capacity_rows / c.network.lanes));

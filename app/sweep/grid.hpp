@@ -22,7 +22,7 @@ struct Grid {
   std::vector<std::string> targets;
   std::vector<std::string> parts{"ce"};
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;  // in file order
-  // Baseline kind (fetta, tpu, hier) -> the configuration whose `energy:` constants price its
+  // Baseline kind (fetta, tpu, tpu_offchip, hier) -> the configuration whose `energy:` constants price its
   // points; a kind not named keeps the base's constants (each record says which it used).
   struct EnergySource {
     std::string file;

@@ -89,6 +89,7 @@ std::string to_yaml(const ArchConfig& c) {
       "arith:\n  fp32_adder: {}\n  prefix: {}\n"
       "network:\n  lanes: {}\n  dist_pipeline_every: {}\n  dist_output_register: {}\n  topology: {}\n"
       "memory:\n  banks: {}\n  elems_per_bank: {}\n  unified_depth: {}\n  accum_depth: {}\n  accum_pipeline: {}\n"
+      "  store_reorder: {}\n"
       "dram:\n  bandwidth_gbps: {}\n  latency_ns: {}\n  capacity_mb: {}\n"
       "energy:\n  mac_pj: {}\n  sram_read_pj_per_byte: {}\n  sram_write_pj_per_byte: {}\n  network_hop_pj: {}\n"
       "  dram_read_pj_per_byte: {}\n  dram_write_pj_per_byte: {}\n  static_mw: {}\n",
@@ -96,7 +97,8 @@ std::string to_yaml(const ArchConfig& c) {
       flag(c.ce.ib_double_buffer), flag(c.ce.psum_double_buffer), c.ce.mac_pipeline_stages, c.ce.mac_product_stages,
       to_string(c.arith.fp32_adder), to_string(c.arith.prefix), c.network.lanes, c.network.dist_pipeline_every,
       flag(c.network.dist_output_register), to_string(c.network.topology), c.memory.banks, c.memory.elems_per_bank,
-      c.memory.unified_depth, c.memory.accum_depth, c.memory.accum_pipeline, c.dram.bandwidth_gbps, c.dram.latency_ns,
+      c.memory.unified_depth, c.memory.accum_depth, c.memory.accum_pipeline, flag(c.memory.store_reorder),
+      c.dram.bandwidth_gbps, c.dram.latency_ns,
       c.dram.capacity_mb, c.energy.mac_pj, c.energy.sram_read_pj_per_byte, c.energy.sram_write_pj_per_byte,
       c.energy.network_hop_pj, c.energy.dram_read_pj_per_byte, c.energy.dram_write_pj_per_byte, c.energy.static_mw);
 }
@@ -273,6 +275,7 @@ ArchConfig parse_root(const YAML::Node& root, const std::string& file) {
   mem.get_int("unified_depth", cfg.memory.unified_depth, limits::kUnifiedDepth, true);
   mem.get_int("accum_depth", cfg.memory.accum_depth, limits::kAccumDepth, true);
   mem.get_int("accum_pipeline", cfg.memory.accum_pipeline, limits::kAccumPipeline);
+  mem.get_bool("store_reorder", cfg.memory.store_reorder);
   mem.reject_unknown();
 
   Section dram = top.sub("dram");

@@ -361,6 +361,12 @@ class ProgramBuilder {
         why = plans.back().why_not;
         return std::nullopt;
       }
+      if (!cfg_.memory.store_reorder && changes_layout(plans.back())) {
+        why = fmt::format("the layout changes ({}) and this configuration reorders only through DRAM "
+                          "(memory.store_reorder: false)",
+                          moves_text(plans));
+        return std::nullopt;
+      }
       if (estimate && store_cost(plans) >= host) {
         why = "STORE would cost the host path";
         return std::nullopt;
@@ -372,6 +378,21 @@ class ProgramBuilder {
       return std::nullopt;
     }
     return plans;
+  }
+
+  // Whether a STORE program moves any element out of its lane (a rotation, a lane gather, a
+  // diagonal move): what a configuration without on-chip reordering cannot do.
+  bool changes_layout(const StorePlan& sp) const {
+    const int64_t lanes = cfg_.network.lanes;
+    auto mod = [lanes](int64_t v) { return ((v % lanes) + lanes) % lanes; };
+    for (const arch::StoreInstr& st : sp.program) {
+      if (st.diag || st.src_lane_base != st.dst_lane_base) return true;
+      for (int l = 0; l < arch::StoreInstr::kLevels; ++l)
+        if (st.bound[static_cast<size_t>(l)] > 1 &&
+            mod(st.src_lane_stride[static_cast<size_t>(l)]) != mod(st.dst_lane_stride[static_cast<size_t>(l)]))
+          return true;
+    }
+    return false;
   }
 
   // STORE programs' cost: their busy cycles and the host's pushes of their instructions.

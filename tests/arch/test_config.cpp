@@ -191,3 +191,18 @@ TEST_CASE("to_yaml writes every field: the file reads back to the same architect
   CHECK(parse_arch_config(to_yaml(ArchConfig{})).same_architecture(ArchConfig{}));
   CHECK_FALSE(back.same_architecture(ArchConfig{}));
 }
+
+TEST_CASE("memory.store_reorder: on by default, off in the TPU-Offchip baseline, a boolean", "[arch]") {
+  CHECK(load_arch_config(std::string(FETTA_SOURCE_DIR) + "configs/default.yaml").memory.store_reorder);
+  const ArchConfig off = load_arch_config(std::string(FETTA_SOURCE_DIR) + "configs/baseline_tpu_offchip.yaml");
+  CHECK_FALSE(off.memory.store_reorder);
+  // The same hardware as baseline_tpu in everything else.
+  ArchConfig tpu = load_arch_config(std::string(FETTA_SOURCE_DIR) + "configs/baseline_tpu.yaml");
+  tpu.name = off.name;
+  tpu.source = off.source;
+  tpu.memory.store_reorder = false;
+  CHECK(tpu.same_architecture(off));
+  CHECK(parse_arch_config(to_yaml(off), "round.yaml").memory.store_reorder == false);
+  CHECK_THROWS_WITH(parse_arch_config("memory:\n  store_reorder: maybe\n", "x.yaml"),
+                    Catch::Contains("x.yaml:2: memory.store_reorder") && Catch::Contains("true or false"));
+}

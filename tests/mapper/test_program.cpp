@@ -11,6 +11,8 @@
 #include <set>
 #include <sstream>
 
+#include <fmt/core.h>
+
 #include "arch/dma.hpp"
 #include "arch/isa.hpp"
 #include "mapper/program.hpp"
@@ -315,4 +317,37 @@ TEST_CASE("the DMA path loads every input and weight image by descriptors, besid
       last_end = std::max(last_end, e);
     }
   }
+}
+
+TEST_CASE("without on-chip reordering a STORE only copies rows, every element in its lane", "[program]") {
+  const std::vector<verif::Phase> phases{verif::Phase::fp, verif::Phase::bp, verif::Phase::wg};
+  const std::vector<std::string> layers{layer("tt_small"), layer("bt_small"), layer("tr_small")};
+  const arch::ArchConfig off = config("baseline_tpu_offchip");
+  const arch::IsaLayout isa(off);
+  const Program p = compile_program(off, layers, phases);
+  const Program tpu = compile_program(config("baseline_tpu"), layers, phases);
+  int64_t stores = 0;
+  for (const Op& op : p.ops) {
+    if (op.code != OpCode::push || op.account != Account::store) continue;
+    const arch::Words w(p.words.begin() + op.a, p.words.begin() + op.a + op.b);
+    auto f = [&](const std::string& name) { return arch::field_value(w, isa.field("st_" + name)); };
+    ++stores;
+    CHECK(f("diag") == 0);
+    CHECK(f("src_lane_base") == f("dst_lane_base"));
+    for (int l = 0; l < arch::StoreInstr::kLevels; ++l)
+      if (f(fmt::format("bound_m1_l{}", l)) > 0)
+        CHECK(f(fmt::format("src_lane_stride_l{}", l)) == f(fmt::format("dst_lane_stride_l{}", l)));
+  }
+  auto on_chip = [](const Program& q) {
+    int64_t n = 0;
+    for (const ProgramStep& s : q.steps) n += s.on_chip;
+    return n;
+  };
+  int64_t refused = 0;
+  for (const ProgramStep& s : p.steps) refused += s.through_host_because.find("memory.store_reorder: false") != std::string::npos;
+  CHECK(on_chip(p) < on_chip(tpu));  // baseline_tpu keeps more on chip by reordering them
+  CHECK(refused > 0);
+  CHECK((on_chip(p) == 0 || stores > 0));
+  // The GEMMs are the same: only the data's way between them differs.
+  CHECK(program_cost(p).compute_cycles == program_cost(tpu).compute_cycles);
 }

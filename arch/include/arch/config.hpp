@@ -67,6 +67,10 @@ struct MemoryConfig {
   // register the row, then add and write (the memory's access time and the adder in separate
   // cycles; docs/memory.md).
   int accum_pipeline = 3;
+  // Whether a STORE may change a result's layout on its way into the next operand image (move
+  // lanes, rotate, transpose). false models the paper's TPU-Offchip baseline: a STORE may only
+  // copy rows with every element in its lane; every other layout change goes through DRAM.
+  bool store_reorder = true;
 
   bool operator==(const MemoryConfig&) const = default;
 };
