@@ -8,7 +8,7 @@
 #               simulation, overlapped with the GEMM before
 #   bound       max(compute, the layer's inputs read once and results written once at the DRAM's
 #               bandwidth), the figure issue #22 measures wall cycles against
-# Writes <out>/<layer>.{plain,dma}.json and <out>/summary.csv; resumable: a layer whose two
+# Writes <out>/<layer>.{plain,dma}.json, <out>/summary.csv and summary.png; resumable: a layer whose two
 # reports exist is not run again.
 #   bench/system/run_dma.sh [config] [out-dir] [fetta binary]
 #   (defaults: configs/default.yaml, out/bench_dma, ./build/fetta)
@@ -79,3 +79,4 @@ for r in rows:
           f"{r['dma_kib']:>7,}  {r['mismatches']}")
 print(f"wrote {out}/summary.csv")
 PY
+/usr/bin/python3 "$(dirname "$0")/plot_dma.py" "$out"
