@@ -491,10 +491,14 @@ class ProgramBuilder {
     return at;
   }
 
-  void push(const arch::Words& w, int32_t report, Account acc) {
-    op({.code = OpCode::push, .account = acc, .report = report, .a = static_cast<int64_t>(out_.words.size()),
-        .b = static_cast<int64_t>(w.size())});
+  void push(const arch::Words& w, int32_t report, Account acc) { op(words_op(OpCode::push, w, report, acc)); }
+
+  // An operation that sends words `w` (an instruction, a DMA descriptor), appended to the stream.
+  Op words_op(OpCode code, const arch::Words& w, int32_t report, Account acc) {
+    const Op o{.code = code, .account = acc, .report = report, .a = static_cast<int64_t>(out_.words.size()),
+               .b = static_cast<int64_t>(w.size())};
     out_.words.insert(out_.words.end(), w.begin(), w.end());
+    return o;
   }
 
   // Where each element of tensor t lands in job j's A (a_operand) or B image: the layout
@@ -554,10 +558,7 @@ class ProgramBuilder {
       d.dram_stride = {1, per_row, 0};
       d.slot_stride = {1, groups, 0};
       d.lane_mask = mask;
-      const arch::Words w = arch::encode_dma(dma_, d);
-      ops.push_back({.code = OpCode::dma, .account = Account::compute, .report = in_flight,
-                     .a = static_cast<int64_t>(out_.words.size()), .b = static_cast<int64_t>(w.size())});
-      out_.words.insert(out_.words.end(), w.begin(), w.end());
+      ops.push_back(words_op(OpCode::dma, arch::encode_dma(dma_, d), in_flight, Account::compute));
     };
     if (whole > 0) descriptor(0, whole, ~uint64_t{0});
     if (whole < per_row) descriptor(whole, 1, (uint64_t{1} << (img.lanes % g.lanes)) - 1);

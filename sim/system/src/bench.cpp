@@ -233,7 +233,6 @@ void SystemBench::push_descriptor(const arch::Words& words) {
 
 int64_t SystemBench::wait_dma_idle(int64_t timeout_cycles) {
   int64_t n = 0;
-  if (port("dma_busy").read() == 0) return 0;
   while (port("dma_busy").read() != 0) {
     if (++n > timeout_cycles)
       throw std::runtime_error(fmt::format("SystemBench: the DMA is still busy after {} cycles (dma_done = {}, "
@@ -259,37 +258,40 @@ void SystemBench::memory_thread() {
   };
   std::deque<Response> pending;
   sc_core::sc_time free_at = sc_core::SC_ZERO_TIME;  // when the DRAM finishes the transfers it has taken
+  // The port's signals, looked up once: this thread runs every cycle.
+  PortSignal &rsp_valid = port("mem_rsp_valid"), &req_ready = port("mem_req_ready"), &req_valid = port("mem_req_valid"),
+             &req_addr = port("mem_req_addr"), &req_write = port("mem_req_write");
+  std::vector<PortSignal*> rsp_rdata, req_wdata;
+  for (int j = 0; j < H; ++j) {
+    rsp_rdata.push_back(&port(fmt::format("mem_rsp_rdata_{}", j)));
+    req_wdata.push_back(&port(fmt::format("mem_req_wdata_{}", j)));
+  }
   try {
     for (;;) {
       wait(clk_.negedge_event());
       const sc_core::sc_time now = sc_core::sc_time_stamp();
-      // The response for the next rising edge: the oldest, once its time has come.
+      // The response for the next rising edge: the oldest, once its time has come (a write's has no data).
       const bool respond = !pending.empty() && pending.front().due <= now;
-      port("mem_rsp_valid").write(respond ? 1 : 0);
+      rsp_valid.write(respond ? 1 : 0);
       if (respond) {
-        const std::vector<uint8_t>& d = pending.front().data;
-        for (int j = 0; j < H; ++j) {
-          uint64_t v = 0;
-          for (int b = 0; b < elem_bytes && !d.empty(); ++b) v |= uint64_t{d[static_cast<size_t>(j * elem_bytes + b)]} << (8 * b);
-          port(fmt::format("mem_rsp_rdata_{}", j)).write(v);
+        if (!pending.front().data.empty()) {
+          const std::vector<uint64_t> v = unpack(pending.front().data, elem_bytes);
+          for (int j = 0; j < H; ++j) rsp_rdata[static_cast<size_t>(j)]->write(v[static_cast<size_t>(j)]);
         }
         pending.pop_front();
       }
       // A request presented now is taken at the next rising edge when the port is ready.
       const bool ready = pending.size() < kMaxOutstanding;
-      port("mem_req_ready").write(ready ? 1 : 0);
+      req_ready.write(ready ? 1 : 0);
       outstanding_ = pending.size();
-      if (!ready || port("mem_req_valid").read() == 0) continue;
-      const uint64_t addr = port("mem_req_addr").read();
+      if (!ready || req_valid.read() == 0) continue;
+      const uint64_t addr = req_addr.read();
       Response r;
       sc_core::sc_time ignored = sc_core::SC_ZERO_TIME;  // the port's own timing below, not the target's per-call sum
-      if (port("mem_req_write").read() != 0) {
-        std::vector<uint8_t> data(static_cast<size_t>(bytes));
-        for (int j = 0; j < H; ++j) {
-          const uint64_t v = port(fmt::format("mem_req_wdata_{}", j)).read();
-          for (int b = 0; b < elem_bytes; ++b) data[static_cast<size_t>(j * elem_bytes + b)] = static_cast<uint8_t>(v >> (8 * b));
-        }
-        memory_->write(addr, data, ignored);
+      if (req_write.read() != 0) {
+        std::vector<uint64_t> v;
+        for (PortSignal* d : req_wdata) v.push_back(d->read());
+        memory_->write(addr, pack(v, elem_bytes), ignored);
       } else {
         r.data.resize(static_cast<size_t>(bytes));
         memory_->read(addr, r.data, ignored);

@@ -65,6 +65,20 @@ unsigned int DramTarget::transport_dbg(tlm::tlm_generic_payload& trans) {
   return access(trans) ? trans.get_data_length() : 0;
 }
 
+std::vector<uint8_t> pack(const std::vector<uint64_t>& v, int bytes) {
+  std::vector<uint8_t> out(v.size() * static_cast<size_t>(bytes));
+  for (size_t i = 0; i < v.size(); ++i)
+    for (int b = 0; b < bytes; ++b) out[i * static_cast<size_t>(bytes) + static_cast<size_t>(b)] = static_cast<uint8_t>(v[i] >> (8 * b));
+  return out;
+}
+
+std::vector<uint64_t> unpack(const std::vector<uint8_t>& d, int bytes) {
+  std::vector<uint64_t> out(d.size() / static_cast<size_t>(bytes), 0);
+  for (size_t i = 0; i < out.size(); ++i)
+    for (int b = 0; b < bytes; ++b) out[i] |= uint64_t{d[i * static_cast<size_t>(bytes) + static_cast<size_t>(b)]} << (8 * b);
+  return out;
+}
+
 DramInitiator::DramInitiator(sc_core::sc_module_name name) : sc_core::sc_module(name), socket("socket") {}
 
 void DramInitiator::transport(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, size_t len, sc_core::sc_time* delay) {

@@ -79,18 +79,6 @@ Tensor<int64_t> contract_int(const Tensor<uint16_t>& a, const Tensor<uint16_t>& 
   return verif::contract_int16(to_i16(a), to_i16(b), out);
 }
 
-std::vector<uint8_t> pack(const std::vector<uint64_t>& v, int bytes) {
-  std::vector<uint8_t> out(v.size() * static_cast<size_t>(bytes));
-  for (size_t i = 0; i < v.size(); ++i)
-    for (int b = 0; b < bytes; ++b) out[i * static_cast<size_t>(bytes) + static_cast<size_t>(b)] = static_cast<uint8_t>(v[i] >> (8 * b));
-  return out;
-}
-std::vector<uint64_t> unpack(const std::vector<uint8_t>& d, int bytes) {
-  std::vector<uint64_t> out(d.size() / static_cast<size_t>(bytes), 0);
-  for (size_t i = 0; i < out.size(); ++i)
-    for (int b = 0; b < bytes; ++b) out[i] |= uint64_t{d[i * static_cast<size_t>(bytes) + static_cast<size_t>(b)]} << (8 * b);
-  return out;
-}
 template <typename T>
 std::vector<uint64_t> words_of(const Tensor<T>& t) {
   std::vector<uint64_t> w;
@@ -341,13 +329,8 @@ class Executor {
         break;
       }
       case OpCode::write_rows: {
-        const std::vector<uint64_t>& v = host_.at(o.tensor);
-        std::vector<uint16_t> data(o.map_len);
-        for (size_t i = 0; i < data.size(); ++i) {
-          const int64_t e = prog_.maps[o.map + i];
-          data[i] = e < 0 ? o.pad : static_cast<uint16_t>(v[static_cast<size_t>(e)]);
-        }
-        bench_->write_rows(o.a, o.b, static_cast<int>(o.c), data);
+        const std::vector<uint64_t> image = through_map(host_.at(o.tensor), o);
+        bench_->write_rows(o.a, o.b, static_cast<int>(o.c), std::vector<uint16_t>(image.begin(), image.end()));
         break;
       }
       case OpCode::push: {
@@ -408,16 +391,12 @@ class Executor {
       case OpCode::finish: finish(o.report); break;
       case OpCode::preload_image: {
         // Whole beats per row: lanes past the image's are never loaded (the descriptor's mask).
-        const ProgramTensor& t = tensor(o.tensor);
-        const std::vector<uint64_t> v = words_of(board_.input(t));
+        const std::vector<uint64_t> rows = through_map(words_of(board_.input(tensor(o.tensor))), o);
         const int H = bench_->host_lanes();
         const int64_t per_row = (o.c + H - 1) / H * H;
         std::vector<uint64_t> image(static_cast<size_t>(o.b * per_row), 0);
         for (int64_t r = 0; r < o.b; ++r)
-          for (int64_t l = 0; l < o.c; ++l) {
-            const int64_t e = prog_.maps[o.map + static_cast<uint64_t>(r * o.c + l)];
-            image[static_cast<size_t>(r * per_row + l)] = e < 0 ? o.pad : v[static_cast<size_t>(e)];
-          }
+          std::copy_n(rows.begin() + r * o.c, o.c, image.begin() + r * per_row);
         dram_.preload(static_cast<uint64_t>(o.a), pack(image, arch::operand_bits(opt_.cfg.dtype) / 8));
         break;
       }
@@ -439,6 +418,17 @@ class Executor {
   }
 
   const ProgramTensor& tensor(int32_t id) const { return prog_.tensors.at(static_cast<size_t>(id)); }
+
+  // An image's slots (row-major) from a tensor's values through the op's element map: `pad` where
+  // the map says -1.
+  std::vector<uint64_t> through_map(const std::vector<uint64_t>& v, const Op& o) const {
+    std::vector<uint64_t> image(o.map_len);
+    for (size_t i = 0; i < image.size(); ++i) {
+      const int64_t e = prog_.maps[o.map + i];
+      image[i] = e < 0 ? o.pad : v[static_cast<size_t>(e)];
+    }
+    return image;
+  }
 
   void progress(const StepReport& r) const {
     if (opt_.json) return;

@@ -48,6 +48,11 @@ class DramTarget : public sc_core::sc_module {
 
 namespace fetta::sim::system {
 
+// Values as DRAM holds them: little-endian elements of `bytes` bytes each (the low bytes of
+// each value), and back.
+std::vector<uint8_t> pack(const std::vector<uint64_t>& v, int bytes);
+std::vector<uint64_t> unpack(const std::vector<uint8_t>& d, int bytes);
+
 // The host's DMA into DRAM: a simple_initiator_socket bound to a DramTarget. Timed reads and
 // writes add the target's annotated delay to `delay` (the caller's local time: the transfers are
 // accounted, not waited for, so the clocked model does not run idle cycles); preload() uses debug
