@@ -47,7 +47,7 @@ struct CompileOpts {
   std::string phases = "fp,bp,wg";
   bool through_host = false;
   bool terms_separately = false;
-  bool dma = false;
+  bool dma = true;
   std::string map_for = "compute";
 };
 
@@ -183,9 +183,9 @@ void add_compile_options(CLI::App* cmd, CompileOpts& o) {
                 "Send every intermediate through the host and DRAM instead of keeping it on chip with STORE");
   cmd->add_flag("--terms-separately", o.terms_separately,
                 "Sums of terms (BT layers): read and check every term on its own instead of summing in the accumulator");
-  cmd->add_flag("--dma", o.dma,
+  cmd->add_flag("--dma,!--no-dma", o.dma,
                 "Load the layers' inputs and weights through the DMA engine, pre-tiled in DRAM, while the job before "
-                "computes (docs/dma.md)");
+                "computes (docs/dma.md; the default); --no-dma: through the host's port, like intermediates");
   cmd->add_option("--map-for", o.map_for,
                   "What each contraction's mapping minimizes: compute (the model's cycles, which the RTL matches; data "
                   "movement breaks ties) or end-to-end (cycles plus the STORE or host and DRAM cycles it implies)")

@@ -1,5 +1,5 @@
-"""Plots bench/system/run_dma.sh's summary: per layer, compute cycles, end to end without and
-with the DMA path, and the bound (compute, or the least data movement at the DRAM's bandwidth).
+"""Plots bench/system/run_dma.sh's summary: per layer, compute cycles, end to end on the host
+path and the DMA path, and the bound (compute, or the least data movement at the DRAM's bandwidth).
 
     /usr/bin/python3 bench/system/plot_dma.py OUT_DIR [OUT_DIR ...]   -> OUT_DIR/summary.png each
 """
@@ -15,8 +15,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 def plot(out: str) -> None:
     rows = list(csv.DictReader(open(f"{out}/summary.csv")))
     names = [r["layer"].replace("_transformer_768", "_768") for r in rows]
-    series = [("compute", "compute"), ("e2e_plain", "end to end, host path"), ("e2e_dma", "end to end, --dma"),
-              ("bound", "bound")]
+    series = [("compute", "compute"), ("e2e_host", "end to end, host path (--no-dma)"),
+              ("e2e_dma", "end to end, DMA path (default)"), ("bound", "bound")]
     width = 0.2
     fig, ax = plt.subplots(figsize=(10, 4.5))
     for i, (key, label) in enumerate(series):
@@ -25,7 +25,7 @@ def plot(out: str) -> None:
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels(names)
     ax.set_ylabel("k cycles (FP + BP + WG)")
-    ax.set_title("End to end with and without the DMA path (docs/dma.md)")
+    ax.set_title("End to end on the DMA path and the host path (docs/dma.md)")
     ax.legend()
     fig.tight_layout()
     fig.savefig(f"{out}/summary.png", dpi=120)

@@ -57,12 +57,25 @@ CompiledGemm rebuild_gemm(const arch::ArchConfig& cfg, const GemmRecord& r) {
 
 ProgramCost program_cost(const Program& p) {
   ProgramCost cost;
+  int64_t operand_bytes = 0;
+  std::set<std::pair<int, std::string>> inputs;  // a layer input has a tensor per view; count it once
+  for (const ProgramTensor& t : p.tensors) {
+    if (t.kind != ProgramTensor::Kind::input) continue;
+    operand_bytes = t.dram_bytes;
+    if (inputs.insert({t.layer, t.input}).second) cost.least_dram_bytes += t.numel() * t.dram_bytes;
+  }
   for (const ProgramStep& s : p.steps) {
     ++cost.contractions;
     cost.compute_cycles += s.predicted;
     cost.macs += s.macs;
+    if (s.step + 1 == s.steps && s.term + 1 == s.terms) cost.least_dram_bytes += s.m * s.n * operand_bytes;
   }
   return cost;
+}
+
+int64_t end_to_end_bound(const ProgramCost& c, const arch::ArchConfig& cfg) {
+  const double bytes_per_cycle = cfg.dram.bandwidth_gbps * 1e3 / cfg.clock_mhz;  // GB/s = bytes per ns
+  return std::max(c.compute_cycles, static_cast<int64_t>(std::ceil(static_cast<double>(c.least_dram_bytes) / bytes_per_cycle)));
 }
 
 namespace {
@@ -147,10 +160,11 @@ class ProgramBuilder {
     }
     const uint64_t capacity = static_cast<uint64_t>(cfg_.dram.capacity_mb) << 20;
     if (dram_next_ > capacity)
-      throw CompileError(fmt::format("dram.capacity_mb: {} needs {:.1f} MiB of DRAM (its inputs and every result the "
+      throw CompileError(fmt::format("dram.capacity_mb: {} needs {:.1f} MiB of DRAM (its inputs, {}every result the "
                                      "host stores there); the configuration has {} MiB; allowed: >= {}",
-                                     file, static_cast<double>(dram_next_) / (1 << 20), cfg_.dram.capacity_mb,
-                                     (dram_next_ + (1 << 20) - 1) >> 20));
+                                     file, static_cast<double>(dram_next_) / (1 << 20),
+                                     opt_.dma ? "their operand images for the DMA (--no-dma: none), " : "",
+                                     cfg_.dram.capacity_mb, (dram_next_ + (1 << 20) - 1) >> 20));
   }
 
  private:

@@ -159,15 +159,17 @@ TEST_CASE("the program's operations read only what was written before them", "[p
   const arch::ArchConfig cfg = config("default");
   const arch::IsaLayout isa(cfg);
   const arch::Words flip = arch::encode_flip(isa);
-  for (bool through_host : {false, true}) {
-    CAPTURE(through_host);
+  for (auto [through_host, dma] : {std::pair{false, true}, {true, true}, {false, false}, {true, false}}) {
+    CAPTURE(through_host, dma);
     ProgramOptions o;
     o.through_host = through_host;
+    o.dma = dma;
     const Program p = compile_program(cfg, {layer("tt_small"), layer("ht_small"), layer("bt_small")},
                                       {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg}, o);
     std::set<int32_t> in_dram, in_host, checked;
     std::set<std::pair<int, std::string>> preloaded;
     size_t next_word = 0;
+    std::map<int64_t, int64_t> word_ranges;  // first word -> words, of every push and descriptor
     int64_t flips = 0, gemms = 0;
     for (const Op& op : p.ops) {
       const ProgramTensor* t = op.tensor >= 0 ? &p.tensors[static_cast<size_t>(op.tensor)] : nullptr;
@@ -193,8 +195,9 @@ TEST_CASE("the program's operations read only what was written before them", "[p
           break;
         case OpCode::check_rows: CHECK(!through_host); break;
         case OpCode::push: {
-          CHECK(static_cast<size_t>(op.a) == next_word);  // the pushes are the word stream, in order
-          next_word += static_cast<size_t>(op.b);
+          CHECK(static_cast<size_t>(op.a) >= next_word);  // instructions in push order (descriptors between)
+          next_word = static_cast<size_t>(op.a + op.b);
+          CHECK(word_ranges.emplace(op.a, op.b).second);
           const arch::Words w(p.words.begin() + op.a, p.words.begin() + op.a + op.b);
           const std::string text = arch::disassemble(isa, w);
           if (op.account == Account::compute && w == flip) ++flips;
@@ -205,10 +208,21 @@ TEST_CASE("the program's operations read only what was written before them", "[p
           if (text.rfind("store", 0) == 0) CHECK(op.account == Account::store);
           break;
         }
+        case OpCode::dma:
+          CHECK(dma);
+          CHECK(word_ranges.emplace(op.a, op.b).second);
+          break;
+        case OpCode::preload_image: CHECK((dma && t->kind == ProgramTensor::Kind::input)); break;
         default: break;
       }
     }
-    CHECK(next_word == p.words.size());
+    // Instructions and descriptors together use every word once.
+    int64_t covered = 0;
+    for (const auto& [a, b] : word_ranges) {
+      CHECK(a == covered);
+      covered = a + b;
+    }
+    CHECK(covered == static_cast<int64_t>(p.words.size()));
     CHECK(gemms > 0);
     int64_t on_chip = 0;
     for (const ProgramStep& s : p.steps) {
@@ -244,9 +258,10 @@ TEST_CASE("the DMA path loads every input and weight image by descriptors, besid
   const std::vector<verif::Phase> phases{verif::Phase::fp, verif::Phase::bp, verif::Phase::wg};
   const std::vector<std::string> layers{layer("tt_small"), layer("ht_small"), layer("bt_small")};
   ProgramOptions o;
-  const Program host = compile_program(cfg, layers, phases, o);
-  o.dma = true;
+  CHECK(o.dma);  // the default
   const Program p = compile_program(cfg, layers, phases, o);
+  o.dma = false;
+  const Program host = compile_program(cfg, layers, phases, o);
   // The same instructions in the same order: the DMA changes how data arrives, not the GEMMs.
   auto instructions = [](const Program& q) {
     arch::Words w;
@@ -350,4 +365,33 @@ TEST_CASE("without on-chip reordering a STORE only copies rows, every element in
   CHECK((on_chip(p) == 0 || stores > 0));
   // The GEMMs are the same: only the data's way between them differs.
   CHECK(program_cost(p).compute_cycles == program_cost(tpu).compute_cycles);
+}
+
+TEST_CASE("the end-to-end bound: each input read once, each result written once, or compute", "[program]") {
+  arch::ArchConfig cfg = config("default");
+  const Program p = compile_program(cfg, {layer("tt_small")}, {verif::Phase::fp, verif::Phase::wg});
+  const ProgramCost c = program_cost(p);
+  // By hand: the layer's inputs (X, dY and the cores, each once whatever its views) and the
+  // networks' results (FP: Y; WG: every core's gradient), two bytes each in bf16.
+  const verif::LayerSpec spec = verif::load_layer(layer("tt_small"));
+  std::set<std::string> inputs;
+  int64_t bytes = 0;
+  for (const ProgramTensor& t : p.tensors)
+    if (t.kind == ProgramTensor::Kind::input && inputs.insert(t.input).second) bytes += t.numel() * 2;
+  CHECK(inputs.count("X") == 1);
+  CHECK(inputs.count("dY") == 1);
+  int64_t results = 0;
+  for (const ProgramStep& s : p.steps)
+    if (s.step + 1 == s.steps) {
+      ++results;
+      bytes += s.m * s.n * 2;
+    }
+  CHECK(results == 1 + static_cast<int64_t>(verif::layer_cores(spec).size()));
+  CHECK(c.least_dram_bytes == bytes);
+  CHECK(end_to_end_bound(c, cfg) == std::max(c.compute_cycles, (bytes * 10 + 255) / 256));  // 25.6 B a cycle
+  cfg.dram.bandwidth_gbps = 0.125;  // an eighth of a byte a cycle: DRAM-bound
+  REQUIRE(bytes * 4 > c.compute_cycles);
+  CHECK(end_to_end_bound(c, cfg) == bytes * 8);
+  cfg.clock_mhz = 500;  // a quarter of a byte a cycle
+  CHECK(end_to_end_bound(c, cfg) == bytes * 4);
 }

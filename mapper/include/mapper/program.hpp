@@ -30,7 +30,8 @@ struct ProgramOptions {
   // The layer's inputs and weights reach the unified memory through the DMA (docs/dma.md): each
   // operand image is placed in DRAM pre-tiled, beside the tensor, and one or two descriptors per
   // job load it into its half while the job before computes. Intermediates keep their path.
-  bool dma = false;
+  // false: they go through the host's port, like intermediates.
+  bool dma = true;
   bool operator==(const ProgramOptions&) const = default;
 };
 
@@ -170,8 +171,15 @@ struct ProgramCost {
   int64_t contractions = 0;
   int64_t compute_cycles = 0;  // the model's, which the RTL reproduces
   int64_t macs = 0;
+  // The least DRAM traffic any schedule of these layers needs: each layer input read once and
+  // each network result written once, at the operand width.
+  int64_t least_dram_bytes = 0;
 };
 ProgramCost program_cost(const Program& p);
+
+// What end to end is measured against (docs/dma.md §6): the larger of the compute cycles and the
+// least DRAM traffic at the configuration's bandwidth, in cycles of its clock.
+int64_t end_to_end_bound(const ProgramCost& c, const arch::ArchConfig& cfg);
 
 // A program file that cannot be used: the message names the file, what is wrong and how to get a good one.
 class ProgramError : public std::runtime_error {

@@ -570,7 +570,7 @@ RunOptions parse_run_args(int argc, char** argv) {
   RunOptions o;
   std::string config, program, phases = "fp,bp,wg", map_for = "compute";
   std::vector<std::string> layers;
-  bool through_host = false, terms_separately = false, dma = false;
+  bool through_host = false, terms_separately = false, dma = true;
   CLI::App app("fetta system simulation (one Verilated accelerator)");
   auto* prog = app.add_option("--program", program, "A compiled program (the directory `fetta compile` writes)");
   app.add_option("--config", config,
@@ -588,9 +588,9 @@ RunOptions parse_run_args(int argc, char** argv) {
   compile_opts.push_back(app.add_flag("--terms-separately", terms_separately,
                                       "Sums of terms (BT layers): check every term's result on its own instead of "
                                       "summing them in the accumulator"));
-  compile_opts.push_back(app.add_flag("--dma", dma,
+  compile_opts.push_back(app.add_flag("--dma,!--no-dma", dma,
                                       "Load the layers' inputs and weights through the DMA, overlapped with compute "
-                                      "(docs/dma.md)"));
+                                      "(docs/dma.md; the default), or with --no-dma through the host's port"));
   for (CLI::Option* c : compile_opts) c->excludes(prog);
   app.add_option("--seed", o.seed, "Seed of the random tensors");
   app.add_option("--inputs", o.inputs_dir, "Read the layers' inputs from <layer>_in_<tensor>.npy (as --dump-dir writes them)");
@@ -653,6 +653,8 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
   int64_t dram_accounted = 0;
   for (const StepReport& r : reports) dram_accounted += r.dram_cycles;
   const int64_t end_to_end = bench.now() + dram_accounted;
+  const mapper::ProgramCost cost = mapper::program_cost(prog);
+  const int64_t bound = mapper::end_to_end_bound(cost, opt.cfg);
   if (opt.json) {
     nlohmann::json j = to_json(reports, opt.cfg, wall, bench.now());
     j["map_for"] = map_for;
@@ -660,7 +662,8 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
                     {"words", prog.words.size()}};
     j["dma"] = {{"enabled", prog.options.dma}, {"bytes", bench.dma_bytes()}, {"host_wait_cycles", bench.dma_wait_cycles()}};
     j["end_to_end"] = {{"cycles", end_to_end}, {"simulated_cycles", bench.now()}, {"dram_accounted_cycles", dram_accounted},
-                       {"probe_cycles", exec.probe_cycles}};
+                       {"probe_cycles", exec.probe_cycles}, {"bound_cycles", bound},
+                       {"least_dram_bytes", cost.least_dram_bytes}};
     j["streams"] = {{"instructions_fnv1a", fmt::format("{:016x}", bench.instruction_digest())},
                     {"writes_fnv1a", fmt::format("{:016x}", bench.write_digest())}};
     j["dram"] = {{"bandwidth_gbps", opt.cfg.dram.bandwidth_gbps}, {"latency_ns", opt.cfg.dram.latency_ns},
@@ -678,9 +681,15 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
                "of DRAM time accounted beside them (the host path's)\n",
                end_to_end, bench.now(), prog.options.dma ? " and the DMA's DRAM traffic" : "", exec.probe_cycles,
                dram_accounted);
+    fmt::print("bound: {} cycles, the larger of {} compute cycles and {:.1f} KiB (each input read once, each result "
+               "written once) at {} GB/s; end to end / bound = {:.2f}\n",
+               bound, cost.compute_cycles, static_cast<double>(cost.least_dram_bytes) / 1024.0, opt.cfg.dram.bandwidth_gbps,
+               static_cast<double>(end_to_end) / static_cast<double>(bound));
     if (prog.options.dma)
       fmt::print("DMA (docs/dma.md): {:.1f} KiB of inputs and weights loaded beside compute; the host waited {} cycles for it\n",
                  static_cast<double>(bench.dma_bytes()) / 1024.0, bench.dma_wait_cycles());
+    else
+      fmt::print("DMA (docs/dma.md): off (--no-dma); inputs and weights went through the host's port\n");
     fmt::print("{}", energy_line(run_energy(reports, opt.cfg, bench.now(), dram.bytes_read(), dram.bytes_written())));
   }
   if (!bench.failure().empty()) {
