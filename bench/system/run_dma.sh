@@ -8,6 +8,8 @@
 #               the simulation, overlapped with the GEMM before
 #   bound       `end_to_end.bound_cycles`: max(compute, the layer's inputs read once and results
 #               written once at the DRAM's bandwidth), what issue #22 measures end to end against
+#   model       `end_to_end.model_cycles`: the wall-cycle model's prediction (mapper::predict_wall)
+#               and its error against the run, on both paths
 # Writes <out>/<layer>.{host,dma}.json, <out>/summary.csv and summary.png; resumable: a layer whose two
 # reports exist is not run again.
 #   bench/system/run_dma.sh [config] [out-dir] [fetta binary]
@@ -52,17 +54,19 @@ for layer in layers:
                  "e2e_dma": e2e_dma["cycles"], "dma_kib": round(dma["dma"]["bytes"] / 1024, 1),
                  "dma_host_wait": dma["dma"]["host_wait_cycles"], "probe_host": e2e_host["probe_cycles"],
                  "probe_dma": e2e_dma["probe_cycles"], "least_bytes": e2e_dma["least_dram_bytes"],
-                 "bound": e2e_dma["bound_cycles"], "mismatches": bad})
+                 "bound": e2e_dma["bound_cycles"], "model_host": e2e_host.get("model_cycles", 0),
+                 "model_dma": e2e_dma["model_cycles"], "model_err_host_pct": round(e2e_host.get("model_error_percent", 0), 3),
+                 "model_err_dma_pct": round(e2e_dma["model_error_percent"], 3), "mismatches": bad})
 with open(f"{out}/summary.csv", "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
     w.writeheader()
     w.writerows(rows)
 print(f"{'layer (FP+BP+WG)':22} {'compute':>9} {'serial':>10} {'e2e host':>10} {'e2e DMA':>10} {'DMA/host':>9} "
-      f"{'bound':>9} {'DMA/bound':>9}  DMA KiB  mismatches")
+      f"{'bound':>9} {'DMA/bound':>9}  DMA KiB  model err host/DMA  mismatches")
 for r in rows:
     print(f"{r['layer']:22} {r['compute']:>9,} {r['serial']:>10,} {r['e2e_host']:>10,} {r['e2e_dma']:>10,} "
           f"{r['e2e_dma'] / r['e2e_host']:>9.3f} {r['bound']:>9,} {r['e2e_dma'] / r['bound']:>9.2f}  "
-          f"{r['dma_kib']:>7,}  {r['mismatches']}")
+          f"{r['dma_kib']:>7,}  {r['model_err_host_pct']:+7.2f}% {r['model_err_dma_pct']:+7.2f}%   {r['mismatches']}")
 print(f"wrote {out}/summary.csv")
 PY
 /usr/bin/python3 "$(dirname "$0")/plot_dma.py" "$out"

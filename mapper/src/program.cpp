@@ -160,7 +160,7 @@ class ProgramBuilder {
     }
     const uint64_t capacity = static_cast<uint64_t>(cfg_.dram.capacity_mb) << 20;
     if (dram_next_ > capacity)
-      throw CompileError(fmt::format("dram.capacity_mb: {} needs {:.1f} MiB of DRAM (its inputs, {}every result the "
+      throw CompileError(fmt::format("dram.capacity_mb: {} needs {:.2f} MiB of DRAM (its inputs, {}every result the "
                                      "host stores there); the configuration has {} MiB; allowed: >= {}",
                                      file, static_cast<double>(dram_next_) / (1 << 20),
                                      opt_.dma ? "their operand images for the DMA (--no-dma: none), " : "",
@@ -505,7 +505,12 @@ class ProgramBuilder {
     return at;
   }
 
-  void push(const arch::Words& w, int32_t report, Account acc) { op(words_op(OpCode::push, w, report, acc)); }
+  // An instruction and the model's busy cycles for it (the wall-cycle model's, docs/program.md).
+  void push(const arch::Words& w, int32_t report, Account acc, int64_t cycles) {
+    Op o = words_op(OpCode::push, w, report, acc);
+    o.c = cycles;
+    op(o);
+  }
 
   // An operation that sends words `w` (an instruction, a DMA descriptor), appended to the stream.
   Op words_op(OpCode code, const arch::Words& w, int32_t report, Account acc) {
@@ -612,11 +617,11 @@ class ProgramBuilder {
         write_image(c, false, w.job, w.b.tensor, half, w.report);
         b_in_half_[half] = key;
       }
-      push(arch::encode_flip(isa_), w.report, Account::compute);
+      push(arch::encode_flip(isa_), w.report, Account::compute, 1);
       ++flips_;
       arch::GemmInstr g = job.instr;
       if (w.accumulate) g.acc_accumulate = true;
-      push(arch::encode_gemm(isa_, g), w.report, Account::compute);
+      push(arch::encode_gemm(isa_, g), w.report, Account::compute, job.predicted_cycles - 1);  // its FLIP's is above
       hoist_at_ = out_.ops.size();  // the next job's DMA loads may start from here
       op({.code = OpCode::wait_idle, .report = w.report});
       if (w.read) read_acc(c, w.job, w.z, w.probe, w.report);
@@ -637,7 +642,7 @@ class ProgramBuilder {
         for (size_t n = sp.part_begin[part]; n < sp.part_end(part); ++n) {
           arch::StoreInstr st = sp.program[n];
           st.other_half = oc.half_of[j] != oc.producer_half[k];
-          push(arch::encode_store(isa_, st), report, Account::store);
+          push(arch::encode_store(isa_, st), report, Account::store, arch::store_instr_cycles(st));
           any = true;
         }
       }
@@ -657,7 +662,7 @@ class ProgramBuilder {
     for (size_t j = 0; j < oc.stores.size(); ++j) {
       const bool flip = oc.half_of[j] == oc.producer_half.back();  // the compute half
       if (flip) {
-        push(arch::encode_flip(isa_), report, Account::none);
+        push(arch::encode_flip(isa_), report, Account::none, 1);
         op({.code = OpCode::wait_idle, .account = Account::none, .report = report});
       }
       std::vector<int64_t> map;
@@ -666,7 +671,7 @@ class ProgramBuilder {
       op({.code = OpCode::check_rows, .account = Account::none, .pad = pad, .report = report, .tensor = golden,
           .a = img.first_row, .b = img.rows, .c = img.lanes, .map = add_map(map), .map_len = map.size()});
       if (flip) {
-        push(arch::encode_flip(isa_), report, Account::none);
+        push(arch::encode_flip(isa_), report, Account::none, 1);
         op({.code = OpCode::wait_idle, .account = Account::none, .report = report});
       }
     }
@@ -739,7 +744,7 @@ class ProgramBuilder {
     const int32_t r = new_step(w, term, s, nsteps, lhs, rhs, c);
     for (const Operand* o : {&A, &B})
       if (!o->on_chip && !by_dma(o->tensor)) op({.code = OpCode::fetch, .report = r, .tensor = o->tensor});
-    for (size_t i = 0; i < c.red_cfg_words(); ++i) push(c.program[i], r, Account::compute);
+    for (size_t i = 0; i < c.red_cfg_words(); ++i) push(c.program[i], r, Account::compute, 1);
     const int32_t z = accumulator_tensor(st.out, c);
     std::vector<Work> work;
     const size_t key = ++b_keys_;
@@ -856,7 +861,7 @@ class ProgramBuilder {
     }
     // RED_CFG once, identical for every term (summable): its cycles are term 0's, and the later
     // terms' model drops them.
-    for (size_t i = 0; i < c0.red_cfg_words(); ++i) push(c0.program[i], reps[0], Account::compute);
+    for (size_t i = 0; i < c0.red_cfg_words(); ++i) push(c0.program[i], reps[0], Account::compute, 1);
     emit_jobs(work);
     for (size_t t = 1; t < T; ++t) step_of(reps[t]).predicted -= static_cast<int64_t>(c0.red_cfg_words());
     ProgramStep& chk = step_of(last);

@@ -16,6 +16,7 @@
 #include "arch/dma.hpp"
 #include "arch/isa.hpp"
 #include "mapper/program.hpp"
+#include "mapper/wall_model.hpp"
 
 using namespace fetta;
 using namespace fetta::mapper;
@@ -223,6 +224,19 @@ TEST_CASE("the program's operations read only what was written before them", "[p
       covered = a + b;
     }
     CHECK(covered == static_cast<int64_t>(p.words.size()));
+    // Each instruction carries the model's busy cycles for it (the wall-cycle model's): per step
+    // they add up to the step's predicted compute and STORE cycles.
+    std::vector<int64_t> compute(p.steps.size(), 0), store(p.steps.size(), 0);
+    for (const Op& op : p.ops) {
+      if (op.code != OpCode::push) continue;
+      CHECK(op.c >= 1);
+      if (op.account == Account::compute) compute[static_cast<size_t>(op.report)] += op.c;
+      if (op.account == Account::store) store[static_cast<size_t>(op.report)] += op.c;
+    }
+    for (size_t r = 0; r < p.steps.size(); ++r) {
+      CHECK(compute[r] == p.steps[r].predicted);
+      CHECK(store[r] == p.steps[r].store_predicted);
+    }
     CHECK(gemms > 0);
     int64_t on_chip = 0;
     for (const ProgramStep& s : p.steps) {
@@ -394,4 +408,66 @@ TEST_CASE("the end-to-end bound: each input read once, each result written once,
   CHECK(end_to_end_bound(c, cfg) == bytes * 8);
   cfg.clock_mhz = 500;  // a quarter of a byte a cycle
   CHECK(end_to_end_bound(c, cfg) == bytes * 4);
+}
+
+// A hand-made program for the wall-cycle model: a DMA load of `beats` into half 1 (the free one)
+// when `beats` > 0, a FLIP, a GEMM of `gemm` cycles and a wait.
+static Program wall_program(const arch::ArchConfig& cfg, int64_t beats, int64_t gemm) {
+  const arch::IsaLayout isa(cfg);
+  const arch::DmaLayout dma(arch::dma_geometry(cfg));
+  Program p;
+  p.steps.resize(1);
+  auto words = [&](OpCode code, const arch::Words& w, int64_t cycles) {
+    p.ops.push_back({.code = code, .report = 0, .a = static_cast<int64_t>(p.words.size()),
+                     .b = static_cast<int64_t>(w.size()), .c = cycles});
+    p.words.insert(p.words.end(), w.begin(), w.end());
+  };
+  if (beats > 0) {
+    arch::DmaDescriptor d;
+    d.half = true;
+    d.bound = {static_cast<uint64_t>(beats), 1, 1};
+    d.dram_stride = {1, 0, 0};
+    d.slot_stride = {1, 0, 0};
+    words(OpCode::dma, arch::encode_dma(dma, d), 0);
+  }
+  words(OpCode::push, arch::encode_flip(isa), 1);
+  arch::GemmInstr g;
+  words(OpCode::push, arch::encode_gemm(isa, g), gemm);
+  p.ops.push_back({.code = OpCode::wait_idle, .report = 0});
+  return p;
+}
+
+TEST_CASE("the wall-cycle model: the host bus, the controller, the DMA and DRAM", "[program]") {
+  arch::ArchConfig cfg = config("default");
+  const int64_t nw = static_cast<int64_t>(arch::encode_flip(arch::IsaLayout(cfg)).size());
+  // Without the DMA: reset, the two instructions' words, then the GEMM's cycles from its push.
+  const WallPrediction plain = predict_wall(wall_program(cfg, 0, 500), cfg);
+  CHECK(plain.simulated == 3 + 2 * nw + 500);
+  CHECK(plain.dma_hold == 0);
+  CHECK(predict_wall(wall_program(cfg, 0, 1), cfg).simulated == 3 + 2 * nw + 1);  // the wait's own cycle
+  // A load into the free half holds the FLIP: its beats at the bandwidth (32 B in 1.25 cycles)
+  // after the latency (100 cycles), then the GEMM.
+  const int64_t beats = 4000;
+  const WallPrediction loaded = predict_wall(wall_program(cfg, beats, 500), cfg);
+  CHECK(loaded.dma_hold > 0);
+  CHECK(loaded.simulated >= 100 + beats * 5 / 4 + 500);
+  CHECK(loaded.simulated <= 100 + beats * 5 / 4 + 500 + 3 * nw + 20);
+  // Twice the latency: the stream is as fast, its first beat 100 cycles later (the DRAM port
+  // keeps enough requests in flight to cover it).
+  cfg.dram.latency_ns *= 2;
+  const WallPrediction late = predict_wall(wall_program(cfg, beats, 500), cfg);
+  CHECK(std::abs(late.simulated - loaded.simulated - 100) <= 1);
+  cfg.dram.latency_ns /= 2;
+  // The host path's DRAM time is accounted beside, per step: one fetch of a tensor.
+  Program f = wall_program(cfg, 0, 500);
+  ProgramTensor x;
+  x.name = "X";
+  x.dims = {64, 64};
+  x.dram_addr = 0;
+  x.dram_bytes = 2;
+  f.tensors.push_back(x);
+  f.ops.insert(f.ops.begin(), {.code = OpCode::fetch, .report = 0, .tensor = 0});
+  CHECK(predict_wall(f, cfg).dram_accounted ==
+        static_cast<int64_t>(std::ceil(arch::dram_transfer_ns(cfg.dram, 64 * 64 * 2) * cfg.clock_mhz / 1000.0 - 1e-6)));
+  CHECK(predict_wall(f, cfg).simulated == plain.simulated);
 }

@@ -20,7 +20,7 @@
 
 namespace fetta::mapper {
 
-inline constexpr int kProgramFormatVersion = 2;
+inline constexpr int kProgramFormatVersion = 3;
 
 // How the compiler decides (the options of `fetta compile` / `fetta run`).
 struct ProgramOptions {
@@ -80,7 +80,7 @@ enum class OpCode : uint8_t {
   preload,      // DRAM[tensor] <- the input's values, untimed (placing the layer's inputs)
   fetch,        // host buffer[tensor] <- DRAM[tensor], a timed read
   write_rows,   // free half rows [a, a + b), lanes c <- buffer[tensor] through map (-1: pad)
-  push,         // one instruction: words [a, a + b) of Program::words
+  push,         // one instruction: words [a, a + b) of Program::words; c: the model's busy cycles for it
   wait_idle,    // until the controller is idle with an empty queue
   read_acc,     // buffer[tensor] (accumulator words) <- rows [0, a), lanes list; the words land at map
   check,        // the scoreboard: step `report`'s result (buffer[tensor]) against the golden model

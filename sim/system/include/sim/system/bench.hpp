@@ -77,8 +77,9 @@ class SystemBench : public sc_core::sc_module {
 
  private:
   void host_thread();
-  // The DMA's external memory port, answered from `memory_`: requests taken while fewer than
-  // kMaxOutstanding wait; served in order at the DRAM's bandwidth, each answered its latency later.
+  // The DMA's external memory port, answered from `memory_`: requests taken while fewer than the
+  // bandwidth-delay product wait; served in order at the DRAM's bandwidth, each answered its
+  // latency later.
   void memory_thread();
   void check_id();  // hw_id against the configuration's
   void tick();  // one clock cycle: at its end the inputs written before it have been sampled
@@ -99,7 +100,6 @@ class SystemBench : public sc_core::sc_module {
   int64_t dma_bytes_ = 0, dma_wait_cycles_ = 0;
   size_t outstanding_ = 0;  // external requests the memory port has not answered yet
   int64_t timeout_cycles_ = 200'000'000;
-  static constexpr size_t kMaxOutstanding = 64;
   bool int_acc_ = false;
   bool counting_ = true;
   int acc_bits_ = 32;

@@ -41,6 +41,8 @@ struct RunOptions {
 // (bf16-rounded) inputs. Intermediates are rounded to bf16 between contractions, so the error is
 // a few bf16 ulps; 2^-5 leaves a wide margin while still catching a wrong element or order.
 inline constexpr double kBf16RelTolerance = 1.0 / 32;
+// How far end to end may be from mapper::predict_wall under --check-model, in percent.
+inline constexpr double kWallModelTolerancePercent = 2.0;
 
 struct StepReport {
   std::string layer, phase, problem;

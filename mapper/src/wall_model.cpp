@@ -1,0 +1,234 @@
+// The wall-cycle model (docs/program.md, "The wall-cycle model"). Times are the bench's cycles
+// counted at falling clock edges, where the host writes and reads the top's ports: an operation
+// on the host bus that starts at cycle h and takes n cycles ends at h + n, and an instruction
+// whose last word the host wrote in the cycle ending at h is in the queue from h on.
+#include "mapper/wall_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <set>
+#include <vector>
+
+#include "arch/dma.hpp"
+#include "arch/isa.hpp"
+
+namespace fetta::mapper {
+
+namespace {
+
+// The top's fixed parameters the timing depends on (hw::ControllerParams, hw::DmaParams).
+constexpr size_t kInstrQueueDepth = 4;
+constexpr size_t kDmaQueueDepth = 2;
+constexpr int64_t kResetCycles = 3;  // the bench holds reset for two cycles, then one more before the program
+// The DMA: its first request this many cycles after the descriptor is queued (and its half is
+// free), and idle this many after its last response; the next descriptor starts after that.
+constexpr int64_t kDmaFirstRequest = 2;
+constexpr int64_t kDmaDoneAfterLast = 2;
+
+// The bench's DRAM port (sim/system/src/bench.cpp, memory_thread): a request presented at cycle t
+// is taken while fewer than `cap` wait, served after the transfers before it at the bandwidth,
+// and answered at the first cycle its latency after that.
+class DramPort {
+ public:
+  explicit DramPort(const arch::ArchConfig& cfg) {
+    const double cycles_per_ns = cfg.clock_mhz / 1000.0;
+    const arch::DmaGeometry g = arch::dma_geometry(cfg);
+    latency_ = cfg.dram.latency_ns * cycles_per_ns;
+    per_beat_ = static_cast<double>(g.beat_bytes()) / cfg.dram.bandwidth_gbps * cycles_per_ns;
+    cap_ = static_cast<size_t>(std::ceil(latency_ / per_beat_)) + 4;
+  }
+  // The cycle the last of `beats` requests is answered, the first presented at `first`.
+  int64_t run(int64_t first, int64_t beats) {
+    std::deque<int64_t> due;  // the answer cycles of the requests taken, oldest first
+    double free_at = 0;
+    int64_t t = first, last = first;
+    for (int64_t i = 0; i < beats; ++t) {
+      if (!due.empty() && due.front() <= t) {
+        last = due.front();
+        due.pop_front();
+      }
+      if (due.size() >= cap_) continue;  // not ready: the request waits
+      free_at = std::max(free_at, static_cast<double>(t) + 0.5) + per_beat_;
+      due.push_back(static_cast<int64_t>(std::ceil(free_at + latency_ - 1e-9)));
+      ++i;
+    }
+    // The rest are answered one a cycle at most, each at its due cycle.
+    for (; !due.empty(); due.pop_front()) last = std::max(last + 1, due.front());
+    return last;
+  }
+
+ private:
+  double latency_ = 0, per_beat_ = 0;
+  size_t cap_ = 0;
+};
+
+class Replay {
+ public:
+  Replay(const Program& p, const arch::ArchConfig& cfg)
+      : p_(p), cfg_(cfg), isa_(cfg), dma_layout_(arch::dma_geometry(cfg)), port_(cfg),
+        host_lanes_(arch::host_port_lanes(cfg)) {}
+
+  WallPrediction run() {
+    WallPrediction w;
+    std::vector<int64_t> dram_ps(p_.steps.size(), 0);
+    h_ = kResetCycles;
+    for (const Op& o : p_.ops) {
+      const int64_t before = h_;
+      perform(o, dram_ps);
+      if (o.account == Account::none || !o.host_counted) w.probe += h_ - before;
+    }
+    w.simulated = h_;
+    for (int64_t ps : dram_ps)
+      w.dram_accounted += static_cast<int64_t>(std::ceil(static_cast<double>(ps) * 1e-12 * cfg_.clock_mhz * 1e6 - 1e-6));
+    w.dma_hold = hold_;
+    return w;
+  }
+
+ private:
+  struct Instr {
+    int64_t pop = 0, end = 0;
+  };
+  struct Descriptor {
+    bool half = false;
+    int64_t beats = 0, queued = 0, done = -1;  // done: -1 until it could be timed
+  };
+
+  int64_t groups_of(int64_t lanes) const { return (lanes + host_lanes_ - 1) / host_lanes_; }
+  const ProgramTensor& tensor(int32_t t) const { return p_.tensors.at(static_cast<size_t>(t)); }
+  arch::Words words_of(const Op& o) const {
+    return arch::Words(p_.words.begin() + o.a, p_.words.begin() + o.a + o.b);
+  }
+
+  // The compute half at cycle t: the controller's register, toggled by every FLIP popped so far.
+  bool compute_half_at(int64_t t) const {
+    const auto n = std::upper_bound(flip_pops_.begin(), flip_pops_.end(), t) - flip_pops_.begin();
+    return (n % 2) != 0;
+  }
+
+  // Times every descriptor that can be timed now: in order, each after the one before and once
+  // its half is not the compute half (a FLIP yet to be pushed may be what frees it).
+  void time_descriptors() {
+    for (; next_desc_ < descs_.size(); ++next_desc_) {
+      Descriptor& d = descs_[next_desc_];
+      int64_t start = d.queued;
+      if (next_desc_ > 0) start = std::max(start, descs_[next_desc_ - 1].done);
+      if (compute_half_at(start) == d.half) {
+        // Waits for the next FLIP after `start`; unknown until that FLIP is timed.
+        auto it = std::upper_bound(flip_pops_.begin(), flip_pops_.end(), start);
+        if (it == flip_pops_.end()) return;
+        start = *it;
+      }
+      d.done = port_.run(start + kDmaFirstRequest, d.beats) + kDmaDoneAfterLast;
+    }
+  }
+
+  // When the DMA's head descriptors stop moving the host's half, seen from cycle t: the FLIP or
+  // STORE into that half waiting at t may go then.
+  int64_t dma_release(int64_t t) {
+    time_descriptors();
+    const bool host_half = !compute_half_at(t);
+    int64_t release = t;
+    while (head_ < next_desc_ && descs_[head_].done <= t) ++head_;  // t only grows
+    for (size_t i = head_; i < next_desc_; ++i) {
+      const Descriptor& d = descs_[i];
+      if (d.done <= release || d.queued > release) continue;
+      if (d.half != host_half) break;  // the head moves the compute half: no hold
+      release = d.done;
+    }
+    return release;
+  }
+
+  // Until the DMA is idle (dma_busy low): every descriptor pushed done.
+  int64_t dma_idle() {
+    time_descriptors();
+    return descs_.empty() ? 0 : (next_desc_ == descs_.size() ? descs_.back().done : h_);
+  }
+
+  // The host pushes `n` words into a queue whose last word waits while the queue is full, until
+  // cycle `room` (0: there is room).
+  void push_words(int64_t n, int64_t room) { h_ = std::max(h_ + n - 1, room) + 1; }
+
+  void push_instruction(const Op& o) {
+    const arch::Words w = words_of(o);
+    // A full queue has room from the cycle after its oldest entry's pop.
+    const size_t n = instrs_.size();
+    push_words(o.b, n >= kInstrQueueDepth ? instrs_[n - kInstrQueueDepth].pop + 1 : 0);
+    Instr in;
+    in.pop = std::max(h_, ctrl_free_);
+    const bool flip = w == arch::encode_flip(isa_);
+    const bool store_other = !flip && o.account == Account::store &&
+                             arch::field_value(w, isa_.field("st_other_half")) != 0;
+    if (flip || store_other) {
+      const int64_t release = dma_release(in.pop);
+      hold_ += release - in.pop;
+      in.pop = release;
+    }
+    in.end = in.pop + o.c;
+    ctrl_free_ = in.end;
+    if (flip) {
+      flip_pops_.push_back(in.pop);
+      time_descriptors();
+    }
+    instrs_.push_back(in);
+  }
+
+  void push_descriptor(const Op& o) {
+    time_descriptors();
+    // A descriptor leaves the queue when it is done.
+    const size_t n = descs_.size();
+    push_words(o.b, n >= kDmaQueueDepth ? std::max<int64_t>(0, descs_[n - kDmaQueueDepth].done) : 0);
+    const arch::DmaDescriptor d = arch::decode_dma(dma_layout_, words_of(o));
+    descs_.push_back({.half = d.half, .beats = d.beats(), .queued = h_});
+    time_descriptors();
+  }
+
+  void perform(const Op& o, std::vector<int64_t>& dram_ps) {
+    auto dram = [&](int32_t t) {
+      const ProgramTensor& pt = tensor(t);
+      const auto bytes = static_cast<uint64_t>(pt.numel() * pt.dram_bytes);
+      dram_ps[static_cast<size_t>(o.report)] += std::llround(arch::dram_transfer_ns(cfg_.dram, bytes) * 1000.0);
+    };
+    switch (o.code) {
+      case OpCode::fetch: dram(o.tensor); break;
+      case OpCode::store: dram(o.tensor); break;
+      case OpCode::write_rows:
+      case OpCode::check_rows:
+        h_ = std::max(h_, dma_idle());
+        h_ += o.b * groups_of(o.c);
+        break;
+      case OpCode::read_acc: {
+        std::set<int64_t> groups;
+        for (uint64_t i = 0; i < o.lanes_len; ++i) groups.insert(p_.maps[o.lanes + i] / host_lanes_);
+        h_ += o.a * static_cast<int64_t>(groups.size());
+        break;
+      }
+      case OpCode::push: push_instruction(o); break;
+      case OpCode::dma: push_descriptor(o); break;
+      case OpCode::wait_idle: h_ = std::max(h_ + 1, ctrl_free_); break;
+      case OpCode::preload:
+      case OpCode::preload_image:
+      case OpCode::check:
+      case OpCode::finish: break;
+    }
+  }
+
+  const Program& p_;
+  const arch::ArchConfig& cfg_;
+  const arch::IsaLayout isa_;
+  const arch::DmaLayout dma_layout_;
+  DramPort port_;
+  const int host_lanes_;
+  int64_t h_ = 0, ctrl_free_ = 0, hold_ = 0;
+  std::vector<Instr> instrs_;
+  std::vector<int64_t> flip_pops_;
+  std::vector<Descriptor> descs_;
+  size_t next_desc_ = 0;  // descs_ before it are timed
+  size_t head_ = 0;       // descs_ before it were done before the last release asked for
+};
+
+}  // namespace
+
+WallPrediction predict_wall(const Program& p, const arch::ArchConfig& cfg) { return Replay(p, cfg).run(); }
+
+}  // namespace fetta::mapper
