@@ -26,6 +26,7 @@
 #include "mapper/compile.hpp"
 #include "mapper/layer_search.hpp"
 #include "mapper/program.hpp"
+#include "mapper/wall_model.hpp"
 #include "rtl_gen/emit.hpp"
 #include "run_toolchain.hpp"
 #include "verif/layer.hpp"
@@ -304,6 +305,10 @@ void add_compile_command(CLI::App& app) {
                "{} instruction words\n",
                *out, cfg.name, c->config, p.hw_id, p.layers.size(), cost.contractions, cost.compute_cycles, cost.macs,
                p.ops.size(), p.words.size());
+    const mapper::WallPrediction w = mapper::predict_wall(p, cfg);
+    fmt::print("end to end (the wall-cycle model, docs/program.md): {} cycles = {} simulated + {} of the host path's DRAM "
+               "time; bound {}\n",
+               w.total(), w.simulated, w.dram_accounted, mapper::end_to_end_bound(cost, cfg));
   });
 }
 

@@ -43,7 +43,8 @@ std::string to_string(ProgramTensor::Kind k) {
 
 std::string to_string(OpCode c) {
   static const char* const names[] = {"preload", "fetch",      "write_rows", "push",          "wait_idle", "read_acc",
-                                      "check",   "store",      "check_rows", "finish",        "preload_image", "dma"};
+                                      "check",   "store",      "check_rows", "finish",        "preload_image", "dma",
+                                      "wait_retired"};
   return names[static_cast<size_t>(c)];
 }
 
@@ -510,6 +511,7 @@ class ProgramBuilder {
     Op o = words_op(OpCode::push, w, report, acc);
     o.c = cycles;
     op(o);
+    ++pushed_;
   }
 
   // An operation that sends words `w` (an instruction, a DMA descriptor), appended to the stream.
@@ -546,8 +548,21 @@ class ProgramBuilder {
     const RowImage img = image_map(c, a_operand, j, t, map);
     const uint16_t pad = a_operand && cfg_.dtype == arch::DataType::bf16 ? 0x8000 : 0;
     if (by_dma(t)) return dma_image(img, map, pad, t, half, report);
-    op({.code = OpCode::write_rows, .pad = pad, .report = report, .tensor = t, .a = img.first_row, .b = img.rows,
-        .c = img.lanes, .map = add_map(map), .map_len = map.size()});
+    // Within a contraction's jobs the host writes the next job's images while the job before
+    // computes (its operands were fetched before the first job); the rows go to that GEMM's step,
+    // whose cycles run meanwhile.
+    // The host's port reaches the free half only once the job's FLIP has taken effect (a FLIP
+    // the DMA holds has not): the first write waits for it to retire.
+    const bool hoist = host_hoist_ && hoist_at_ != kNoHoist;
+    const Op o{.code = OpCode::write_rows, .pad = pad, .report = hoist ? hoist_report_ : report, .tensor = t,
+               .a = img.first_row, .b = img.rows, .c = img.lanes, .map = add_map(map), .map_len = map.size()};
+    if (!hoist) return op(o);
+    std::vector<Op> ops;
+    if (!flip_waited_) ops.push_back({.code = OpCode::wait_retired, .report = hoist_report_, .a = flip_retired_});
+    flip_waited_ = true;
+    ops.push_back(o);
+    out_.ops.insert(out_.ops.begin() + static_cast<std::ptrdiff_t>(hoist_at_), ops.begin(), ops.end());
+    hoist_at_ += ops.size();
   }
 
   // The DMA path moves the layer's inputs and weights: tensors the host placed in DRAM itself.
@@ -564,7 +579,7 @@ class ProgramBuilder {
     const int64_t whole = img.lanes / g.lanes;                    // beats with every lane of the image
     const uint64_t at = allocate(img.rows * per_row * g.lanes, g.width / 8);
     // The GEMM running while the host pushes the descriptors keeps its cycles.
-    const int32_t in_flight = hoist_at_ != kNoHoist ? out_.ops[hoist_at_ - 1].report : report;
+    const int32_t in_flight = hoist_at_ != kNoHoist ? hoist_report_ : report;
     std::vector<Op> ops;
     ops.push_back({.code = OpCode::preload_image, .pad = pad, .report = report, .tensor = t, .a = static_cast<int64_t>(at),
                    .b = img.rows, .c = img.lanes, .map = add_map(map), .map_len = map.size()});
@@ -605,6 +620,7 @@ class ProgramBuilder {
   // Per job: operand images into the free half, FLIP, the GEMM, wait; the finished rows out of
   // the accumulator when asked; then `after(job)` when given (the STOREs of a finished chunk).
   void emit_jobs(const std::vector<Work>& work, const std::function<void(size_t)>& after = {}) {
+    host_hoist_ = false;  // the first job's operands were fetched after the GEMM before
     for (const Work& w : work) {
       const CompiledGemm& c = *w.c;
       const GemmJob& job = c.jobs[w.job];
@@ -618,15 +634,20 @@ class ProgramBuilder {
         b_in_half_[half] = key;
       }
       push(arch::encode_flip(isa_), w.report, Account::compute, 1);
+      flip_retired_ = pushed_;
       ++flips_;
       arch::GemmInstr g = job.instr;
       if (w.accumulate) g.acc_accumulate = true;
       push(arch::encode_gemm(isa_, g), w.report, Account::compute, job.predicted_cycles - 1);  // its FLIP's is above
-      hoist_at_ = out_.ops.size();  // the next job's DMA loads may start from here
+      hoist_at_ = out_.ops.size();  // the next job's DMA loads and host writes may start from here
+      hoist_report_ = w.report;
+      host_hoist_ = true;
+      flip_waited_ = false;
       op({.code = OpCode::wait_idle, .report = w.report});
       if (w.read) read_acc(c, w.job, w.z, w.probe, w.report);
       if (after) after(w.job);
     }
+    host_hoist_ = false;
   }
 
   // After the producer's job k: the parts of the STORE programs that store the output chunk k
@@ -887,6 +908,11 @@ class ProgramBuilder {
   arch::DmaLayout dma_;
   static constexpr size_t kNoHoist = ~size_t{0};
   size_t hoist_at_ = kNoHoist;  // where the next DMA loads go: right after the last GEMM pushed
+  int32_t hoist_report_ = -1;   // that GEMM's step
+  bool host_hoist_ = false;     // host writes may go there too (a later job of the same contractions)
+  int64_t pushed_ = 0;          // instructions pushed so far
+  int64_t flip_retired_ = 0;    // the instructions retired once the last job's FLIP has taken effect
+  bool flip_waited_ = false;    // the host writes at the hoist point wait for that FLIP already
   std::array<int64_t, 3> b_in_half_[2] = {{-1, -1, -1}, {-1, -1, -1}};  // (B tensor key, nt0, kt0) each half holds
   size_t b_keys_ = 0;           // B tensors handed to emit_jobs so far
   std::vector<Parked> parked_;  // STOREd images waiting for their consumers in the current network

@@ -212,7 +212,7 @@ void check_refs(const Program& p, const std::string& where) {
   auto bad = [&](const std::string& what) { throw ProgramError(fmt::format("{}: {}", where, what)); };
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const Op& o = p.ops[i];
-    if (static_cast<int>(o.code) > static_cast<int>(OpCode::dma) || static_cast<int>(o.account) > 2 ||
+    if (static_cast<int>(o.code) > static_cast<int>(OpCode::wait_retired) || static_cast<int>(o.account) > 2 ||
         static_cast<int>(o.convert) > 2)
       bad(fmt::format("ops.bin record {}: an unknown op code, account or conversion", i));
     if (o.report < -1 || o.report >= ns || o.tensor < -1 || o.tensor >= nt || o.source < -1 || o.source >= nt)

@@ -206,6 +206,12 @@ class Replay {
       case OpCode::push: push_instruction(o); break;
       case OpCode::dma: push_descriptor(o); break;
       case OpCode::wait_idle: h_ = std::max(h_ + 1, ctrl_free_); break;
+      case OpCode::wait_retired: {
+        // Retired at its pop (a FLIP), seen on the port a cycle later.
+        const auto k = static_cast<size_t>(o.a);
+        if (k > 0 && k <= instrs_.size()) h_ = std::max(h_, instrs_[k - 1].pop + 1);
+        break;
+      }
       case OpCode::preload:
       case OpCode::preload_image:
       case OpCode::check:

@@ -224,6 +224,32 @@ TEST_CASE("the program's operations read only what was written before them", "[p
       covered = a + b;
     }
     CHECK(covered == static_cast<int64_t>(p.words.size()));
+    // The host writes a later job's images while the job before computes: between that job's
+    // GEMM and its wait (bt_small's summed terms are jobs of one contraction list).
+    // The first such write waits for the job's FLIP to retire (the FLIP before that GEMM), since
+    // the DMA may hold it and the host's port reaches the free half only after it.
+    int64_t hoisted = 0, pushes = 0;
+    bool flip_retired = false;
+    for (size_t i = 0; i < p.ops.size(); ++i) {
+      if (p.ops[i].code == OpCode::push) {
+        ++pushes;
+        flip_retired = false;
+      }
+      if (p.ops[i].code == OpCode::wait_retired) {
+        CHECK(p.ops[i].a == pushes - 1);
+        flip_retired = true;
+      }
+      if (p.ops[i].code != OpCode::write_rows) continue;
+      size_t j = i + 1;
+      while (j < p.ops.size() && (p.ops[j].code == OpCode::write_rows || p.ops[j].code == OpCode::dma ||
+                                  p.ops[j].code == OpCode::preload_image))
+        ++j;
+      if (j < p.ops.size() && p.ops[j].code == OpCode::wait_idle) {
+        ++hoisted;
+        CHECK(flip_retired);
+      }
+    }
+    CHECK((dma || hoisted > 0));
     // Each instruction carries the model's busy cycles for it (the wall-cycle model's): per step
     // they add up to the step's predicted compute and STORE cycles.
     std::vector<int64_t> compute(p.steps.size(), 0), store(p.steps.size(), 0);
@@ -305,10 +331,13 @@ TEST_CASE("the DMA path loads every input and weight image by descriptors, besid
       if (!image_extents.count(t->layer)) images.clear();  // a new layer reuses DRAM from address 0
       images[op.a] = op.a + beats * dma.geometry().beat_bytes();
       image_extents[t->layer][op.a] = images[op.a];
-      // The images go right after a GEMM's push (the job before computes meanwhile), or, before
-      // a layer's first GEMM, where the host would have written them.
+      // The images go right after a GEMM's push (the job before computes meanwhile; the host
+      // writes its images of intermediates there too), or, before a layer's first GEMM, where
+      // the host would have written them.
       size_t before = i;
-      while (before > 0 && (p.ops[before - 1].code == OpCode::preload_image || p.ops[before - 1].code == OpCode::dma)) --before;
+      while (before > 0 && (p.ops[before - 1].code == OpCode::preload_image || p.ops[before - 1].code == OpCode::dma ||
+                            p.ops[before - 1].code == OpCode::write_rows || p.ops[before - 1].code == OpCode::wait_retired))
+        --before;
       if (before > 0 && is_gemm(p.ops[before - 1]))
         ++hoisted;
       else

@@ -90,6 +90,7 @@ enum class OpCode : uint8_t {
   preload_image,  // DRAM[a ..] <- an operand image of input tensor: b rows of c lanes through map (-1: pad),
                   // each row as whole beats of the host port's lanes (docs/dma.md), untimed
   dma,          // one DMA descriptor: words [a, a + b) of Program::words into the DMA's queue
+  wait_retired,  // until the controller has retired `a` instructions (a FLIP retires when it takes effect)
 };
 
 struct Op {

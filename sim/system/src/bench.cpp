@@ -245,6 +245,18 @@ int64_t SystemBench::wait_dma_idle(int64_t timeout_cycles) {
   return n;
 }
 
+void SystemBench::wait_retired(int64_t count, int64_t timeout_cycles) {
+  int64_t n = 0;
+  while (static_cast<int64_t>(port("retired").read()) < count) {
+    if (++n > timeout_cycles)
+      throw std::runtime_error(fmt::format("SystemBench: the controller retired {} of {} instructions after {} cycles "
+                                           "(busy = {}; DMA busy = {}, dma_done = {}: a FLIP may be waiting for it)",
+                                           port("retired").read(), count, timeout_cycles, port("busy").read(),
+                                           port("dma_busy").read(), port("dma_done").read()));
+    tick();
+  }
+}
+
 void SystemBench::memory_thread() {
   const int H = host_lanes_;
   const int bytes = H * arch::operand_bits(cfg_.dtype) / 8;

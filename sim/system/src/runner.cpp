@@ -410,6 +410,7 @@ class Executor {
         bench_->push_descriptor(arch::Words(first, first + o.b));
         break;
       }
+      case OpCode::wait_retired: bench_->wait_retired(o.a, opt_.timeout_cycles); break;
     }
   }
 

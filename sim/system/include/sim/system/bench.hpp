@@ -55,6 +55,8 @@ class SystemBench : public sc_core::sc_module {
   // Waits until the DMA has no descriptor; returns the cycles waited. Host-port reads and writes
   // wait for this themselves: the DMA owns the port while it is busy.
   int64_t wait_dma_idle(int64_t timeout_cycles);
+  // Until the controller has retired `count` instructions (its `retired` output).
+  void wait_retired(int64_t count, int64_t timeout_cycles);
   // While false, bus operations take their cycles but are not counted as host cycles: the
   // scoreboard's probes of data that stays on chip.
   void count_host(bool on) { counting_ = on; }
