@@ -6,12 +6,14 @@
 area_vs_pes.png       ASAP7 area (CE area x CE count + the other synthesized parts) against the PEs
 util_vs_lanes.png     PE utilization against network lanes, per layer/phase (FETTA points)
 speedup.png           cycles of each baseline / cycles of FETTA with the same other parameters, per layer
+e2e_speedup.png       the same end to end (e2e_cycles: the wall-cycle model, DMA and host transfers included)
 efficiency.png        energy of each baseline / energy of FETTA, the same way (the points' energy: constants)
 energy_per_mac.png    pJ per MAC per layer and point, stacked by term (static, MAC, SRAM, network, DRAM)
 area_breakdown.png    ASAP7 area per part for every point (stacked bars, CE x count)
 Plots without data in the CSV (no synthesis, no baselines) are skipped with a message.
 """
 import csv
+import math
 import os
 import sys
 from collections import defaultdict
@@ -116,7 +118,7 @@ def main():
 
     def ratio_plot(column, name, ylabel, title):
         acc = per_layer(column)
-        bases = [b for b in ("tpu", "hier") if b in acc]
+        bases = [b for b in ("tpu_offchip", "tpu", "hier") if b in acc]
         if "fetta" not in acc or not bases:
             print(f"{name}: the sweep has no baseline points with {column}")
             return
@@ -130,7 +132,11 @@ def main():
                 o = [v for k, v in acc[b].items() if k[2] == layer]
                 sp.append(sum(o) / sum(f) if f and o and sum(f) > 0 else 0)
             xs = [j + i * width for j in range(len(layers))]
-            ax.bar(xs, sp, width, label=f"over {b}")
+            valid = [v for v in sp if v > 0]
+            geomean = math.exp(sum(math.log(v) for v in valid) / len(valid)) if valid else 0
+            ax.bar(xs, sp, width, label=f"over {b} (geomean {geomean:.2f}x)")
+            print(f"{name}: over {b}: " + ", ".join(f"{layer} {v:.2f}x" for layer, v in zip(layers, sp)) +
+                  f"; geomean {geomean:.2f}x")
             for x, s in zip(xs, sp):
                 ax.text(x, s, f"{s:.2f}x", ha="center", va="bottom", fontsize=7)
         ax.set_xticks([j + width * (len(bases) - 1) / 2 for j in range(len(layers))])
@@ -142,6 +148,8 @@ def main():
         save(fig, out, name)
 
     ratio_plot("cycles", "speedup.png", "speedup (cycles of baseline / cycles of FETTA)", "Speedup per layer (FP+BP+WG)")
+    ratio_plot("e2e_cycles", "e2e_speedup.png", "speedup end to end (baseline / FETTA)",
+               "Speedup end to end per layer (FP+BP+WG; the wall-cycle model)")
     ratio_plot("energy_uj", "efficiency.png", "energy of baseline / energy of FETTA",
                "Energy efficiency per layer (FP+BP+WG, model constants)")
 

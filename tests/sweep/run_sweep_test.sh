@@ -40,11 +40,18 @@ for r in rows:
     hier = yaml.safe_load(open("configs/baseline_hier.yaml"))["energy"]
     same = all(math.isclose(cfg["energy"][k], v) for k, v in hier.items())
     assert same == (r["baseline"] == "hier"), (r["point"], cfg["energy"], hier)
+    # End to end (the wall-cycle model): at least the compute cycles and the bound.
+    e2e, bound = int(r["e2e_cycles"]), int(r["bound_cycles"])
+    assert e2e > f["cycles"] and bound >= f["cycles"] and e2e >= bound, r
+# Every row has the header's columns, failed points included.
+with open(sys.argv[1], newline="") as fh:
+    table = list(csv.reader(fh))
+assert all(len(row) == len(table[0]) for row in table), [len(row) for row in table]
 recs = [json.loads(l) for l in open(os.path.join(os.path.dirname(sys.argv[1]), "results.jsonl"))]
 assert sorted({rec["config"]["energy_from"] for rec in recs}) == ["base", "configs/baseline_hier.yaml"], recs
 PY
 /usr/bin/python3 scripts/plot_sweep.py "$work/tiny"
-for p in area_vs_pes util_vs_lanes speedup area_breakdown energy_per_mac efficiency; do
+for p in area_vs_pes util_vs_lanes speedup e2e_speedup area_breakdown energy_per_mac efficiency; do
   [ -s "$work/tiny/$p.png" ] || { echo "missing plot $p.png"; exit 1; }
 done
 "$fetta" sweep --grid scripts/grids/ci_tiny.yaml --out "$work/tiny" --resume 2> "$work/resume.log"
@@ -53,6 +60,8 @@ grep -q '0 point(s) to run (4 already recorded)' "$work/resume.log" || { cat "$w
 grep -q '^ce.rows=3,failed' "$work/fail/results.csv" || { echo "the impossible point is not recorded as failed"; exit 1; }
 grep 'ce.rows=3' "$work/fail/results.csv" | grep -q 'allowed: a power of two' || { echo "the failure has no reason"; exit 1; }
 [ "$(grep -c ',ok,' "$work/fail/results.csv")" -eq 2 ] || { echo "the valid points did not complete"; exit 1; }
+# A failed point's row has the header's columns too.
+/usr/bin/python3 -c 'import csv, sys; t = list(csv.reader(open(sys.argv[1], newline=""))); assert all(len(r) == len(t[0]) for r in t), [len(r) for r in t]' "$work/fail/results.csv" || exit 1
 # --retry-failed without --resume is refused (it would silently start from scratch).
 if "$fetta" sweep --grid tests/sweep/with_failure.yaml --out "$work/fail" --retry-failed 2> "$work/retry_alone.log"; then
   echo "--retry-failed without --resume was accepted"; exit 1
