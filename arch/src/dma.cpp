@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <bit>
+#include <cmath>
 
 namespace fetta::arch {
 
@@ -17,6 +18,11 @@ uint64_t mask_of(int bits) { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << 
 }  // namespace
 
 int DmaGeometry::beat_shift() const { return std::countr_zero(static_cast<unsigned>(beat_bytes())); }
+
+size_t dram_port_depth(const ArchConfig& cfg) {
+  const double beat_ns = static_cast<double>(dma_geometry(cfg).beat_bytes()) / cfg.dram.bandwidth_gbps;
+  return static_cast<size_t>(std::ceil(cfg.dram.latency_ns / beat_ns)) + 4;
+}
 
 DmaGeometry dma_geometry(const ArchConfig& cfg) {
   DmaGeometry g;

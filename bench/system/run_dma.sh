@@ -54,8 +54,8 @@ for layer in layers:
                  "e2e_dma": e2e_dma["cycles"], "dma_kib": round(dma["dma"]["bytes"] / 1024, 1),
                  "dma_host_wait": dma["dma"]["host_wait_cycles"], "probe_host": e2e_host["probe_cycles"],
                  "probe_dma": e2e_dma["probe_cycles"], "least_bytes": e2e_dma["least_dram_bytes"],
-                 "bound": e2e_dma["bound_cycles"], "model_host": e2e_host.get("model_cycles", 0),
-                 "model_dma": e2e_dma["model_cycles"], "model_err_host_pct": round(e2e_host.get("model_error_percent", 0), 3),
+                 "bound": e2e_dma["bound_cycles"], "model_host": e2e_host["model_cycles"],
+                 "model_dma": e2e_dma["model_cycles"], "model_err_host_pct": round(e2e_host["model_error_percent"], 3),
                  "model_err_dma_pct": round(e2e_dma["model_error_percent"], 3), "mismatches": bad})
 with open(f"{out}/summary.csv", "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))

@@ -561,8 +561,15 @@ class ProgramBuilder {
     if (!flip_waited_) ops.push_back({.code = OpCode::wait_retired, .report = hoist_report_, .a = flip_retired_});
     flip_waited_ = true;
     ops.push_back(o);
-    out_.ops.insert(out_.ops.begin() + static_cast<std::ptrdiff_t>(hoist_at_), ops.begin(), ops.end());
-    hoist_at_ += ops.size();
+    insert_at_hoist(ops);
+  }
+
+  // Ops at the hoist point (right after the last GEMM pushed; the end before the layer's first),
+  // which moves past them.
+  void insert_at_hoist(const std::vector<Op>& ops) {
+    const auto pos = out_.ops.begin() + static_cast<std::ptrdiff_t>(std::min(hoist_at_, out_.ops.size()));
+    out_.ops.insert(pos, ops.begin(), ops.end());
+    if (hoist_at_ != kNoHoist) hoist_at_ += ops.size();
   }
 
   // The DMA path moves the layer's inputs and weights: tensors the host placed in DRAM itself.
@@ -596,9 +603,7 @@ class ProgramBuilder {
     };
     if (whole > 0) descriptor(0, whole, ~uint64_t{0});
     if (whole < per_row) descriptor(whole, 1, (uint64_t{1} << (img.lanes % g.lanes)) - 1);
-    const auto pos = out_.ops.begin() + static_cast<std::ptrdiff_t>(std::min(hoist_at_, out_.ops.size()));
-    out_.ops.insert(pos, ops.begin(), ops.end());
-    if (hoist_at_ != kNoHoist) hoist_at_ += ops.size();
+    insert_at_hoist(ops);
   }
 
   // Job j's accumulator rows into tensor z: the word read at position i lands at element map[i].

@@ -17,9 +17,8 @@ namespace fetta::mapper {
 
 namespace {
 
-// The top's fixed parameters the timing depends on (hw::ControllerParams, hw::DmaParams).
-constexpr size_t kInstrQueueDepth = 4;
-constexpr size_t kDmaQueueDepth = 2;
+constexpr auto kInstrQueueDepth = static_cast<size_t>(arch::kTopInstrQueueDepth);
+constexpr auto kDmaQueueDepth = static_cast<size_t>(arch::kTopDmaQueueDepth);
 constexpr int64_t kResetCycles = 3;  // the bench holds reset for two cycles, then one more before the program
 // The DMA: its first request this many cycles after the descriptor is queued (and its half is
 // free), and idle this many after its last response; the next descriptor starts after that.
@@ -27,8 +26,8 @@ constexpr int64_t kDmaFirstRequest = 2;
 constexpr int64_t kDmaDoneAfterLast = 2;
 
 // The bench's DRAM port (sim/system/src/bench.cpp, memory_thread): a request presented at cycle t
-// is taken while fewer than `cap` wait, served after the transfers before it at the bandwidth,
-// and answered at the first cycle its latency after that.
+// is taken while fewer than arch::dram_port_depth wait, served after the transfers before it at
+// the bandwidth, and answered at the first cycle its latency after that.
 class DramPort {
  public:
   explicit DramPort(const arch::ArchConfig& cfg) {
@@ -36,7 +35,7 @@ class DramPort {
     const arch::DmaGeometry g = arch::dma_geometry(cfg);
     latency_ = cfg.dram.latency_ns * cycles_per_ns;
     per_beat_ = static_cast<double>(g.beat_bytes()) / cfg.dram.bandwidth_gbps * cycles_per_ns;
-    cap_ = static_cast<size_t>(std::ceil(latency_ / per_beat_)) + 4;
+    cap_ = arch::dram_port_depth(cfg);
   }
   // The cycle the last of `beats` requests is answered, the first presented at `first`.
   int64_t run(int64_t first, int64_t beats) {
@@ -66,8 +65,8 @@ class DramPort {
 class Replay {
  public:
   Replay(const Program& p, const arch::ArchConfig& cfg)
-      : p_(p), cfg_(cfg), isa_(cfg), dma_layout_(arch::dma_geometry(cfg)), port_(cfg),
-        host_lanes_(arch::host_port_lanes(cfg)) {}
+      : p_(p), cfg_(cfg), isa_(cfg), flip_(arch::encode_flip(isa_)), other_half_(isa_.field("st_other_half")),
+        dma_layout_(arch::dma_geometry(cfg)), port_(cfg), host_lanes_(arch::host_port_lanes(cfg)) {}
 
   WallPrediction run() {
     WallPrediction w;
@@ -86,9 +85,6 @@ class Replay {
   }
 
  private:
-  struct Instr {
-    int64_t pop = 0, end = 0;
-  };
   struct Descriptor {
     bool half = false;
     int64_t beats = 0, queued = 0, done = -1;  // done: -1 until it could be timed
@@ -152,25 +148,22 @@ class Replay {
   void push_instruction(const Op& o) {
     const arch::Words w = words_of(o);
     // A full queue has room from the cycle after its oldest entry's pop.
-    const size_t n = instrs_.size();
-    push_words(o.b, n >= kInstrQueueDepth ? instrs_[n - kInstrQueueDepth].pop + 1 : 0);
-    Instr in;
-    in.pop = std::max(h_, ctrl_free_);
-    const bool flip = w == arch::encode_flip(isa_);
-    const bool store_other = !flip && o.account == Account::store &&
-                             arch::field_value(w, isa_.field("st_other_half")) != 0;
+    const size_t n = pops_.size();
+    push_words(o.b, n >= kInstrQueueDepth ? pops_[n - kInstrQueueDepth] + 1 : 0);
+    int64_t pop = std::max(h_, ctrl_free_);
+    const bool flip = w == flip_;
+    const bool store_other = !flip && o.account == Account::store && arch::field_value(w, other_half_) != 0;
     if (flip || store_other) {
-      const int64_t release = dma_release(in.pop);
-      hold_ += release - in.pop;
-      in.pop = release;
+      const int64_t release = dma_release(pop);
+      hold_ += release - pop;
+      pop = release;
     }
-    in.end = in.pop + o.c;
-    ctrl_free_ = in.end;
+    ctrl_free_ = pop + o.c;
+    pops_.push_back(pop);
     if (flip) {
-      flip_pops_.push_back(in.pop);
+      flip_pops_.push_back(pop);
       time_descriptors();
     }
-    instrs_.push_back(in);
   }
 
   void push_descriptor(const Op& o) {
@@ -209,7 +202,7 @@ class Replay {
       case OpCode::wait_retired: {
         // Retired at its pop (a FLIP), seen on the port a cycle later.
         const auto k = static_cast<size_t>(o.a);
-        if (k > 0 && k <= instrs_.size()) h_ = std::max(h_, instrs_[k - 1].pop + 1);
+        if (k > 0 && k <= pops_.size()) h_ = std::max(h_, pops_[k - 1] + 1);
         break;
       }
       case OpCode::preload:
@@ -222,11 +215,13 @@ class Replay {
   const Program& p_;
   const arch::ArchConfig& cfg_;
   const arch::IsaLayout isa_;
+  const arch::Words flip_;           // a FLIP's words
+  const arch::IsaField& other_half_;  // a STORE's st_other_half
   const arch::DmaLayout dma_layout_;
   DramPort port_;
   const int host_lanes_;
   int64_t h_ = 0, ctrl_free_ = 0, hold_ = 0;
-  std::vector<Instr> instrs_;
+  std::vector<int64_t> pops_;  // every instruction pushed: when it left the queue
   std::vector<int64_t> flip_pops_;
   std::vector<Descriptor> descs_;
   size_t next_desc_ = 0;  // descs_ before it are timed

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,6 +38,12 @@ struct DmaGeometry {
 };
 // The default geometry of a configuration's top (32-bit external addresses).
 DmaGeometry dma_geometry(const ArchConfig& cfg);
+// Descriptors the top's DMA queues (hw::dma_params; the wall-cycle model's too).
+inline constexpr int kTopDmaQueueDepth = 2;
+// Requests the external memory port keeps waiting: as many as one DRAM latency at the bandwidth
+// covers, and a few more, so a stream of beats gets the whole bandwidth (the system bench's
+// port and the wall-cycle model).
+size_t dram_port_depth(const ArchConfig& cfg);
 
 struct DmaDescriptor {
   static constexpr int kLevels = 3;

@@ -147,6 +147,8 @@ Words encode_gemm(const IsaLayout& isa, const GemmInstr& g);
 // `cfg_bits` = the whole red_cfg register (red_cfg_bits() entries of 0/1); chunk c of it.
 Words encode_red_cfg(const IsaLayout& isa, int chunk, const std::vector<uint8_t>& cfg_bits);
 Words encode_flip(const IsaLayout& isa);
+// Instructions the top's controller queues (hw::ControllerParams; the wall-cycle model's too).
+inline constexpr int kTopInstrQueueDepth = 4;
 // Throws IsaError for a base or count out of range (a diagonal move's count: 1 .. banks), a
 // bound of 0 or above the field, or a conversion field the configuration's type does not have
 // (pad_neg: bf16; shift: integers).

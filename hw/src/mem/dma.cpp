@@ -26,7 +26,7 @@ DmaParams checked(DmaParams p) {
 
 }  // namespace
 
-DmaParams dma_params(const arch::ArchConfig& cfg) { return {arch::dma_geometry(cfg), 2}; }
+DmaParams dma_params(const arch::ArchConfig& cfg) { return {arch::dma_geometry(cfg), arch::kTopDmaQueueDepth}; }
 
 std::string elaborate_dma(Design& design, const arch::ArchConfig& cfg) { return design.elaborate(Dma(dma_params(cfg)))->name(); }
 

@@ -162,7 +162,7 @@ void AcceleratorBuilder::build() {
 // is the unified memory's host port.
 void AcceleratorBuilder::host_interface() {
   Module& m = m_;
-  ctl_ = m.instance(Controller(ControllerParams{cfg_, tm_.ctrl_delay, tm_.acc_delay, 4}), "ctl");
+  ctl_ = m.instance(Controller(ControllerParams{cfg_, tm_.ctrl_delay, tm_.acc_delay, arch::kTopInstrQueueDepth}), "ctl");
   const InstanceRef& ctl = *ctl_;
   for (const char* name : {"instr_we", "instr_word"}) ctl.io(name).sig() <<= m.input(name, ctl.io(name).type()).sig();
   for (const char* name : {"instr_ready", "busy", "error", "cycle_count", "retired"})

@@ -641,7 +641,7 @@ void Controller::build(Module& m) const { ControllerBuilder(m, p).build(); }
 std::string elaborate_controller(Design& design, const arch::ArchConfig& cfg) {
   arch::validate(cfg);
   const arch::SystemTiming t = hw::system_timing(cfg);
-  return design.elaborate(Controller(ControllerParams{cfg, t.ctrl_delay, t.acc_delay, 4}))->name();
+  return design.elaborate(Controller(ControllerParams{cfg, t.ctrl_delay, t.acc_delay, arch::kTopInstrQueueDepth}))->name();
 }
 
 }  // namespace fetta::hw

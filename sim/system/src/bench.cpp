@@ -3,10 +3,10 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cmath>
 #include <deque>
 #include <stdexcept>
 
+#include "arch/dma.hpp"
 #include "hw/mem/mem.hpp"
 #include "hw/sys/system.hpp"
 
@@ -269,10 +269,9 @@ void SystemBench::memory_thread() {
     sc_core::sc_time due;
     std::vector<uint8_t> data;
   };
-  // A memory controller deep enough to keep the DRAM busy: the requests one latency at the
-  // bandwidth covers, and a few more, may wait, so a stream of beats gets the whole bandwidth
-  // (a fixed 64 held the default's DMA to 64 beats per 101 ns, 79 % of it).
-  const auto max_outstanding = static_cast<size_t>(std::ceil(latency / per_beat)) + 4;
+  // A memory controller deep enough to keep the DRAM busy (a fixed 64 held the default's DMA to
+  // 64 beats per 101 ns, 79 % of the bandwidth).
+  const size_t max_outstanding = arch::dram_port_depth(cfg_);
   std::deque<Response> pending;
   sc_core::sc_time free_at = sc_core::SC_ZERO_TIME;  // when the DRAM finishes the transfers it has taken
   // The port's signals, looked up once: this thread runs every cycle.

@@ -31,7 +31,7 @@ namespace fetta::hw {
 
 struct DmaParams {
   arch::DmaGeometry geometry;
-  int queue_depth = 2;  // descriptors: a power of two, 2 .. 16
+  int queue_depth = arch::kTopDmaQueueDepth;  // descriptors: a power of two, 2 .. 16
 };
 DmaParams dma_params(const arch::ArchConfig& cfg);
 std::string elaborate_dma(rtl::Design& design, const arch::ArchConfig& cfg);

@@ -21,7 +21,7 @@ struct ControllerParams {
   arch::ArchConfig cfg;  // sizes (CE count/rows/cols, lanes, depths) and the ISA layout
   int ctrl_delay = 1;    // cycles from an IA/IB read issue to the data at the CE inputs
   int acc_delay = 6;     // cycles from an IA read issue to its results at the accumulator
-  int queue_depth = 4;   // instructions the queue holds
+  int queue_depth = arch::kTopInstrQueueDepth;  // instructions the queue holds
 };
 
 class Controller : public rtl::Generator<ControllerParams> {
