@@ -44,7 +44,7 @@ std::string to_string(ProgramTensor::Kind k) {
 std::string to_string(OpCode c) {
   static const char* const names[] = {"preload", "fetch",      "write_rows", "push",          "wait_idle", "read_acc",
                                       "check",   "store",      "check_rows", "finish",        "preload_image", "dma",
-                                      "wait_retired"};
+                                      "wait_retired", "read_saved", "wait_dma_idle"};
   return names[static_cast<size_t>(c)];
 }
 
@@ -159,6 +159,7 @@ class ProgramBuilder {
         }
       }
     }
+    end_saves();
     const uint64_t capacity = static_cast<uint64_t>(cfg_.dram.capacity_mb) << 20;
     if (dram_next_ > capacity)
       throw CompileError(fmt::format("dram.capacity_mb: {} needs {:.2f} MiB of DRAM (its inputs, {}every result the "
@@ -218,6 +219,8 @@ class ProgramBuilder {
     bool accumulate = false;  // force acc_accumulate (a later term of a sum)
     bool read = false;        // read the job's accumulator rows afterwards
     bool probe = false;       // that read is the scoreboard's (the result stays on chip): not host time
+    bool save = false;        // instead of the read: STORE the rows at `staging` and let the DMA save them
+    int64_t staging = -1;     // place_saves: the rows of the job's half they wait in
     int32_t z = -1;           // the accumulator tensor read into
     int32_t report = -1;
   };
@@ -622,6 +625,101 @@ class ProgramBuilder {
         .map = add_map(map), .map_len = map.size(), .lanes = add_map(lane_list), .lanes_len = lane_list.size()});
   }
 
+  // Final results leave through the DMA on its path (docs/dma.md §5): each job's finished rows are
+  // STOREd as row copies (rounded or requantized to the operand type) into rows of the half it
+  // computed on that no later job of `work` uses, and saved once the next FLIP gives the host
+  // that half. Sets the rows of every saving job; false, with nothing set, when one finds no room
+  // (its results then go through the host like every result on the host path).
+  bool place_saves(std::vector<Work>& work) const {
+    const int64_t half_rows = cfg_.memory.unified_depth / 2;
+    std::vector<int64_t> at(work.size(), -1);
+    for (size_t i = 0; i < work.size(); ++i) {
+      if (!work[i].save) continue;
+      std::vector<RowRange> later;  // the images of the jobs after it on the same half (the halves alternate)
+      for (size_t u = i + 2; u < work.size(); u += 2)
+        for (const RowRange& r : footprint(*work[u].c, work[u].job)) later.push_back(r);
+      const std::optional<int64_t> row =
+          place_rows(half_rows, acc_rows(*work[i].c, work[i].c->jobs[work[i].job]), 0, later);
+      if (!row) return false;
+      at[i] = *row;
+    }
+    for (size_t i = 0; i < work.size(); ++i) work[i].staging = at[i];
+    return true;
+  }
+
+  // The shift an integer result is requantized by on its way out (bf16: 0, rounded).
+  int out_shift(const CompiledGemm& c) const {
+    return cfg_.dtype == arch::DataType::bf16 ? 0 : requant_shift(cfg_.dtype, c.shape.k.size());
+  }
+
+  // Job j's finished accumulator rows out through the DMA: a STORE of whole rows into `row` ..
+  // of the half the job computed on (waited for, so its cycles are the step's STORE cycles), a
+  // save descriptor held until the next FLIP, and the scoreboard's read of the DRAM it fills,
+  // deferred to the layer's end (end_saves) when every save is done.
+  void save_rows(const CompiledGemm& c, size_t j, int32_t z, int64_t row, size_t half, int32_t report) {
+    const GemmJob& job = c.jobs[j];
+    const int64_t rows = acc_rows(c, job);
+    const int lanes = cfg_.network.lanes;
+    arch::StoreInstr st;
+    st.bound[0] = static_cast<uint32_t>(rows);
+    st.src_row_stride[0] = st.dst_row_stride[0] = 1;
+    st.dst_row_base = static_cast<uint32_t>(row);
+    st.count = static_cast<uint32_t>(lanes);
+    st.shift = static_cast<uint32_t>(out_shift(c));
+    push(arch::encode_store(isa_, st), report, Account::store, arch::store_instr_cycles(st));
+    step_of(report).store_predicted += arch::store_instr_cycles(st);
+    op({.code = OpCode::wait_idle, .account = Account::store, .report = report});
+
+    const arch::DmaGeometry& g = dma_.geometry();
+    const int64_t groups = int64_t{1} << g.group_bits;  // beats per row
+    const uint64_t at = allocate(rows * lanes, g.width / 8);
+    arch::DmaDescriptor d;
+    d.to_dram = true;
+    d.half = half != 0;
+    d.dram_base = at >> g.beat_shift();
+    d.slot_base = static_cast<uint64_t>(row * groups);
+    d.bound = {static_cast<uint64_t>(groups), static_cast<uint64_t>(rows), 1};
+    d.dram_stride = {1, groups, 0};
+    d.slot_stride = {1, groups, 0};
+    d.lane_mask = ~uint64_t{0};
+    pending_saves_.push_back(words_op(OpCode::dma, arch::encode_dma(dma_, d), report, Account::compute));
+
+    const std::vector<int> acc = acc_lanes(c);
+    std::vector<uint64_t> words(static_cast<size_t>(rows) * acc.size()), elem(static_cast<size_t>(tensor(z).numel()), 0);
+    for (size_t i = 0; i < words.size(); ++i) words[i] = i + 1;
+    gather_result(c, job, words, elem);
+    std::vector<int64_t> map(words.size(), -1);
+    for (size_t e = 0; e < elem.size(); ++e)
+      if (elem[e] != 0) map[elem[e] - 1] = static_cast<int64_t>(e);
+    const std::vector<int64_t> lane_list(acc.begin(), acc.end());
+    deferred_.push_back({.code = OpCode::read_saved, .account = Account::none, .report = report, .tensor = z,
+                         .a = static_cast<int64_t>(at), .b = rows, .c = lanes, .map = add_map(map), .map_len = map.size(),
+                         .lanes = add_map(lane_list), .lanes_len = lane_list.size()});
+  }
+
+  // The layer's end: a FLIP frees the half the last saving job computed on, the last saves go, and
+  // once the DMA is idle (every result in DRAM: the run's end to end) the scoreboard reads them back,
+  // checks them and closes their steps. The next layer reuses the DRAM.
+  void end_saves() {
+    if (deferred_.empty()) return;
+    const int32_t r = deferred_.back().report;
+    if (!pending_saves_.empty()) {
+      push(arch::encode_flip(isa_), r, Account::store, 1);
+      step_of(r).store_predicted += 1;
+      flip_retired_ = pushed_;
+      ++flips_;
+      for (Op s : pending_saves_) {
+        s.report = r;
+        s.account = Account::store;
+        op(s);
+      }
+      pending_saves_.clear();
+    }
+    op({.code = OpCode::wait_dma_idle, .account = Account::store, .report = r});
+    for (const Op& o : deferred_) op(o);
+    deferred_.clear();
+  }
+
   // Per job: operand images into the free half, FLIP, the GEMM, wait; the finished rows out of
   // the accumulator when asked; then `after(job)` when given (the STOREs of a finished chunk).
   void emit_jobs(const std::vector<Work>& work, const std::function<void(size_t)>& after = {}) {
@@ -644,12 +742,19 @@ class ProgramBuilder {
       arch::GemmInstr g = job.instr;
       if (w.accumulate) g.acc_accumulate = true;
       push(arch::encode_gemm(isa_, g), w.report, Account::compute, job.predicted_cycles - 1);  // its FLIP's is above
+      // The FLIP gave the host the half the job before computed on: its results may leave now.
+      for (Op s : pending_saves_) {
+        s.report = w.report;
+        op(s);
+      }
+      pending_saves_.clear();
       hoist_at_ = out_.ops.size();  // the next job's DMA loads and host writes may start from here
       hoist_report_ = w.report;
       host_hoist_ = true;
       flip_waited_ = false;
       op({.code = OpCode::wait_idle, .report = w.report});
       if (w.read) read_acc(c, w.job, w.z, w.probe, w.report);
+      if (w.save) save_rows(c, w.job, w.z, w.staging, half, w.report);
       if (after) after(w.job);
     }
     host_hoist_ = false;
@@ -777,6 +882,7 @@ class ProgramBuilder {
     for (size_t j = 0; j < c.jobs.size(); ++j)
       work.push_back({.c = &c, .job = j, .a = A, .b = B, .b_key = key, .read = c.jobs[j].last_k,  // else the next K chunk accumulates
                       .probe = oc != nullptr, .z = z, .report = r});
+    const bool saved = st.last && save_or_read(work);
     emit_jobs(work, [&](size_t k) {
       if (oc) emit_store(*oc, k, r);
     });
@@ -794,6 +900,10 @@ class ProgramBuilder {
     rep.gemms = {record_of(c)};
     rep.a = {A.tensor};
     rep.b = {B.tensor};
+    if (saved) {
+      close_saved(r, z, c);
+      return std::nullopt;
+    }
     op({.code = OpCode::check, .report = r, .tensor = z});
     const bool bf16 = cfg_.dtype == arch::DataType::bf16;
     std::optional<Operand> res;
@@ -885,6 +995,7 @@ class ProgramBuilder {
         }
       }
     }
+    const bool saved = save_or_read(work);
     // RED_CFG once, identical for every term (summable): its cycles are term 0's, and the later
     // terms' model drops them.
     for (size_t i = 0; i < c0.red_cfg_words(); ++i) push(c0.program[i], reps[0], Account::compute, 1);
@@ -896,9 +1007,34 @@ class ProgramBuilder {
       chk.a.push_back(f.a().tensor);
       chk.b.push_back(f.b().tensor);
     }
+    if (saved) {
+      for (size_t t = 0; t + 1 < T; ++t) op({.code = OpCode::finish, .report = reps[t]});
+      close_saved(last, z, c0);
+      return;
+    }
     op({.code = OpCode::check, .report = last, .tensor = z});
     store_result(z, last);
     for (int32_t r : reps) op({.code = OpCode::finish, .report = r});
+  }
+
+  // On the DMA path a final result's reads become saves when every job finds rows to wait in
+  // (place_saves); returns whether they did.
+  bool save_or_read(std::vector<Work>& work) const {
+    if (!opt_.dma) return false;
+    for (Work& w : work) std::swap(w.save, w.read);
+    if (place_saves(work)) return true;
+    for (Work& w : work) std::swap(w.save, w.read);
+    return false;
+  }
+
+  // A saved result's check (of the rounded words the DMA saved) and its step's end, after the
+  // layer's saves (end_saves).
+  void close_saved(int32_t r, int32_t z, const CompiledGemm& c) {
+    step_of(r).saved = true;
+    const bool bf16 = cfg_.dtype == arch::DataType::bf16;
+    deferred_.push_back({.code = OpCode::check, .convert = bf16 ? Convert::bf16 : Convert::requant, .report = r,
+                         .tensor = z, .shift = out_shift(c)});
+    deferred_.push_back({.code = OpCode::finish, .report = r});
   }
 
   const arch::ArchConfig& cfg_;
@@ -921,6 +1057,8 @@ class ProgramBuilder {
   std::array<int64_t, 3> b_in_half_[2] = {{-1, -1, -1}, {-1, -1, -1}};  // (B tensor key, nt0, kt0) each half holds
   size_t b_keys_ = 0;           // B tensors handed to emit_jobs so far
   std::vector<Parked> parked_;  // STOREd images waiting for their consumers in the current network
+  std::vector<Op> pending_saves_;  // DMA saves of the last job's results, pushed after the next FLIP
+  std::vector<Op> deferred_;       // the saved results' reads, checks and step ends, at the layer's end
 };
 
 }  // namespace

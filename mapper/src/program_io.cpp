@@ -130,7 +130,7 @@ json to_json(const ProgramStep& s) {
   return {{"layer", s.layer}, {"phase", verif::to_string(s.phase)}, {"problem", s.problem}, {"result", s.result},
           {"term", s.term}, {"terms", s.terms}, {"step", s.step}, {"steps", s.steps}, {"lhs", s.lhs}, {"rhs", s.rhs},
           {"mapping", s.mapping}, {"m", s.m}, {"k", s.k}, {"n", s.n}, {"macs", s.macs}, {"predicted_cycles", s.predicted},
-          {"store_predicted_cycles", s.store_predicted}, {"last", s.last}, {"summed", s.summed}, {"on_chip", s.on_chip},
+          {"store_predicted_cycles", s.store_predicted}, {"last", s.last}, {"summed", s.summed}, {"on_chip", s.on_chip}, {"saved", s.saved},
           {"store", s.store}, {"through_host_because", s.through_host_because}, {"images", s.images}, {"gemms", g}, {"a", s.a}, {"b", s.b},
           {"intermediate", s.intermediate}, {"requant_shift", s.requant_shift}};
 }
@@ -156,6 +156,7 @@ ProgramStep step_from(const json& j) {
   s.last = j.at("last");
   s.summed = j.at("summed");
   s.on_chip = j.at("on_chip");
+  s.saved = j.at("saved");
   s.store = j.at("store");
   s.through_host_because = j.at("through_host_because");
   s.images = j.at("images").get<std::vector<std::array<int64_t, 3>>>();
@@ -212,7 +213,7 @@ void check_refs(const Program& p, const std::string& where) {
   auto bad = [&](const std::string& what) { throw ProgramError(fmt::format("{}: {}", where, what)); };
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const Op& o = p.ops[i];
-    if (static_cast<int>(o.code) > static_cast<int>(OpCode::wait_retired) || static_cast<int>(o.account) > 2 ||
+    if (static_cast<int>(o.code) > static_cast<int>(OpCode::wait_dma_idle) || static_cast<int>(o.account) > 2 ||
         static_cast<int>(o.convert) > 2)
       bad(fmt::format("ops.bin record {}: an unknown op code, account or conversion", i));
     if (o.report < -1 || o.report >= ns || o.tensor < -1 || o.tensor >= nt || o.source < -1 || o.source >= nt)

@@ -205,8 +205,10 @@ class Replay {
         if (k > 0 && k <= pops_.size()) h_ = std::max(h_, pops_[k - 1] + 1);
         break;
       }
+      case OpCode::wait_dma_idle: h_ = std::max(h_, dma_idle()); break;
       case OpCode::preload:
       case OpCode::preload_image:
+      case OpCode::read_saved:
       case OpCode::check:
       case OpCode::finish: break;
     }

@@ -190,6 +190,10 @@ TEST_CASE("the program's operations read only what was written before them", "[p
           in_dram.insert(op.tensor);
           break;
         case OpCode::read_acc: in_host.insert(op.tensor); break;
+        case OpCode::read_saved:
+          CHECK(dma);
+          in_host.insert(op.tensor);
+          break;
         case OpCode::check:
           CHECK(in_host.count(op.tensor) == 1);
           checked.insert(op.report);
@@ -291,6 +295,52 @@ TEST_CASE("the program's operations read only what was written before them", "[p
   }
 }
 
+TEST_CASE("the DMA path saves final results: a STORE into the job's half, the save once a FLIP frees it", "[program]") {
+  const arch::ArchConfig cfg = config("default");
+  const arch::IsaLayout isa(cfg);
+  const arch::DmaLayout dma(arch::dma_geometry(cfg));
+  const arch::Words flip = arch::encode_flip(isa);
+  const Program p = compile_program(cfg, {layer("tt_small"), layer("ht_small"), layer("bt_small")},
+                                    {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg}, {});
+  int64_t flips = 0, saves = 0, stores = 0, reads = 0, finals = 0, saved = 0;
+  bool idle = false;  // a wait for the DMA since the last save
+  std::map<int64_t, int64_t> regions;  // the saves' DRAM: address -> end (one layer at a time)
+  for (const Op& op : p.ops) {
+    if (op.code == OpCode::push) {
+      const arch::Words w(p.words.begin() + op.a, p.words.begin() + op.a + op.b);
+      if (w == flip) ++flips;
+      if (op.account == Account::store && arch::disassemble(isa, w).rfind("store", 0) == 0) ++stores;
+    }
+    if (op.code == OpCode::preload) regions.clear();  // a new layer reuses the DRAM
+    if (op.code == OpCode::dma) {
+      const arch::DmaDescriptor d = arch::decode_dma(dma, arch::Words(p.words.begin() + op.a, p.words.begin() + op.a + op.b));
+      if (!d.to_dram) continue;
+      ++saves;
+      idle = false;
+      CHECK(static_cast<int64_t>(d.half) != flips % 2);  // pushed once the TCU is on the other half
+      CHECK(saves <= stores);                             // after the STORE that filled its rows
+    }
+    if (op.code == OpCode::wait_dma_idle) idle = true;
+    if (op.code == OpCode::read_saved) {
+      ++reads;
+      CHECK(idle);  // read back only once every save is done
+      const int64_t end = op.a + op.b * op.c * 2;
+      for (const auto& [a, e] : regions) CHECK((end <= a || op.a >= e));
+      regions[op.a] = end;
+      CHECK(p.steps[static_cast<size_t>(op.report)].saved);
+    }
+  }
+  for (const ProgramStep& s : p.steps) {
+    finals += s.last && s.checked();
+    saved += s.saved;
+    if (s.saved) CHECK(s.last);
+  }
+  CHECK(saves == reads);
+  CHECK(saves >= saved);
+  CHECK(saved == finals);  // every final result of these small layers finds rows to wait in
+  CHECK(saved > 0);
+}
+
 TEST_CASE("the DMA path loads every input and weight image by descriptors, beside the GEMM before", "[program]") {
   const arch::ArchConfig cfg = config("default");
   const arch::IsaLayout isa(cfg);
@@ -302,11 +352,13 @@ TEST_CASE("the DMA path loads every input and weight image by descriptors, besid
   const Program p = compile_program(cfg, layers, phases, o);
   o.dma = false;
   const Program host = compile_program(cfg, layers, phases, o);
-  // The same instructions in the same order: the DMA changes how data arrives, not the GEMMs.
+  // The same computing instructions in the same order: the DMA changes how data arrives and leaves
+  // (the saves' STOREs, and a FLIP at a layer's end, count as STORE), not the GEMMs.
   auto instructions = [](const Program& q) {
     arch::Words w;
     for (const Op& op : q.ops)
-      if (op.code == OpCode::push) w.insert(w.end(), q.words.begin() + op.a, q.words.begin() + op.a + op.b);
+      if (op.code == OpCode::push && op.account == Account::compute)
+        w.insert(w.end(), q.words.begin() + op.a, q.words.begin() + op.a + op.b);
     return w;
   };
   CHECK(instructions(p) == instructions(host));
@@ -347,9 +399,13 @@ TEST_CASE("the DMA path loads every input and weight image by descriptors, besid
     if (op.code == OpCode::dma) {
       ++descriptors;
       const arch::DmaDescriptor d = arch::decode_dma(dma, arch::Words(p.words.begin() + op.a, p.words.begin() + op.a + op.b));
-      CHECK_FALSE(d.to_dram);  // loads only
       const std::vector<arch::DmaBeat> beats = arch::dma_beats(dma, d);
       REQUIRE_FALSE(beats.empty());
+      if (d.to_dram) {  // a result saved: DRAM of its own, beside the layer's images and tensors
+        const int64_t lo = static_cast<int64_t>(d.dram_base) * dma.geometry().beat_bytes();
+        image_extents[p.steps[static_cast<size_t>(op.report)].layer][lo] = lo + d.beats() * dma.geometry().beat_bytes();
+        continue;
+      }
       // Inside one half without wrapping, and inside an image placed before it.
       const int64_t first_slot = static_cast<int64_t>(beats.front().slot), last_slot = static_cast<int64_t>(beats.back().slot);
       CHECK(first_slot <= last_slot);

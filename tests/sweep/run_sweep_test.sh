@@ -82,7 +82,8 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 assert len(rows) == 2, rows
 for r in rows:
     assert r["status"] == "ok" and r["cycles_source"] == "rtl", r
-    assert int(r["cycles"]) > 0 and int(r["host_cycles"]) > 0 and int(r["dram_cycles"]) > 0, r
+    # DRAM cycles are the host path's accounted time: none where the DMA moves every input and result.
+    assert int(r["cycles"]) > 0 and int(r["host_cycles"]) > 0 and int(r["dram_cycles"]) >= 0, r
     assert int(r["store_cycles"]) > 0, r  # tt_small keeps intermediates on chip on this top
 # DRAM energy from the bytes the run moved in the phase, read and written at their own energies.
 import json, yaml

@@ -20,7 +20,7 @@
 
 namespace fetta::mapper {
 
-inline constexpr int kProgramFormatVersion = 3;
+inline constexpr int kProgramFormatVersion = 4;
 
 // How the compiler decides (the options of `fetta compile` / `fetta run`).
 struct ProgramOptions {
@@ -91,6 +91,9 @@ enum class OpCode : uint8_t {
                   // each row as whole beats of the host port's lanes (docs/dma.md), untimed
   dma,          // one DMA descriptor: words [a, a + b) of Program::words into the DMA's queue
   wait_retired,  // until the controller has retired `a` instructions (a FLIP retires when it takes effect)
+  read_saved,    // buffer[tensor] <- what the DMA saved at DRAM a: b rows of c lanes, the lanes list of each row;
+                 // word i lands at map[i] (untimed: the scoreboard's view of a result in DRAM)
+  wait_dma_idle,  // until the DMA has done every descriptor pushed
 };
 
 struct Op {
@@ -135,6 +138,7 @@ struct ProgramStep {
   bool last = false;     // the network's result (else an intermediate)
   bool summed = false;   // a term of a sum formed in the accumulator
   bool on_chip = false;  // its result kept on chip by STORE
+  bool saved = false;    // a final result that leaves by STORE and a DMA save (rounded to the operand type)
   std::string store, through_host_because;
   std::vector<std::array<int64_t, 3>> images;  // kept on chip: per consumer job, (half, first row, rows) of its image
   // The check: A x B (one per term for a sum, checked on the last term's row; earlier terms'

@@ -308,6 +308,7 @@ void SystemBench::memory_thread() {
         std::vector<uint64_t> v;
         for (PortSignal* d : req_wdata) v.push_back(d->read());
         memory_->write(addr, pack(v, elem_bytes), ignored);
+        dma_saved_bytes_ += bytes;
       } else {
         r.data.resize(static_cast<size_t>(bytes));
         memory_->read(addr, r.data, ignored);

@@ -109,6 +109,10 @@ void DramInitiator::write(uint64_t addr, const std::vector<uint8_t>& data, sc_co
   transport(tlm::TLM_WRITE_COMMAND, addr, copy.data(), copy.size(), &delay);
 }
 
+void DramInitiator::peek(uint64_t addr, std::vector<uint8_t>& data) {
+  transport(tlm::TLM_READ_COMMAND, addr, data.data(), data.size(), nullptr);
+}
+
 void DramInitiator::preload(uint64_t addr, const std::vector<uint8_t>& data) {
   std::vector<uint8_t> copy = data;
   transport(tlm::TLM_WRITE_COMMAND, addr, copy.data(), copy.size(), nullptr);

@@ -141,9 +141,11 @@ class Scoreboard {
   // The input tensor's values in its own order (a network node names them with its labels).
   const Tensor<uint16_t>& input(const ProgramTensor& t) const { return inputs_.at(t.input); }
 
-  // Step r's result `acc` (its words as read from the accumulator: z) against the golden model;
-  // the intermediate it becomes, for the steps that read it.
-  void check(int32_t r, const ProgramTensor& acc_tensor, const std::vector<uint64_t>& z, StepReport& rep) {
+  // Step r's result `acc` (its words as read from the accumulator: z; or, with `out` other than
+  // none, as the DMA saved it: rounded to bf16 or requantized by `shift`) against the golden
+  // model; the intermediate it becomes, for the steps that read it.
+  void check(int32_t r, const ProgramTensor& acc_tensor, const std::vector<uint64_t>& z, StepReport& rep,
+             mapper::Convert out, int shift) {
     const ProgramStep& s = prog_.steps[static_cast<size_t>(r)];
     const arch::DataType dt = opt_.cfg.dtype;
     const std::vector<std::string>& labels = acc_tensor.labels;
@@ -164,6 +166,13 @@ class Scoreboard {
         acc = gold.values();
         nets.push_back(&prob.terms.at(sum ? t : s.term));
       }
+      if (out != mapper::Convert::none) {  // a saved result: bf16 bits, compared and dumped as such
+        const Tensor<uint16_t> rb =
+            compare(z, verif::map_values<uint16_t>(gold, [](uint32_t x) { return verif::fp32_to_bf16(x); }), rep);
+        dump(base + ".npy", name, what + " as saved (bf16 bits, <u2)", rb, "bf16 bits");
+        rep.rel_error = rel_error_vs_fp64(nets, verif::map_values<uint32_t>(rb, [](uint16_t x) { return uint32_t{x} << 16; }));
+        return;
+      }
       const Tensor<uint32_t> rt = compare(z, gold, rep);
       dump(base + ".npy", name, what.empty() ? "intermediate before bf16 rounding (fp32 bits, <u4)" : what + " (fp32 bits, <u4)", rt, "fp32 bits");
       if (!s.last)
@@ -179,6 +188,12 @@ class Scoreboard {
         for (size_t i = 0; i < acc.size(); ++i) acc[i] = sum ? wrap_signed(acc[i] + term[i], AB) : term[i];  // the accumulator wraps
       }
       const Tensor<int64_t> gold(labels, acc_tensor.dims, acc);
+      if (out != mapper::Convert::none) {  // a saved result: operand bits, requantized
+        const Tensor<uint16_t> rq = compare(z, verif::map_values<uint16_t>(gold, [shift, dt](int64_t x) { return requant(x, shift, dt); }), rep);
+        dump(base + ".npy", name, fmt::format("{} as saved (requantized by >> {}: operand bits in <u2)", what, shift), rq,
+             "operand bits");
+        return;
+      }
       const Tensor<int64_t> rt = compare(z, gold, rep);
       const std::string fmt_acc = hw::accumulator_format(dt);
       dump(base + ".npy", name, what.empty() ? "intermediate before requantization (<i8)" : fmt::format("{} ({} in <i8)", what, fmt_acc), rt, fmt_acc);
@@ -280,6 +295,8 @@ class Executor {
       r.elements = s.checked() ? s.m * s.n : 0;
       r.summed = s.summed;
       r.on_chip = s.on_chip;
+      r.saved = s.saved;
+      r.index = static_cast<int64_t>(pending_.size());
       r.store = s.store;
       r.through_host_because = s.through_host_because;
       pending_.push_back(std::move(r));
@@ -290,6 +307,8 @@ class Executor {
   void host(SystemBench& bench) {
     bench_ = &bench;
     for (const Op& o : prog_.ops) run(o);
+    // Saved results close at their layer's end: the reports go in program order.
+    std::stable_sort(reports.begin(), reports.end(), [](const StepReport& a, const StepReport& b) { return a.index < b.index; });
   }
 
   std::vector<StepReport> reports;  // the finished steps, in order
@@ -362,7 +381,7 @@ class Executor {
         z.resize(static_cast<size_t>(tensor(o.tensor).numel()), 0);
         if (opt_.inject_mismatch && !injected_mismatch_ && !z.empty()) z[0] ^= 1U;
         injected_mismatch_ = true;
-        board_.check(o.report, tensor(o.tensor), z, pending_[static_cast<size_t>(o.report)]);
+        board_.check(o.report, tensor(o.tensor), z, pending_[static_cast<size_t>(o.report)], o.convert, o.shift);
         break;
       }
       case OpCode::store: {
@@ -411,6 +430,25 @@ class Executor {
         break;
       }
       case OpCode::wait_retired: bench_->wait_retired(o.a, opt_.timeout_cycles); break;
+      case OpCode::wait_dma_idle: bench_->wait_dma_idle(opt_.timeout_cycles); break;
+      case OpCode::read_saved: {
+        // What the DMA saved, read back untimed; the step wrote those bytes to DRAM.
+        const int bytes = arch::operand_bits(opt_.cfg.dtype) / 8;
+        std::vector<uint8_t> data(static_cast<size_t>(o.b * o.c * bytes));
+        dram_.peek(static_cast<uint64_t>(o.a), data);
+        pending_[static_cast<size_t>(o.report)].dram_bytes_written += static_cast<int64_t>(data.size());
+        const std::vector<uint64_t> saved = unpack(data, bytes);
+        std::vector<uint64_t>& z = host_[o.tensor];
+        z.resize(static_cast<size_t>(tensor(o.tensor).numel()), 0);
+        const auto lanes = static_cast<int64_t>(o.lanes_len);
+        for (size_t i = 0; i < o.map_len; ++i) {
+          const int64_t e = prog_.maps[o.map + i];
+          if (e < 0) continue;
+          const int64_t row = static_cast<int64_t>(i) / lanes, lane = prog_.maps[o.lanes + i % o.lanes_len];
+          z[static_cast<size_t>(e)] = saved[static_cast<size_t>(row * o.c + lane)];
+        }
+        break;
+      }
     }
   }
 
@@ -488,6 +526,7 @@ void print_tables(const std::vector<StepReport>& reps, const arch::ArchConfig& c
     if (r.rel_error >= 0) result += fmt::format(" (fp64 rel err {:.2e})", r.rel_error);
     if (r.on_chip)
       result += r.stored_mismatches == 0 ? ", kept on chip" : fmt::format(", kept on chip: {} STORED ELEMENTS WRONG", r.stored_mismatches);
+    if (r.saved) result += ", saved by the DMA";
     fmt::print("  {:<28} {:>16} {:>10} {:>9} {:>9} {:>7} {:>7} {:>6} {:>8} {:>8}  {}\n", name.size() > 28 ? name.substr(0, 28) : name,
                fmt::format("{}x{}x{}", r.m, r.k, r.n), r.macs, r.cycles, r.predicted, fmt::format("{:+.1f}%", err),
                pct(100.0 * static_cast<double>(r.macs) / (static_cast<double>(r.cycles) * pes)), r.store_cycles,
@@ -561,7 +600,7 @@ nlohmann::json to_json(const std::vector<StepReport>& reps, const arch::ArchConf
                      {"dram_bytes_read", r.dram_bytes_read}, {"dram_bytes_written", r.dram_bytes_written},
                      {"utilization", static_cast<double>(r.macs) / (static_cast<double>(r.cycles) * cfg.total_pes())},
                      {"elements", r.elements}, {"mismatches", r.mismatches}, {"summed_on_chip", r.summed},
-                     {"kept_on_chip", r.on_chip}, {"stored_mismatches", r.stored_mismatches},
+                     {"kept_on_chip", r.on_chip}, {"saved_by_dma", r.saved}, {"stored_mismatches", r.stored_mismatches},
                      {"store_cycles", r.store_cycles}, {"store_predicted_cycles", r.store_predicted},
                      {"through_host_because", r.through_host_because}, {"store", r.store},
                      {"fp64_rel_error", r.rel_error >= 0 ? nlohmann::json(r.rel_error) : nlohmann::json(nullptr)}});
@@ -670,7 +709,8 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
     j["map_for"] = map_for;
     j["program"] = {{"config_sha256", prog.config_hash}, {"hw_id", prog.hw_id}, {"ops", prog.ops.size()},
                     {"words", prog.words.size()}};
-    j["dma"] = {{"enabled", prog.options.dma}, {"bytes", bench.dma_bytes()}, {"host_wait_cycles", bench.dma_wait_cycles()}};
+    j["dma"] = {{"enabled", prog.options.dma}, {"bytes", bench.dma_bytes()}, {"saved_bytes", bench.dma_saved_bytes()},
+                {"host_wait_cycles", bench.dma_wait_cycles()}};
     j["end_to_end"] = {{"cycles", end_to_end}, {"simulated_cycles", bench.now()}, {"dram_accounted_cycles", dram_accounted},
                        {"probe_cycles", exec.probe_cycles}, {"bound_cycles", bound},
                        {"least_dram_bytes", cost.least_dram_bytes}, {"model_cycles", model.total()},
@@ -700,8 +740,10 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
                bound, cost.compute_cycles, static_cast<double>(cost.least_dram_bytes) / 1024.0, opt.cfg.dram.bandwidth_gbps,
                static_cast<double>(end_to_end) / static_cast<double>(bound));
     if (prog.options.dma)
-      fmt::print("DMA (docs/dma.md): {:.1f} KiB of inputs and weights loaded beside compute; the host waited {} cycles for it\n",
-                 static_cast<double>(bench.dma_bytes()) / 1024.0, bench.dma_wait_cycles());
+      fmt::print("DMA (docs/dma.md): {:.1f} KiB of inputs and weights loaded and {:.1f} KiB of results saved beside compute; "
+                 "the host waited {} cycles for it\n",
+                 static_cast<double>(bench.dma_bytes() - bench.dma_saved_bytes()) / 1024.0,
+                 static_cast<double>(bench.dma_saved_bytes()) / 1024.0, bench.dma_wait_cycles());
     else
       fmt::print("DMA (docs/dma.md): off (--no-dma); inputs and weights went through the host's port\n");
     fmt::print("{}", energy_line(run_energy(reports, opt.cfg, bench.now(), dram.bytes_read(), dram.bytes_written())));

@@ -66,8 +66,10 @@ class SystemBench : public sc_core::sc_module {
   int64_t now() const { return cycle_; }      // cycles since the bench started
   int64_t host_cycles() const { return host_cycles_; }  // cycles spent in host bus operations
   int host_lanes() const { return host_lanes_; }
-  // The DMA's external port: bytes moved, and cycles the host waited for the DMA to finish.
+  // The DMA's external port: bytes moved (of them saved: written to DRAM), and cycles the host
+  // waited for the DMA to finish.
   int64_t dma_bytes() const { return dma_bytes_; }
+  int64_t dma_saved_bytes() const { return dma_saved_bytes_; }
   int64_t dma_wait_cycles() const { return dma_wait_cycles_; }
   // FNV-1a (64-bit) digests of what the host sent: every instruction word pushed, in order, and
   // every unified-memory row write (row, lanes, data). Two runs with equal digests drove the RTL
@@ -99,7 +101,7 @@ class SystemBench : public sc_core::sc_module {
   int64_t cycle_ = 0, host_cycles_ = 0;
   std::string failure_;
   DramInitiator* memory_ = nullptr;
-  int64_t dma_bytes_ = 0, dma_wait_cycles_ = 0;
+  int64_t dma_bytes_ = 0, dma_saved_bytes_ = 0, dma_wait_cycles_ = 0;
   size_t outstanding_ = 0;  // external requests the memory port has not answered yet
   int64_t timeout_cycles_ = 200'000'000;
   bool int_acc_ = false;

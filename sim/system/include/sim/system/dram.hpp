@@ -55,9 +55,9 @@ std::vector<uint64_t> unpack(const std::vector<uint8_t>& d, int bytes);
 
 // The host's DMA into DRAM: a simple_initiator_socket bound to a DramTarget. Timed reads and
 // writes add the target's annotated delay to `delay` (the caller's local time: the transfers are
-// accounted, not waited for, so the clocked model does not run idle cycles); preload() uses debug
-// transport. A refused transaction throws std::runtime_error naming the address range and the
-// TLM response.
+// accounted, not waited for, so the clocked model does not run idle cycles); preload() and peek()
+// use debug transport. A refused transaction throws std::runtime_error naming the address range
+// and the TLM response.
 class DramInitiator : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<DramInitiator> socket;
@@ -67,6 +67,7 @@ class DramInitiator : public sc_core::sc_module {
   void read(uint64_t addr, std::vector<uint8_t>& data, sc_core::sc_time& delay);
   void write(uint64_t addr, const std::vector<uint8_t>& data, sc_core::sc_time& delay);
   void preload(uint64_t addr, const std::vector<uint8_t>& data);
+  void peek(uint64_t addr, std::vector<uint8_t>& data);  // untimed: the scoreboard reads what the DMA saved
 
  private:
   void transport(tlm::tlm_command cmd, uint64_t addr, uint8_t* data, size_t len, sc_core::sc_time* delay);
