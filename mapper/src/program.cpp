@@ -625,19 +625,23 @@ class ProgramBuilder {
         .map = add_map(map), .map_len = map.size(), .lanes = add_map(lane_list), .lanes_len = lane_list.size()});
   }
 
-  // Final results leave through the DMA on its path (docs/dma.md §5): each job's finished rows are
-  // STOREd as row copies (rounded or requantized to the operand type) into rows of the half it
-  // computed on that no later job of `work` uses, and saved once the next FLIP gives the host
-  // that half. Sets the rows of every saving job; false, with nothing set, when one finds no room
-  // (its results then go through the host like every result on the host path).
+  // Results that leave the host path go through the DMA on its path (docs/dma.md §5): each job's
+  // finished rows are STOREd as row copies (rounded or requantized to the operand type) into rows
+  // of the half it computed on that no later job of `work` uses and no image parked for a later
+  // contraction holds, and saved once the next FLIP gives the host that half. Sets the rows of
+  // every saving job; false, with nothing set, when one finds no room (its results then go
+  // through the host like every result on the host path).
   bool place_saves(std::vector<Work>& work) const {
     const int64_t half_rows = cfg_.memory.unified_depth / 2;
     std::vector<int64_t> at(work.size(), -1);
     for (size_t i = 0; i < work.size(); ++i) {
       if (!work[i].save) continue;
+      const auto half = static_cast<size_t>((flips_ + 1 + static_cast<int64_t>(i)) % 2);  // the job's (emit_jobs)
       std::vector<RowRange> later;  // the images of the jobs after it on the same half (the halves alternate)
       for (size_t u = i + 2; u < work.size(); u += 2)
         for (const RowRange& r : footprint(*work[u].c, work[u].job)) later.push_back(r);
+      for (const Parked& pk : parked_)
+        if (pk.half == half) later.push_back(pk.rows);
       const std::optional<int64_t> row =
           place_rows(half_rows, acc_rows(*work[i].c, work[i].c->jobs[work[i].job]), 0, later);
       if (!row) return false;
@@ -654,8 +658,9 @@ class ProgramBuilder {
 
   // Job j's finished accumulator rows out through the DMA: a STORE of whole rows into `row` ..
   // of the half the job computed on (waited for, so its cycles are the step's STORE cycles), a
-  // save descriptor held until the next FLIP, and the scoreboard's read of the DRAM it fills,
-  // deferred to the layer's end (end_saves) when every save is done.
+  // save descriptor held until the next FLIP, and the read of the DRAM it fills (saved_reads_),
+  // for when every save is done: the scoreboard's at the layer's end for a final result
+  // (end_saves), the host's at the consumer for an intermediate (fetch).
   void save_rows(const CompiledGemm& c, size_t j, int32_t z, int64_t row, size_t half, int32_t report) {
     const GemmJob& job = c.jobs[j];
     const int64_t rows = acc_rows(c, job);
@@ -670,54 +675,95 @@ class ProgramBuilder {
     step_of(report).store_predicted += arch::store_instr_cycles(st);
     op({.code = OpCode::wait_idle, .account = Account::store, .report = report});
 
+    // Only the beats of each row that hold result lanes (a beat is one group of the host port's lanes).
     const arch::DmaGeometry& g = dma_.geometry();
     const int64_t groups = int64_t{1} << g.group_bits;  // beats per row
-    const uint64_t at = allocate(rows * lanes, g.width / 8);
+    const std::vector<int> acc = acc_lanes(c);
+    const int64_t g0 = acc.front() / g.lanes, beats = acc.back() / g.lanes - g0 + 1;
+    const uint64_t at = allocate(rows * beats * g.lanes, g.width / 8);
     arch::DmaDescriptor d;
     d.to_dram = true;
     d.half = half != 0;
     d.dram_base = at >> g.beat_shift();
-    d.slot_base = static_cast<uint64_t>(row * groups);
-    d.bound = {static_cast<uint64_t>(groups), static_cast<uint64_t>(rows), 1};
-    d.dram_stride = {1, groups, 0};
+    d.slot_base = static_cast<uint64_t>(row * groups + g0);
+    d.bound = {static_cast<uint64_t>(beats), static_cast<uint64_t>(rows), 1};
+    d.dram_stride = {1, beats, 0};
     d.slot_stride = {1, groups, 0};
     d.lane_mask = ~uint64_t{0};
     pending_saves_.push_back(words_op(OpCode::dma, arch::encode_dma(dma_, d), report, Account::compute));
 
-    const std::vector<int> acc = acc_lanes(c);
     std::vector<uint64_t> words(static_cast<size_t>(rows) * acc.size()), elem(static_cast<size_t>(tensor(z).numel()), 0);
     for (size_t i = 0; i < words.size(); ++i) words[i] = i + 1;
     gather_result(c, job, words, elem);
     std::vector<int64_t> map(words.size(), -1);
     for (size_t e = 0; e < elem.size(); ++e)
       if (elem[e] != 0) map[elem[e] - 1] = static_cast<int64_t>(e);
-    const std::vector<int64_t> lane_list(acc.begin(), acc.end());
-    deferred_.push_back({.code = OpCode::read_saved, .account = Account::none, .report = report, .tensor = z,
-                         .a = static_cast<int64_t>(at), .b = rows, .c = lanes, .map = add_map(map), .map_len = map.size(),
-                         .lanes = add_map(lane_list), .lanes_len = lane_list.size()});
+    std::vector<int64_t> lane_list;  // within the saved beats
+    for (int l : acc) lane_list.push_back(l - g0 * g.lanes);
+    saved_reads_.push_back({.code = OpCode::read_saved, .account = Account::none, .host_counted = false, .report = report,
+                            .tensor = z, .a = static_cast<int64_t>(at), .b = rows, .c = beats * g.lanes,
+                            .map = add_map(map), .map_len = map.size(), .lanes = add_map(lane_list),
+                            .lanes_len = lane_list.size()});
   }
 
   // The layer's end: a FLIP frees the half the last saving job computed on, the last saves go, and
   // once the DMA is idle (every result in DRAM: the run's end to end) the scoreboard reads them back,
   // checks them and closes their steps. The next layer reuses the DRAM.
   void end_saves() {
-    if (deferred_.empty()) return;
+    if (deferred_.empty()) {
+      if (!pending_saves_.empty()) throw std::logic_error("internal: DMA saves pending with nothing to read them");
+      return;
+    }
     const int32_t r = deferred_.back().report;
     if (!pending_saves_.empty()) {
       push(arch::encode_flip(isa_), r, Account::store, 1);
       step_of(r).store_predicted += 1;
       flip_retired_ = pushed_;
       ++flips_;
-      for (Op s : pending_saves_) {
-        s.report = r;
-        s.account = Account::store;
-        op(s);
-      }
-      pending_saves_.clear();
+      push_saves(r);
     }
     op({.code = OpCode::wait_dma_idle, .account = Account::store, .report = r});
     for (const Op& o : deferred_) op(o);
     deferred_.clear();
+  }
+
+  void push_saves(int32_t report) {
+    for (Op s : pending_saves_) {
+      s.report = report;
+      s.account = Account::store;
+      op(s);
+    }
+    pending_saves_.clear();
+  }
+
+  // Operand tensor t into the host's buffer for step `report`: a DRAM read, or for an intermediate
+  // the DMA saved, its saved rows. Those need every save done: the last job's waits for a FLIP,
+  // so a FLIP pair lends the host its half meanwhile (the second FLIP waits for the save and puts
+  // the halves back, so every later job's half stays as planned). Then the producer's check and
+  // end, which needed the words.
+  void fetch(int32_t t, int32_t report) {
+    const auto it = saved_fetch_.find(t);
+    if (it == saved_fetch_.end()) return op({.code = OpCode::fetch, .report = report, .tensor = t});
+    const SavedFetch& sf = it->second;
+    if (!pending_saves_.empty()) {
+      push(arch::encode_flip(isa_), sf.producer, Account::store, 1);
+      push_saves(sf.producer);
+      push(arch::encode_flip(isa_), sf.producer, Account::store, 1);
+      step_of(sf.producer).store_predicted += 2;
+      flip_retired_ = pushed_;
+    }
+    op({.code = OpCode::wait_dma_idle, .account = Account::store, .report = sf.producer});
+    op({.code = OpCode::wait_idle, .account = Account::store, .report = sf.producer});  // the FLIPs' cycles are its
+    for (Op rd : sf.reads) {
+      rd.account = Account::compute;
+      rd.host_counted = true;  // timed: the host's DRAM read, as a fetch
+      rd.report = report;
+      rd.tensor = t;
+      op(rd);
+    }
+    op({.code = OpCode::check, .convert = sf.convert, .report = sf.producer, .tensor = t, .shift = sf.shift});
+    op({.code = OpCode::finish, .report = sf.producer});
+    saved_fetch_.erase(it);
   }
 
   // Per job: operand images into the free half, FLIP, the GEMM, wait; the finished rows out of
@@ -874,7 +920,7 @@ class ProgramBuilder {
     const Operand& B = st.compiled.lhs_is_a ? rhs : lhs;
     const int32_t r = new_step(w, term, s, nsteps, lhs, rhs, c);
     for (const Operand* o : {&A, &B})
-      if (!o->on_chip && !by_dma(o->tensor)) op({.code = OpCode::fetch, .report = r, .tensor = o->tensor});
+      if (!o->on_chip && !by_dma(o->tensor)) fetch(o->tensor, r);
     for (size_t i = 0; i < c.red_cfg_words(); ++i) push(c.program[i], r, Account::compute, 1);
     const int32_t z = accumulator_tensor(st.out, c);
     std::vector<Work> work;
@@ -882,7 +928,7 @@ class ProgramBuilder {
     for (size_t j = 0; j < c.jobs.size(); ++j)
       work.push_back({.c = &c, .job = j, .a = A, .b = B, .b_key = key, .read = c.jobs[j].last_k,  // else the next K chunk accumulates
                       .probe = oc != nullptr, .z = z, .report = r});
-    const bool saved = st.last && save_or_read(work);
+    const bool saved = (st.last || !oc) && save_or_read(work);
     emit_jobs(work, [&](size_t k) {
       if (oc) emit_store(*oc, k, r);
     });
@@ -900,11 +946,11 @@ class ProgramBuilder {
     rep.gemms = {record_of(c)};
     rep.a = {A.tensor};
     rep.b = {B.tensor};
-    if (saved) {
+    if (saved && st.last) {
       close_saved(r, z, c);
       return std::nullopt;
     }
-    op({.code = OpCode::check, .report = r, .tensor = z});
+    if (!saved) op({.code = OpCode::check, .report = r, .tensor = z});
     const bool bf16 = cfg_.dtype == arch::DataType::bf16;
     std::optional<Operand> res;
     if (!st.last) {
@@ -912,10 +958,16 @@ class ProgramBuilder {
       t.kind = ProgramTensor::Kind::intermediate;
       t.dram_bytes = dram_operand_bytes(cfg_.dtype);
       const int shift = bf16 ? 0 : requant_shift(cfg_.dtype, c.shape.k.size());
-      if (!oc) t.dram_addr = static_cast<int64_t>(allocate(t.numel(), t.dram_bytes));
+      if (!oc && !saved) t.dram_addr = static_cast<int64_t>(allocate(t.numel(), t.dram_bytes));
       const int32_t id = add_tensor(std::move(t));
       step_of(r).intermediate = id;
       step_of(r).requant_shift = shift;
+      step_of(r).saved = saved;
+      if (saved) {  // read back, checked and finished where its consumer fetches it
+        saved_fetch_[id] = {r, bf16 ? Convert::bf16 : Convert::requant, shift, std::move(saved_reads_)};
+        saved_reads_.clear();
+        return Operand{id, false};
+      }
       if (!oc)
         op({.code = OpCode::store, .convert = bf16 ? Convert::bf16 : Convert::requant, .report = r, .tensor = id,
             .source = z, .shift = shift});
@@ -974,7 +1026,7 @@ class ProgramBuilder {
     const int32_t last = reps.back();
     for (const Final& f : finals)
       for (const Operand* o : {&f.a(), &f.b()})
-        if (!o->on_chip && !by_dma(o->tensor)) op({.code = OpCode::fetch, .report = last, .tensor = o->tensor});
+        if (!o->on_chip && !by_dma(o->tensor)) fetch(o->tensor, last);
     const CompiledGemm& c0 = finals[0].gemm();
     const int32_t z = accumulator_tensor(w.prob->result, c0);
     // Output chunk by output chunk (the accumulator holds one at a time), every term's jobs of it.
@@ -1031,6 +1083,8 @@ class ProgramBuilder {
   // layer's saves (end_saves).
   void close_saved(int32_t r, int32_t z, const CompiledGemm& c) {
     step_of(r).saved = true;
+    deferred_.insert(deferred_.end(), saved_reads_.begin(), saved_reads_.end());
+    saved_reads_.clear();
     const bool bf16 = cfg_.dtype == arch::DataType::bf16;
     deferred_.push_back({.code = OpCode::check, .convert = bf16 ? Convert::bf16 : Convert::requant, .report = r,
                          .tensor = z, .shift = out_shift(c)});
@@ -1059,6 +1113,15 @@ class ProgramBuilder {
   std::vector<Parked> parked_;  // STOREd images waiting for their consumers in the current network
   std::vector<Op> pending_saves_;  // DMA saves of the last job's results, pushed after the next FLIP
   std::vector<Op> deferred_;       // the saved results' reads, checks and step ends, at the layer's end
+  std::vector<Op> saved_reads_;    // the reads of the rows the current contraction's jobs saved
+  // An intermediate the DMA saved: its producer's step, how it was rounded, the reads of its rows.
+  struct SavedFetch {
+    int32_t producer = -1;
+    Convert convert = Convert::bf16;
+    int shift = 0;
+    std::vector<Op> reads;
+  };
+  std::map<int32_t, SavedFetch> saved_fetch_;  // per intermediate tensor, until its consumer fetches it
 };
 
 }  // namespace

@@ -295,14 +295,17 @@ TEST_CASE("the program's operations read only what was written before them", "[p
   }
 }
 
-TEST_CASE("the DMA path saves final results: a STORE into the job's half, the save once a FLIP frees it", "[program]") {
+TEST_CASE("the DMA path saves results and host-path intermediates: a STORE into the job's half, the save once a FLIP frees it",
+          "[program]") {
   const arch::ArchConfig cfg = config("default");
   const arch::IsaLayout isa(cfg);
   const arch::DmaLayout dma(arch::dma_geometry(cfg));
   const arch::Words flip = arch::encode_flip(isa);
   const Program p = compile_program(cfg, {layer("tt_small"), layer("ht_small"), layer("bt_small")},
                                     {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg}, {});
-  int64_t flips = 0, saves = 0, stores = 0, reads = 0, finals = 0, saved = 0;
+  int64_t flips = 0, saves = 0, stores = 0, reads = 0, finals = 0, saved = 0, saved_intermediates = 0;
+  std::map<int32_t, size_t> producer;  // intermediate tensor -> its step
+  for (size_t r = 0; r < p.steps.size(); ++r) producer[p.steps[r].intermediate] = r;
   bool idle = false;  // a wait for the DMA since the last save
   std::map<int64_t, int64_t> regions;  // the saves' DRAM: address -> end (one layer at a time)
   for (const Op& op : p.ops) {
@@ -327,18 +330,32 @@ TEST_CASE("the DMA path saves final results: a STORE into the job's half, the sa
       const int64_t end = op.a + op.b * op.c * 2;
       for (const auto& [a, e] : regions) CHECK((end <= a || op.a >= e));
       regions[op.a] = end;
-      CHECK(p.steps[static_cast<size_t>(op.report)].saved);
+      const ProgramTensor& t = p.tensors[static_cast<size_t>(op.tensor)];
+      if (op.host_counted) {  // the host's read of a saved intermediate, for its consumer
+        REQUIRE(t.kind == ProgramTensor::Kind::intermediate);
+        const ProgramStep& s = p.steps[producer.at(op.tensor)];
+        CHECK((s.saved && !s.last));
+        CHECK(op.account == Account::compute);
+      } else {  // the scoreboard's look at a final result, untimed
+        CHECK(t.kind == ProgramTensor::Kind::accumulator);
+        CHECK(p.steps[static_cast<size_t>(op.report)].saved);
+        CHECK(op.account == Account::none);
+      }
     }
   }
   for (const ProgramStep& s : p.steps) {
     finals += s.last && s.checked();
-    saved += s.saved;
-    if (s.saved) CHECK(s.last);
+    saved += s.saved && s.last;
+    if (s.saved && !s.last) {
+      ++saved_intermediates;
+      CHECK_FALSE(s.on_chip);
+      CHECK_FALSE(s.through_host_because.empty());  // what the host path would have carried
+    }
   }
   CHECK(saves == reads);
-  CHECK(saves >= saved);
   CHECK(saved == finals);  // every final result of these small layers finds rows to wait in
   CHECK(saved > 0);
+  CHECK(saved_intermediates > 0);
 }
 
 TEST_CASE("the DMA path loads every input and weight image by descriptors, beside the GEMM before", "[program]") {

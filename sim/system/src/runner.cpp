@@ -166,11 +166,14 @@ class Scoreboard {
         acc = gold.values();
         nets.push_back(&prob.terms.at(sum ? t : s.term));
       }
-      if (out != mapper::Convert::none) {  // a saved result: bf16 bits, compared and dumped as such
-        const Tensor<uint16_t> rb =
-            compare(z, verif::map_values<uint16_t>(gold, [](uint32_t x) { return verif::fp32_to_bf16(x); }), rep);
-        dump(base + ".npy", name, what + " as saved (bf16 bits, <u2)", rb, "bf16 bits");
-        rep.rel_error = rel_error_vs_fp64(nets, verif::map_values<uint32_t>(rb, [](uint16_t x) { return uint32_t{x} << 16; }));
+      if (out != mapper::Convert::none) {  // saved by the DMA: bf16 bits, compared and dumped as such
+        const Tensor<uint16_t> gb = verif::map_values<uint16_t>(gold, [](uint32_t x) { return verif::fp32_to_bf16(x); });
+        const Tensor<uint16_t> rb = compare(z, gb, rep);
+        dump(base + ".npy", name, (what.empty() ? "intermediate" : what) + " as saved (bf16 bits, <u2)", rb, "bf16 bits");
+        if (!s.last)
+          golden_[s.intermediate] = gb;
+        else
+          rep.rel_error = rel_error_vs_fp64(nets, verif::map_values<uint32_t>(rb, [](uint16_t x) { return uint32_t{x} << 16; }));
         return;
       }
       const Tensor<uint32_t> rt = compare(z, gold, rep);
@@ -188,10 +191,13 @@ class Scoreboard {
         for (size_t i = 0; i < acc.size(); ++i) acc[i] = sum ? wrap_signed(acc[i] + term[i], AB) : term[i];  // the accumulator wraps
       }
       const Tensor<int64_t> gold(labels, acc_tensor.dims, acc);
-      if (out != mapper::Convert::none) {  // a saved result: operand bits, requantized
-        const Tensor<uint16_t> rq = compare(z, verif::map_values<uint16_t>(gold, [shift, dt](int64_t x) { return requant(x, shift, dt); }), rep);
-        dump(base + ".npy", name, fmt::format("{} as saved (requantized by >> {}: operand bits in <u2)", what, shift), rq,
-             "operand bits");
+      if (out != mapper::Convert::none) {  // saved by the DMA: operand bits, requantized
+        const Tensor<uint16_t> gq = verif::map_values<uint16_t>(gold, [shift, dt](int64_t x) { return requant(x, shift, dt); });
+        const Tensor<uint16_t> rq = compare(z, gq, rep);
+        dump(base + ".npy", name,
+             fmt::format("{} as saved (requantized by >> {}: operand bits in <u2)", what.empty() ? "intermediate" : what, shift),
+             rq, "operand bits");
+        if (!s.last) golden_[s.intermediate] = gq;
         return;
       }
       const Tensor<int64_t> rt = compare(z, gold, rep);
@@ -432,11 +438,18 @@ class Executor {
       case OpCode::wait_retired: bench_->wait_retired(o.a, opt_.timeout_cycles); break;
       case OpCode::wait_dma_idle: bench_->wait_dma_idle(opt_.timeout_cycles); break;
       case OpCode::read_saved: {
-        // What the DMA saved, read back untimed; the step wrote those bytes to DRAM.
+        // What the DMA saved (those bytes count as written by the step reading them): the host's
+        // timed DRAM read of an intermediate, or the scoreboard's untimed look at a result.
         const int bytes = arch::operand_bits(opt_.cfg.dtype) / 8;
         std::vector<uint8_t> data(static_cast<size_t>(o.b * o.c * bytes));
-        dram_.peek(static_cast<uint64_t>(o.a), data);
-        pending_[static_cast<size_t>(o.report)].dram_bytes_written += static_cast<int64_t>(data.size());
+        StepReport& rep = pending_[static_cast<size_t>(o.report)];
+        if (o.host_counted) {
+          dram_.read(static_cast<uint64_t>(o.a), data, dram_time_[static_cast<size_t>(o.report)]);
+          rep.dram_bytes_read += static_cast<int64_t>(data.size());
+        } else {
+          dram_.peek(static_cast<uint64_t>(o.a), data);
+        }
+        rep.dram_bytes_written += static_cast<int64_t>(data.size());
         const std::vector<uint64_t> saved = unpack(data, bytes);
         std::vector<uint64_t>& z = host_[o.tensor];
         z.resize(static_cast<size_t>(tensor(o.tensor).numel()), 0);
@@ -480,7 +493,8 @@ class Executor {
                  r.step, r.mismatches + r.stored_mismatches == 0 ? "match" : "MISMATCH", r.mapping.c_str());
     if (r.on_chip) std::fprintf(stderr, "    result kept on chip: STORE %s\n", r.store.c_str());
     if (!r.through_host_because.empty())
-      std::fprintf(stderr, "    result through the host: %s\n", r.through_host_because.c_str());
+      std::fprintf(stderr, "    result through %s: %s\n", r.saved ? "DRAM (saved by the DMA)" : "the host",
+                   r.through_host_because.c_str());
   }
 
   const RunOptions& opt_;
