@@ -451,16 +451,29 @@ class ProgramBuilder {
     return (oc ? store_cost(oc->stores) : host_path_cycles(*p, c, as_a)) + image_write_cycles(c, !as_a);
   }
 
-  // The cycles an intermediate takes through the host: reading its accumulator rows, the DRAM
-  // round trip (a write and a read), writing the consumer's operand images (every job).
+  // The cycles an intermediate takes through DRAM. On the host path: reading its accumulator rows,
+  // the DRAM round trip (a write and a read), writing the consumer's operand images (every job).
+  // On the DMA path the rows leave by STORE and a save beside the next job (save_rows), so the
+  // STOREs and the host's read of the saved beats (one per job) replace the first two.
   int64_t host_path_cycles(const CompiledGemm& p, const CompiledGemm& c, bool as_a) const {
     const int H = host_lanes_;
     std::set<int> groups;
     for (int l : acc_lanes(p)) groups.insert(l / H);
-    int64_t cyc = 0;
+    int64_t cyc = image_write_cycles(c, as_a);
+    if (opt_.dma) {
+      const auto beats = static_cast<uint64_t>(*groups.rbegin() - *groups.begin() + 1);
+      double ns = 0;
+      for (const GemmJob& j : p.jobs) {
+        if (!j.last_k) continue;
+        const int64_t rows = acc_rows(p, j);
+        cyc += rows + 4 + isa_.words();  // the STORE: its moves, drain and push
+        ns += arch::dram_transfer_ns(cfg_.dram, static_cast<uint64_t>(rows) * beats * static_cast<uint64_t>(H) *
+                                                    static_cast<uint64_t>(dram_operand_bytes(cfg_.dtype)));
+      }
+      return cyc + static_cast<int64_t>(std::ceil(ns * cfg_.clock_mhz / 1000.0));
+    }
     for (const GemmJob& j : p.jobs)
       if (j.last_k) cyc += acc_rows(p, j) * static_cast<int64_t>(groups.size());
-    cyc += image_write_cycles(c, as_a);
     const auto bytes = static_cast<uint64_t>(p.shape.m.size() * p.shape.n.size() * dram_operand_bytes(cfg_.dtype));
     const double ns = 2 * arch::dram_transfer_ns(cfg_.dram, bytes);
     return cyc + static_cast<int64_t>(std::ceil(ns * cfg_.clock_mhz / 1000.0));
@@ -609,17 +622,25 @@ class ProgramBuilder {
     insert_at_hoist(ops);
   }
 
-  // Job j's accumulator rows into tensor z: the word read at position i lands at element map[i].
-  void read_acc(const CompiledGemm& c, size_t j, int32_t z, bool probe, int32_t report) {
+  // Where job j's result words land in tensor z: the word at position i of its accumulator rows'
+  // acc_lanes (row-major) is element map[i] (-1: none).
+  std::vector<int64_t> result_map(const CompiledGemm& c, size_t j, int32_t z) const {
     const GemmJob& job = c.jobs[j];
-    const int64_t rows = acc_rows(c, job);
-    const std::vector<int> lanes = acc_lanes(c);
-    std::vector<uint64_t> words(static_cast<size_t>(rows) * lanes.size()), at(static_cast<size_t>(tensor(z).numel()), 0);
+    std::vector<uint64_t> words(static_cast<size_t>(acc_rows(c, job)) * acc_lanes(c).size());
+    std::vector<uint64_t> at(static_cast<size_t>(tensor(z).numel()), 0);
     for (size_t i = 0; i < words.size(); ++i) words[i] = i + 1;
     gather_result(c, job, words, at);
     std::vector<int64_t> map(words.size(), -1);
     for (size_t e = 0; e < at.size(); ++e)
       if (at[e] != 0) map[at[e] - 1] = static_cast<int64_t>(e);
+    return map;
+  }
+
+  // Job j's accumulator rows into tensor z: the word read at position i lands at element map[i].
+  void read_acc(const CompiledGemm& c, size_t j, int32_t z, bool probe, int32_t report) {
+    const int64_t rows = acc_rows(c, c.jobs[j]);
+    const std::vector<int> lanes = acc_lanes(c);
+    const std::vector<int64_t> map = result_map(c, j, z);
     const std::vector<int64_t> lane_list(lanes.begin(), lanes.end());
     op({.code = OpCode::read_acc, .host_counted = !probe, .report = report, .tensor = z, .a = rows,
         .map = add_map(map), .map_len = map.size(), .lanes = add_map(lane_list), .lanes_len = lane_list.size()});
@@ -692,12 +713,7 @@ class ProgramBuilder {
     d.lane_mask = ~uint64_t{0};
     pending_saves_.push_back(words_op(OpCode::dma, arch::encode_dma(dma_, d), report, Account::compute));
 
-    std::vector<uint64_t> words(static_cast<size_t>(rows) * acc.size()), elem(static_cast<size_t>(tensor(z).numel()), 0);
-    for (size_t i = 0; i < words.size(); ++i) words[i] = i + 1;
-    gather_result(c, job, words, elem);
-    std::vector<int64_t> map(words.size(), -1);
-    for (size_t e = 0; e < elem.size(); ++e)
-      if (elem[e] != 0) map[elem[e] - 1] = static_cast<int64_t>(e);
+    const std::vector<int64_t> map = result_map(c, j, z);
     std::vector<int64_t> lane_list;  // within the saved beats
     for (int l : acc) lane_list.push_back(l - g0 * g.lanes);
     saved_reads_.push_back({.code = OpCode::read_saved, .account = Account::none, .host_counted = false, .report = report,

@@ -152,15 +152,10 @@ void SystemBench::push_words(const char* we, const char* word, const char* ready
     if (w + 1 == words.size() && port(ready).read() == 0) {
       // Wait with `we` low: the queue takes a word on every cycle it is high.
       port(we).write(0);
-      int64_t n = 0;
-      while (port(ready).read() == 0) {
-        if (++n > timeout_cycles_)
-          throw std::runtime_error(fmt::format("SystemBench: {} is still full after {} cycles (controller busy = {}, "
-                                               "retired = {}; DMA busy = {}, dma_done = {})",
-                                               queue, timeout_cycles_, port("busy").read(), port("retired").read(),
-                                               port("dma_busy").read(), port("dma_done").read()));
-        tick();
-      }
+      wait_until([&] { return port(ready).read() != 0; }, timeout_cycles_, [&] {
+        return fmt::format("{} is still full (controller busy = {}, retired = {}; DMA busy = {}, dma_done = {})", queue,
+                           port("busy").read(), port("retired").read(), port("dma_busy").read(), port("dma_done").read());
+      });
     }
     port(we).write(1);
     port(word).write(words[w]);
@@ -169,20 +164,26 @@ void SystemBench::push_words(const char* we, const char* word, const char* ready
   port(we).write(0);
 }
 
-int64_t SystemBench::wait_idle(int64_t timeout_cycles) {
+int64_t SystemBench::wait_until(const std::function<bool()>& done, int64_t timeout_cycles,
+                                const std::function<std::string()>& stuck) {
   int64_t n = 0;
-  tick();  // busy is registered: look at it one edge after the last push
-  while (port("busy").read() != 0) {
-    if (++n > timeout_cycles)
-      throw std::runtime_error(fmt::format(
-          "SystemBench: the controller is still busy after {} cycles (retired = {}, instr_ready = {}; {})", timeout_cycles,
-          port("retired").read(), port("instr_ready").read(),
-          port("dma_busy").read() != 0
-              ? fmt::format("the DMA is busy, dma_done = {}: a FLIP or STORE may be waiting for it", port("dma_done").read())
-              : std::string("the DMA is idle")));
+  while (!done()) {
+    if (++n > timeout_cycles) throw std::runtime_error(fmt::format("SystemBench: {} after {} cycles", stuck(), timeout_cycles));
     tick();
   }
   return n;
+}
+
+int64_t SystemBench::wait_idle(int64_t timeout_cycles) {
+  tick();  // busy is registered: look at it one edge after the last push
+  return wait_until([this] { return port("busy").read() == 0; }, timeout_cycles, [this] {
+    return fmt::format("the controller is still busy (retired = {}, instr_ready = {}; {})", port("retired").read(),
+                       port("instr_ready").read(),
+                       port("dma_busy").read() != 0
+                           ? fmt::format("the DMA is busy, dma_done = {}: a FLIP or STORE may be waiting for it",
+                                         port("dma_done").read())
+                           : std::string("the DMA is idle"));
+  });
 }
 
 std::vector<uint64_t> SystemBench::read_acc(const std::vector<int64_t>& rows, const std::vector<int>& lanes) {
@@ -233,28 +234,20 @@ void SystemBench::push_descriptor(const arch::Words& words) {
 }
 
 int64_t SystemBench::wait_dma_idle(int64_t timeout_cycles) {
-  int64_t n = 0;
-  while (port("dma_busy").read() != 0) {
-    if (++n > timeout_cycles)
-      throw std::runtime_error(fmt::format("SystemBench: the DMA is still busy after {} cycles (dma_done = {}, "
-                                           "controller busy = {}, {} external requests outstanding)",
-                                           timeout_cycles, port("dma_done").read(), port("busy").read(), outstanding_));
-    tick();
-  }
+  const int64_t n = wait_until([this] { return port("dma_busy").read() == 0; }, timeout_cycles, [this] {
+    return fmt::format("the DMA is still busy (dma_done = {}, controller busy = {}, {} external requests outstanding)",
+                       port("dma_done").read(), port("busy").read(), outstanding_);
+  });
   dma_wait_cycles_ += n;
   return n;
 }
 
 void SystemBench::wait_retired(int64_t count, int64_t timeout_cycles) {
-  int64_t n = 0;
-  while (static_cast<int64_t>(port("retired").read()) < count) {
-    if (++n > timeout_cycles)
-      throw std::runtime_error(fmt::format("SystemBench: the controller retired {} of {} instructions after {} cycles "
-                                           "(busy = {}; DMA busy = {}, dma_done = {}: a FLIP may be waiting for it)",
-                                           port("retired").read(), count, timeout_cycles, port("busy").read(),
-                                           port("dma_busy").read(), port("dma_done").read()));
-    tick();
-  }
+  wait_until([this, count] { return static_cast<int64_t>(port("retired").read()) >= count; }, timeout_cycles, [this, count] {
+    return fmt::format("the controller retired {} of {} instructions (busy = {}; DMA busy = {}, dma_done = {}: a FLIP "
+                       "may be waiting for it)",
+                       port("retired").read(), count, port("busy").read(), port("dma_busy").read(), port("dma_done").read());
+  });
 }
 
 void SystemBench::memory_thread() {

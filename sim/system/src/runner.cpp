@@ -652,6 +652,11 @@ RunOptions parse_run_args(int argc, char** argv) {
                                       "(docs/dma.md; the default), or with --no-dma through the host's port"));
   for (CLI::Option* c : compile_opts) c->excludes(prog);
   app.add_option("--seed", o.seed, "Seed of the random tensors");
+  app.add_option("--timeout-cycles", o.timeout_cycles,
+                 "End the run with a message naming the unit and its state when one wait (the controller, the DMA, a "
+                 "queue) takes longer than this")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--inputs", o.inputs_dir, "Read the layers' inputs from <layer>_in_<tensor>.npy (as --dump-dir writes them)");
   app.add_option("--dump-dir", o.dump_dir, "Write every input and output tensor as .npy with manifest.json");
   app.add_flag("--json", o.json, "JSON report on stdout instead of the tables");

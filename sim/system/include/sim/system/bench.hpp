@@ -87,6 +87,9 @@ class SystemBench : public sc_core::sc_module {
   void memory_thread();
   void check_id();  // hw_id against the configuration's
   void tick();  // one clock cycle: at its end the inputs written before it have been sampled
+  // Ticks until `done`; past `timeout_cycles` throws "SystemBench: <stuck()> after N cycles",
+  // which names the unit and its state. Returns the cycles waited.
+  int64_t wait_until(const std::function<bool()>& done, int64_t timeout_cycles, const std::function<std::string()>& stuck);
   void bus_cycle();  // a tick of a host bus operation: a host cycle unless count_host(false)
   // 32-bit words into a queue that takes one per cycle while `we` is high; the last word of an
   // entry waits (up to the timeout) while `ready` is low. Folded into the instruction digest.
