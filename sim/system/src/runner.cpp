@@ -759,8 +759,8 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
                bound, cost.compute_cycles, static_cast<double>(cost.least_dram_bytes) / 1024.0, opt.cfg.dram.bandwidth_gbps,
                static_cast<double>(end_to_end) / static_cast<double>(bound));
     if (prog.options.dma)
-      fmt::print("DMA (docs/dma.md): {:.1f} KiB of inputs and weights loaded and {:.1f} KiB of results saved beside compute; "
-                 "the host waited {} cycles for it\n",
+      fmt::print("DMA (docs/dma.md): {:.1f} KiB of inputs and weights loaded and {:.1f} KiB of results and intermediates "
+                 "saved beside compute; the host waited {} cycles for it\n",
                  static_cast<double>(bench.dma_bytes() - bench.dma_saved_bytes()) / 1024.0,
                  static_cast<double>(bench.dma_saved_bytes()) / 1024.0, bench.dma_wait_cycles());
     else
