@@ -658,9 +658,15 @@ class ProgramBuilder {
     for (size_t i = 0; i < work.size(); ++i) {
       if (!work[i].save) continue;
       const auto half = static_cast<size_t>((flips_ + 1 + static_cast<int64_t>(i)) % 2);  // the job's (emit_jobs)
-      std::vector<RowRange> later;  // the images of the jobs after it on the same half (the halves alternate)
-      for (size_t u = i + 2; u < work.size(); u += 2)
-        for (const RowRange& r : footprint(*work[u].c, work[u].job)) later.push_back(r);
+      // What a later job on the same half (the halves alternate) finds there already: its B image
+      // (jobs over M share one) and an A image a STORE put there. Images the DMA or the host write
+      // come after the save (the DMA runs in order; the host's port waits for it).
+      std::vector<RowRange> later;
+      for (size_t u = i + 2; u < work.size(); u += 2) {
+        const std::array<RowRange, 2> fp = footprint(*work[u].c, work[u].job);
+        later.push_back(fp[1]);
+        if (work[u].a.on_chip) later.push_back(fp[0]);
+      }
       for (const Parked& pk : parked_)
         if (pk.half == half) later.push_back(pk.rows);
       const std::optional<int64_t> row =
