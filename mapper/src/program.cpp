@@ -457,11 +457,9 @@ class ProgramBuilder {
   // STOREs and the host's read of the saved beats (one per job) replace the first two.
   int64_t host_path_cycles(const CompiledGemm& p, const CompiledGemm& c, bool as_a) const {
     const int H = host_lanes_;
-    std::set<int> groups;
-    for (int l : acc_lanes(p)) groups.insert(l / H);
     int64_t cyc = image_write_cycles(c, as_a);
     if (opt_.dma) {
-      const auto beats = static_cast<uint64_t>(*groups.rbegin() - *groups.begin() + 1);
+      const auto beats = static_cast<uint64_t>(saved_beats(p)[1]);
       double ns = 0;
       for (const GemmJob& j : p.jobs) {
         if (!j.last_k) continue;
@@ -472,6 +470,8 @@ class ProgramBuilder {
       }
       return cyc + static_cast<int64_t>(std::ceil(ns * cfg_.clock_mhz / 1000.0));
     }
+    std::set<int> groups;
+    for (int l : acc_lanes(p)) groups.insert(l / H);
     for (const GemmJob& j : p.jobs)
       if (j.last_k) cyc += acc_rows(p, j) * static_cast<int64_t>(groups.size());
     const auto bytes = static_cast<uint64_t>(p.shape.m.size() * p.shape.n.size() * dram_operand_bytes(cfg_.dtype));
@@ -648,10 +648,10 @@ class ProgramBuilder {
 
   // Results that leave the host path go through the DMA on its path (docs/dma.md §5): each job's
   // finished rows are STOREd as row copies (rounded or requantized to the operand type) into rows
-  // of the half it computed on that no later job of `work` uses and no image parked for a later
-  // contraction holds, and saved once the next FLIP gives the host that half. Sets the rows of
-  // every saving job; false, with nothing set, when one finds no room (its results then go
-  // through the host like every result on the host path).
+  // of the half it computed on that hold nothing a later job of `work` finds there and no image
+  // parked for a later contraction, and saved once the next FLIP gives the host that half. Sets
+  // the rows of every saving job; false, with nothing set, when one finds no room (its results
+  // then go through the host like every result on the host path).
   bool place_saves(std::vector<Work>& work) const {
     const int64_t half_rows = cfg_.memory.unified_depth / 2;
     std::vector<int64_t> at(work.size(), -1);
@@ -678,9 +678,19 @@ class ProgramBuilder {
     return true;
   }
 
-  // The shift an integer result is requantized by on its way out (bf16: 0, rounded).
+  // How a result becomes operands on its way out: bf16 rounded, integers requantized by
+  // out_shift.
+  Convert out_convert() const { return cfg_.dtype == arch::DataType::bf16 ? Convert::bf16 : Convert::requant; }
   int out_shift(const CompiledGemm& c) const {
     return cfg_.dtype == arch::DataType::bf16 ? 0 : requant_shift(cfg_.dtype, c.shape.k.size());
+  }
+
+  // The beats of an accumulator row that hold c's result lanes, the ones a save moves: the first
+  // (a beat is one group of the host port's lanes) and how many.
+  std::array<int64_t, 2> saved_beats(const CompiledGemm& c) const {
+    const std::vector<int> acc = acc_lanes(c);
+    const int64_t H = host_lanes_, first = acc.front() / H;
+    return {first, acc.back() / H - first + 1};
   }
 
   // Job j's finished accumulator rows out through the DMA: a STORE of whole rows into `row` ..
@@ -702,11 +712,9 @@ class ProgramBuilder {
     step_of(report).store_predicted += arch::store_instr_cycles(st);
     op({.code = OpCode::wait_idle, .account = Account::store, .report = report});
 
-    // Only the beats of each row that hold result lanes (a beat is one group of the host port's lanes).
     const arch::DmaGeometry& g = dma_.geometry();
     const int64_t groups = int64_t{1} << g.group_bits;  // beats per row
-    const std::vector<int> acc = acc_lanes(c);
-    const int64_t g0 = acc.front() / g.lanes, beats = acc.back() / g.lanes - g0 + 1;
+    const auto [g0, beats] = saved_beats(c);
     const uint64_t at = allocate(rows * beats * g.lanes, g.width / 8);
     arch::DmaDescriptor d;
     d.to_dram = true;
@@ -721,7 +729,7 @@ class ProgramBuilder {
 
     const std::vector<int64_t> map = result_map(c, j, z);
     std::vector<int64_t> lane_list;  // within the saved beats
-    for (int l : acc) lane_list.push_back(l - g0 * g.lanes);
+    for (int l : acc_lanes(c)) lane_list.push_back(l - g0 * g.lanes);
     saved_reads_.push_back({.code = OpCode::read_saved, .account = Account::none, .host_counted = false, .report = report,
                             .tensor = z, .a = static_cast<int64_t>(at), .b = rows, .c = beats * g.lanes,
                             .map = add_map(map), .map_len = map.size(), .lanes = add_map(lane_list),
@@ -742,17 +750,18 @@ class ProgramBuilder {
       step_of(r).store_predicted += 1;
       flip_retired_ = pushed_;
       ++flips_;
-      push_saves(r);
+      push_saves(r, Account::store);
     }
     op({.code = OpCode::wait_dma_idle, .account = Account::store, .report = r});
     for (const Op& o : deferred_) op(o);
     deferred_.clear();
   }
 
-  void push_saves(int32_t report) {
+  // The pending saves' descriptors, their cycles counted to `report` as `account`.
+  void push_saves(int32_t report, Account account) {
     for (Op s : pending_saves_) {
       s.report = report;
-      s.account = Account::store;
+      s.account = account;
       op(s);
     }
     pending_saves_.clear();
@@ -769,7 +778,7 @@ class ProgramBuilder {
     const SavedFetch& sf = it->second;
     if (!pending_saves_.empty()) {
       push(arch::encode_flip(isa_), sf.producer, Account::store, 1);
-      push_saves(sf.producer);
+      push_saves(sf.producer, Account::store);
       push(arch::encode_flip(isa_), sf.producer, Account::store, 1);
       step_of(sf.producer).store_predicted += 2;
       flip_retired_ = pushed_;
@@ -811,11 +820,7 @@ class ProgramBuilder {
       if (w.accumulate) g.acc_accumulate = true;
       push(arch::encode_gemm(isa_, g), w.report, Account::compute, job.predicted_cycles - 1);  // its FLIP's is above
       // The FLIP gave the host the half the job before computed on: its results may leave now.
-      for (Op s : pending_saves_) {
-        s.report = w.report;
-        op(s);
-      }
-      pending_saves_.clear();
+      push_saves(w.report, Account::compute);
       hoist_at_ = out_.ops.size();  // the next job's DMA loads and host writes may start from here
       hoist_report_ = w.report;
       host_hoist_ = true;
@@ -973,26 +978,24 @@ class ProgramBuilder {
       return std::nullopt;
     }
     if (!saved) op({.code = OpCode::check, .report = r, .tensor = z});
-    const bool bf16 = cfg_.dtype == arch::DataType::bf16;
     std::optional<Operand> res;
     if (!st.last) {
       ProgramTensor t = tensor(z);
       t.kind = ProgramTensor::Kind::intermediate;
       t.dram_bytes = dram_operand_bytes(cfg_.dtype);
-      const int shift = bf16 ? 0 : requant_shift(cfg_.dtype, c.shape.k.size());
+      const int shift = out_shift(c);
       if (!oc && !saved) t.dram_addr = static_cast<int64_t>(allocate(t.numel(), t.dram_bytes));
       const int32_t id = add_tensor(std::move(t));
       step_of(r).intermediate = id;
       step_of(r).requant_shift = shift;
       step_of(r).saved = saved;
       if (saved) {  // read back, checked and finished where its consumer fetches it
-        saved_fetch_[id] = {r, bf16 ? Convert::bf16 : Convert::requant, shift, std::move(saved_reads_)};
+        saved_fetch_[id] = {r, out_convert(), shift, std::move(saved_reads_)};
         saved_reads_.clear();
         return Operand{id, false};
       }
       if (!oc)
-        op({.code = OpCode::store, .convert = bf16 ? Convert::bf16 : Convert::requant, .report = r, .tensor = id,
-            .source = z, .shift = shift});
+        op({.code = OpCode::store, .convert = out_convert(), .report = r, .tensor = id, .source = z, .shift = shift});
       res = Operand{id, oc != nullptr};
     } else {
       store_result(z, r);
@@ -1091,8 +1094,8 @@ class ProgramBuilder {
     for (int32_t r : reps) op({.code = OpCode::finish, .report = r});
   }
 
-  // On the DMA path a final result's reads become saves when every job finds rows to wait in
-  // (place_saves); returns whether they did.
+  // On the DMA path the reads of a result (final, or an intermediate not kept on chip) become
+  // saves when every job finds rows to wait in (place_saves); returns whether they did.
   bool save_or_read(std::vector<Work>& work) const {
     if (!opt_.dma) return false;
     for (Work& w : work) std::swap(w.save, w.read);
@@ -1107,9 +1110,7 @@ class ProgramBuilder {
     step_of(r).saved = true;
     deferred_.insert(deferred_.end(), saved_reads_.begin(), saved_reads_.end());
     saved_reads_.clear();
-    const bool bf16 = cfg_.dtype == arch::DataType::bf16;
-    deferred_.push_back({.code = OpCode::check, .convert = bf16 ? Convert::bf16 : Convert::requant, .report = r,
-                         .tensor = z, .shift = out_shift(c)});
+    deferred_.push_back({.code = OpCode::check, .convert = out_convert(), .report = r, .tensor = z, .shift = out_shift(c)});
     deferred_.push_back({.code = OpCode::finish, .report = r});
   }
 

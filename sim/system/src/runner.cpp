@@ -374,11 +374,7 @@ class Executor {
         std::iota(rows.begin(), rows.end(), int64_t{0});
         std::vector<int> lanes;
         for (uint64_t i = 0; i < o.lanes_len; ++i) lanes.push_back(static_cast<int>(prog_.maps[o.lanes + i]));
-        const std::vector<uint64_t> got = bench_->read_acc(rows, lanes);
-        std::vector<uint64_t>& z = host_[o.tensor];
-        z.resize(static_cast<size_t>(tensor(o.tensor).numel()), 0);
-        for (size_t i = 0; i < got.size(); ++i)
-          if (const int64_t e = prog_.maps[o.map + i]; e >= 0) z[static_cast<size_t>(e)] = got[i];
+        scatter(o, bench_->read_acc(rows, lanes));
         break;
       }
       case OpCode::check: {
@@ -450,16 +446,12 @@ class Executor {
           dram_.peek(static_cast<uint64_t>(o.a), data);
         }
         rep.dram_bytes_written += static_cast<int64_t>(data.size());
+        // Row r of c lanes; the op's lanes of each row, row-major, as read_acc delivers them.
         const std::vector<uint64_t> saved = unpack(data, bytes);
-        std::vector<uint64_t>& z = host_[o.tensor];
-        z.resize(static_cast<size_t>(tensor(o.tensor).numel()), 0);
-        const auto lanes = static_cast<int64_t>(o.lanes_len);
-        for (size_t i = 0; i < o.map_len; ++i) {
-          const int64_t e = prog_.maps[o.map + i];
-          if (e < 0) continue;
-          const int64_t row = static_cast<int64_t>(i) / lanes, lane = prog_.maps[o.lanes + i % o.lanes_len];
-          z[static_cast<size_t>(e)] = saved[static_cast<size_t>(row * o.c + lane)];
-        }
+        std::vector<uint64_t> words(o.map_len);
+        for (size_t i = 0; i < words.size(); ++i)
+          words[i] = saved[static_cast<size_t>(static_cast<int64_t>(i / o.lanes_len) * o.c + prog_.maps[o.lanes + i % o.lanes_len])];
+        scatter(o, words);
         break;
       }
     }
@@ -475,6 +467,15 @@ class Executor {
   }
 
   const ProgramTensor& tensor(int32_t id) const { return prog_.tensors.at(static_cast<size_t>(id)); }
+
+  // Result words (a job's rows, the op's lanes, row-major) into the host buffer of the op's
+  // tensor at the elements its map names.
+  void scatter(const Op& o, const std::vector<uint64_t>& words) {
+    std::vector<uint64_t>& z = host_[o.tensor];
+    z.resize(static_cast<size_t>(tensor(o.tensor).numel()), 0);
+    for (size_t i = 0; i < words.size(); ++i)
+      if (const int64_t e = prog_.maps[o.map + i]; e >= 0) z[static_cast<size_t>(e)] = words[i];
+  }
 
   // An image's slots (row-major) from a tensor's values through the op's element map: `pad` where
   // the map says -1.

@@ -57,7 +57,7 @@ struct StepReport {
   double rel_error = -1;  // final steps of bf16 runs: vs fp64; -1: not applicable
   bool summed = false;    // a term of a sum formed in the accumulator (checked on the last term's row)
   bool on_chip = false;   // the result went by STORE into the next contraction's operand image
-  bool saved = false;     // the final result left by STORE and a DMA save, checked as the DRAM holds it
+  bool saved = false;     // the result left by STORE and a DMA save, checked as the DRAM holds it
   int64_t index = 0;      // the program's step
   int64_t stored_mismatches = 0;  // elements of that image (read back by the scoreboard) not as the golden model's
   int64_t store_cycles = 0, store_predicted = 0;  // the controller's busy cycles for those STOREs, and the model's
