@@ -49,6 +49,7 @@ struct CompileOpts {
   bool through_host = false;
   bool terms_separately = false;
   bool dma = true;
+  bool reuse = true;
   std::string map_for = "compute";
 };
 
@@ -187,6 +188,9 @@ void add_compile_options(CLI::App* cmd, CompileOpts& o) {
   cmd->add_flag("--dma,!--no-dma", o.dma,
                 "Load the layers' inputs and weights through the DMA engine, pre-tiled in DRAM, while the job before "
                 "computes (docs/dma.md; the default); --no-dma: through the host's port, like intermediates");
+  cmd->add_flag("--reuse,!--no-reuse", o.reuse,
+                "Compute a contraction that an earlier network of the layer computes too only once, keeping its result "
+                "in DRAM for every network that reads it (the default); --no-reuse: every network contracts on its own");
   cmd->add_option("--map-for", o.map_for,
                   "What each contraction's mapping minimizes: compute (the model's cycles, which the RTL matches; data "
                   "movement breaks ties) or end-to-end (cycles plus the STORE or host and DRAM cycles it implies)")
@@ -207,9 +211,14 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
   cmd->add_flag("--json", o.json, "JSON report on stdout instead of the tables");
 }
 
+// " (N repeats in later networks reuse their results)" when the compiler dropped any (ProgramOptions::reuse).
+std::string repeats_text(const mapper::ProgramCost& c) {
+  return c.repeats > 0 ? fmt::format(" ({} repeats in later networks reuse their results)", c.repeats) : std::string();
+}
+
 // The program of the layers, with the hw_id of the configuration's top.
 mapper::Program compile(const arch::ArchConfig& cfg, const CompileOpts& o) {
-  const mapper::ProgramOptions po{mapper::parse_map_for(o.map_for), o.through_host, o.terms_separately, o.dma};
+  const mapper::ProgramOptions po{mapper::parse_map_for(o.map_for), o.through_host, o.terms_separately, o.dma, o.reuse};
   mapper::Program p = mapper::compile_program(cfg, o.layers, mapper::parse_phases(o.phases), po);
   p.hw_id = hw::hardware_id_hex(cfg);
   return p;
@@ -231,8 +240,8 @@ void execute(const arch::ArchConfig& cfg, const mapper::Program& p, const std::s
   const mapper::ProgramCost cost = mapper::program_cost(p);
   check_budget("the program takes", cost.compute_cycles, cost.macs, cfg, o.max_cycles);
   if (!o.json)
-    fmt::print(stderr, "fetta: {}, {} layer(s), {} contraction(s), {} compute cycles, seed {}\n", cfg.name, p.layers.size(),
-               cost.contractions, cost.compute_cycles, o.seed);
+    fmt::print(stderr, "fetta: {}, {} layer(s), {} contraction(s){}, {} compute cycles, seed {}\n", cfg.name,
+               p.layers.size(), cost.contractions, repeats_text(cost), cost.compute_cycles, o.seed);
   const fs::path exe = build_simulator(cfg, o, o.json);
   std::string run = flows::shell_quote(exe.string()) + " --program " + flows::shell_quote(absolute(dir)) + " --seed " +
                     std::to_string(o.seed);
@@ -301,10 +310,10 @@ void add_compile_command(CLI::App& app) {
     const mapper::Program p = compile(cfg, *c);
     mapper::save_program(p, *out);
     const mapper::ProgramCost cost = mapper::program_cost(p);
-    fmt::print("program {}: {} ({}, hw_id {}), {} layer(s), {} contraction(s), {} compute cycles, {} MACs; {} operations, "
+    fmt::print("program {}: {} ({}, hw_id {}), {} layer(s), {} contraction(s){}, {} compute cycles, {} MACs; {} operations, "
                "{} instruction words\n",
-               *out, cfg.name, c->config, p.hw_id, p.layers.size(), cost.contractions, cost.compute_cycles, cost.macs,
-               p.ops.size(), p.words.size());
+               *out, cfg.name, c->config, p.hw_id, p.layers.size(), cost.contractions, repeats_text(cost), cost.compute_cycles,
+               cost.macs, p.ops.size(), p.words.size());
     const mapper::WallPrediction w = mapper::predict_wall(p, cfg);
     fmt::print("end to end (the wall-cycle model, docs/program.md): {} cycles = {} simulated + {} of the host path's DRAM "
                "time; bound {}\n",

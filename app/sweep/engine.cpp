@@ -172,17 +172,23 @@ struct Sweep {
       stage = "cycles";
       nlohmann::json layers = nlohmann::json::array();
       std::vector<std::vector<mapper::StepShape>> shapes;  // per entry of layers
-      // The program `fetta run` would execute (the same mappings, on-chip policy and sums): its
-      // model cycles are the RTL's.
+      // The program `fetta run` would execute (the same mappings, on-chip policy, sums and reuse
+      // across the layer's networks): its model cycles are the RTL's. A phase's contractions are
+      // the program's steps of that phase; its end to end and bound are its share of the layer's:
+      // those of the phases up to it (a program of their own) less those before it, so
+      // a layer's phases add up to the whole run.
       mapper::ProgramOptions po;
       po.map_for = mapper::parse_map_for(grid.map_for);
       for (const std::string& lf : grid.layers) {
         const verif::LayerSpec spec = verif::load_layer(lf);
-        for (verif::Phase ph : grid.phases) {
+        const mapper::Program prog = mapper::compile_program(cfg, {lf}, grid.phases, po);
+        int64_t e2e_before = 0, bound_before = 0;
+        for (size_t pi = 0; pi < grid.phases.size(); ++pi) {
+          const verif::Phase ph = grid.phases[pi];
           int64_t macs = 0, cycles = 0;
           std::vector<mapper::StepShape>& sh = shapes.emplace_back();
-          const mapper::Program prog = mapper::compile_program(cfg, {lf}, {ph}, po);
           for (const mapper::ProgramStep& st : prog.steps) {
+            if (st.phase != ph) continue;
             macs += st.macs;
             cycles += st.predicted;
             sh.push_back(mapper::matmul_shape(static_cast<uint64_t>(st.m), static_cast<uint64_t>(st.k),
@@ -191,10 +197,14 @@ struct Sweep {
           // End to end by the wall-cycle model (both cycle sources: the RTL run reports it for
           // the whole layer, not per phase; --check-model holds the model within 2 % of the RTL),
           // without the scoreboard's probes, which only a verifying run makes.
-          const mapper::WallPrediction wall = mapper::predict_wall(prog, cfg);
+          const std::vector<verif::Phase> upto(grid.phases.begin(), grid.phases.begin() + static_cast<std::ptrdiff_t>(pi) + 1);
+          const mapper::Program prefix = pi + 1 == grid.phases.size() ? prog : mapper::compile_program(cfg, {lf}, upto, po);
+          const mapper::WallPrediction wall = mapper::predict_wall(prefix, cfg);
+          const int64_t e2e = wall.total() - wall.probe, bound = mapper::end_to_end_bound(mapper::program_cost(prefix), cfg);
           layers.push_back({{"layer", spec.name}, {"phase", verif::to_string(ph)}, {"macs", macs}, {"cycles", cycles},
-                            {"source", "model"}, {"e2e_cycles", wall.total() - wall.probe},
-                            {"bound_cycles", mapper::end_to_end_bound(mapper::program_cost(prog), cfg)}});
+                            {"source", "model"}, {"e2e_cycles", e2e - e2e_before}, {"bound_cycles", bound - bound_before}});
+          e2e_before = e2e;
+          bound_before = bound;
         }
         if (grid.cycles == "rtl") {
           stage = "rtl " + spec.name;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -18,6 +19,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "arch/dma.hpp"
 #include "arch/isa.hpp"
@@ -65,6 +67,7 @@ ProgramCost program_cost(const Program& p) {
     operand_bytes = t.dram_bytes;
     if (inputs.insert({t.layer, t.input}).second) cost.least_dram_bytes += t.numel() * t.dram_bytes;
   }
+  for (const ProgramLayer& l : p.layers) cost.repeats += l.repeats;
   for (const ProgramStep& s : p.steps) {
     ++cost.contractions;
     cost.compute_cycles += s.predicted;
@@ -149,16 +152,18 @@ class ProgramBuilder {
     dram_next_ = 0;  // the layer's tensors from address 0: its inputs at first use, then every result
     hoist_at_ = kNoHoist;  // a layer's DMA loads never move into the layer before (its DRAM is reused)
     dram_inputs_.clear();
-    for (verif::Phase ph : phases) {
-      const auto problems = verif::phase_problems(spec, ph);
-      for (size_t pi = 0; pi < problems.size(); ++pi) {
-        try {
-          problem(ph, static_cast<int>(pi), problems[pi]);
-        } catch (const std::exception& e) {
-          throw CompileError(fmt::format("{} ({}): {}", file, verif::to_string(ph), e.what()));
-        }
-      }
-    }
+    std::vector<std::vector<verif::PhaseProblem>> problems;
+    for (verif::Phase ph : phases) problems.push_back(verif::phase_problems(spec, ph));
+    auto each_problem = [&](const std::function<void(verif::Phase, int, const verif::PhaseProblem&)>& f) {
+      for (size_t i = 0; i < phases.size(); ++i)
+        for (size_t pi = 0; pi < problems[i].size(); ++pi) try {
+            f(phases[i], static_cast<int>(pi), problems[i][pi]);
+          } catch (const std::exception& e) {
+            throw CompileError(fmt::format("{} ({}): {}", file, verif::to_string(phases[i]), e.what()));
+          }
+    };
+    plan_layer(each_problem);
+    each_problem([this](verif::Phase ph, int pi, const verif::PhaseProblem& prob) { problem(ph, pi, prob); });
     end_saves();
     const uint64_t capacity = static_cast<uint64_t>(cfg_.dram.capacity_mb) << 20;
     if (dram_next_ > capacity)
@@ -246,13 +251,8 @@ class ProgramBuilder {
   // The contractions of one term of a problem in the order of its plan. With defer_final, the last
   // contraction is not emitted but returned (its operands are ready in DRAM).
   std::optional<Final> network(const Where& w, size_t term, bool defer_final) {
-    NetworkPlan plan = plan_network(
-        cfg_, *w.prob, term,
-        [this](const CompiledGemm* p, const CompiledGemm& c, bool as_a) {
-          // Mapped for compute with every result through the host: no tie is worth breaking.
-          return opt_.through_host && opt_.map_for == MapFor::compute ? 0 : movement_cost(p, c, as_a);
-        },
-        opt_.map_for);
+    PlannedNetwork& pn = planned_.at({w.phase, w.index, term});
+    NetworkPlan plan = std::move(pn.plan);
     const Problem& p = plan.problem;
     std::map<NodeSet, Operand> live;
     for (int i = 0; i < p.size(); ++i) live[NodeSet{1} << i] = Operand{input_tensor(p, i), false};
@@ -260,16 +260,80 @@ class ProgramBuilder {
     parked_.clear();
     for (int s = 0; s < nsteps; ++s) {
       const PlannedStep& st = plan.steps[static_cast<size_t>(s)];
+      const std::string& key = pn.keys[static_cast<size_t>(s)];
       Operand lhs = live.at(st.left), rhs = live.at(st.right);
       live.erase(st.left);
       live.erase(st.right);
+      if (pn.repeat[static_cast<size_t>(s)]) {  // computed by an earlier network: read from there
+        const auto it = reused_.find(key);
+        live[st.left | st.right] = it != reused_.end() ? Operand{it->second, false} : Operand{};  // -1: read by repeats only
+        continue;
+      }
+      if (lhs.tensor < 0 || rhs.tensor < 0) throw std::logic_error(fmt::format("internal: {} reads a result never kept", st.out));
       if (st.last && defer_final) return Final{std::move(plan), term, lhs, rhs};
       std::string why;
-      const std::optional<OnChip> oc = on_chip_plan(plan, s, defer_final, why);
-      const std::optional<Operand> res = emit_step(w, term, s, nsteps, st, lhs, rhs, oc ? &*oc : nullptr, why);
+      const auto readers = readers_.find(key);
+      const int shared = readers != readers_.end() && readers->second > 1 ? readers->second : 0;
+      const std::optional<OnChip> oc = on_chip_plan(plan, s, defer_final, why, pn.repeat, shared);
+      const std::optional<Operand> res = emit_step(w, term, s, nsteps, st, lhs, rhs, oc ? &*oc : nullptr, why, shared > 0);
       if (res) live[st.left | st.right] = *res;
+      if (res && shared) reused_[key] = res->tensor;
     }
     return std::nullopt;
+  }
+
+  // The layer's networks planned before any is emitted (ProgramOptions::reuse): each step's key
+  // names what it computes (its operands' keys and its result's labels and sizes), a step whose
+  // key an earlier network computed is a repeat, and readers_ counts the steps that read each
+  // result once repeats are dropped. A result with more than one reader stays in DRAM.
+  void plan_layer(const std::function<void(const std::function<void(verif::Phase, int, const verif::PhaseProblem&)>&)>&
+                      each_problem) {
+    planned_.clear();
+    readers_.clear();
+    reused_.clear();
+    read_again_.clear();
+    std::set<std::string> computed;
+    each_problem([&](verif::Phase ph, int pi, const verif::PhaseProblem& prob) {
+      for (size_t term = 0; term < prob.terms.size(); ++term) {
+        PlannedNetwork pn;
+        pn.plan = plan_network(
+            cfg_, prob, term,
+            [this](const CompiledGemm* p, const CompiledGemm& c, bool as_a) {
+              // Mapped for compute with every result through the host: no tie is worth breaking.
+              return opt_.through_host && opt_.map_for == MapFor::compute ? 0 : movement_cost(p, c, as_a);
+            },
+            opt_.map_for);
+        const Problem& p = pn.plan.problem;
+        std::map<NodeSet, std::string> key;
+        for (int i = 0; i < p.size(); ++i) {
+          std::vector<std::string> labels;
+          for (int l : p.node_modes[static_cast<size_t>(i)]) labels.push_back(p.labels[static_cast<size_t>(l)]);
+          key[NodeSet{1} << i] = fmt::format("{}[{}]", p.node_names[static_cast<size_t>(i)], fmt::join(labels, ","));
+        }
+        for (const PlannedStep& st : pn.plan.steps) {
+          std::array<std::string, 2> ops{key.at(st.left), key.at(st.right)};
+          std::sort(ops.begin(), ops.end());
+          std::vector<std::string> out;
+          for (const std::string& l : st.keep) {
+            const auto li = std::find(p.labels.begin(), p.labels.end(), l) - p.labels.begin();
+            out.push_back(fmt::format("{}:{}", l, p.dims.at(static_cast<size_t>(li))));
+          }
+          std::sort(out.begin(), out.end());
+          const std::string k = fmt::format("({} * {} -> {})", ops[0], ops[1], fmt::join(out, ","));
+          const bool repeat = opt_.reuse && !st.last && computed.contains(k);
+          if (!repeat && opt_.reuse) {  // else every network reads only its own results
+            if (!st.last) computed.insert(k);
+            for (NodeSet operand : {st.left, st.right})
+              if (std::popcount(operand) > 1) ++readers_[key.at(operand)];
+          }
+          key[st.left | st.right] = k;
+          out_.layers[static_cast<size_t>(layer_)].repeats += repeat;
+          pn.keys.push_back(k);
+          pn.repeat.push_back(repeat);
+        }
+        planned_[{ph, pi, term}] = std::move(pn);
+      }
+    });
   }
 
   // Whether step s's result can stay on chip (docs/architecture.md §5): its consumer is not a
@@ -278,7 +342,10 @@ class ProgramBuilder {
   // operand, images waiting for other consumers), plan_store can join the two layouts and the STORE
   // is cheaper than the host path. On success the consumer's images may have moved (the plan's step
   // is updated) and the images are registered as parked. Otherwise `why` says why not.
-  std::optional<OnChip> on_chip_plan(NetworkPlan& plan, int s, bool defer_final, std::string& why) {
+  // `repeat`: the network's steps that are not emitted (plan_layer); `readers`: how many steps
+  // read the result when more than one (then it stays in DRAM for all of them).
+  std::optional<OnChip> on_chip_plan(NetworkPlan& plan, int s, bool defer_final, std::string& why,
+                                     const std::vector<bool>& repeat, int readers) {
     why.clear();
     const int nsteps = static_cast<int>(plan.steps.size());
     const PlannedStep& st = plan.steps[static_cast<size_t>(s)];
@@ -286,6 +353,10 @@ class ProgramBuilder {
     if (st.last) return std::nullopt;  // a final result: always read out
     if (opt_.through_host) {
       why = "--through-host";
+      return std::nullopt;
+    }
+    if (readers > 1) {
+      why = fmt::format("read by {} contractions (later networks reuse it): kept in DRAM for all", readers);
       return std::nullopt;
     }
     int t = s + 1;
@@ -298,7 +369,8 @@ class ProgramBuilder {
     }
     const bool as_a = (next.lhs == st.out) == next.compiled.lhs_is_a;
     std::vector<const CompiledGemm*> between;
-    for (int u = s + 1; u < t; ++u) between.push_back(&plan.steps[static_cast<size_t>(u)].compiled.gemm);
+    for (int u = s + 1; u < t; ++u)
+      if (!repeat[static_cast<size_t>(u)]) between.push_back(&plan.steps[static_cast<size_t>(u)].compiled.gemm);
     CompiledGemm c = next.compiled.gemm;
     std::optional<OnChip> oc = place_and_plan(st.compiled.gemm, c, as_a, flips_, between, parked_, why);
     if (!oc) return std::nullopt;
@@ -774,6 +846,8 @@ class ProgramBuilder {
   // end, which needed the words.
   void fetch(int32_t t, int32_t report) {
     const auto it = saved_fetch_.find(t);
+    if (const auto again = read_again_.find(t); it == saved_fetch_.end() && again != read_again_.end())
+      return fetch_again(again->second, report);
     if (it == saved_fetch_.end()) return op({.code = OpCode::fetch, .report = report, .tensor = t});
     const SavedFetch& sf = it->second;
     if (!pending_saves_.empty()) {
@@ -791,10 +865,22 @@ class ProgramBuilder {
       rd.report = report;
       rd.tensor = t;
       op(rd);
+      if (sf.shared) {
+        rd.source = t;  // read again: the save's bytes are counted once
+        read_again_[t].push_back(rd);
+      }
     }
     op({.code = OpCode::check, .convert = sf.convert, .report = sf.producer, .tensor = t, .shift = sf.shift});
     op({.code = OpCode::finish, .report = sf.producer});
     saved_fetch_.erase(it);
+  }
+
+  // A saved intermediate that later networks reuse: its rows read from DRAM again for `report`.
+  void fetch_again(const std::vector<Op>& reads, int32_t report) {
+    for (Op rd : reads) {
+      rd.report = report;
+      op(rd);
+    }
   }
 
   // Per job: operand images into the free half, FLIP, the GEMM, wait; the finished rows out of
@@ -940,8 +1026,10 @@ class ProgramBuilder {
 
   // One contraction on its own: returns the intermediate (rounded or requantized; kept on chip
   // when `oc` says how, else stored in DRAM) unless it is the network's result.
+  // `shared`: later networks read the result too (a saved one is then read again from DRAM).
   std::optional<Operand> emit_step(const Where& w, size_t term, int s, int nsteps, const PlannedStep& st,
-                                   const Operand& lhs, const Operand& rhs, const OnChip* oc, const std::string& why_not) {
+                                   const Operand& lhs, const Operand& rhs, const OnChip* oc, const std::string& why_not,
+                                   bool shared = false) {
     const CompiledGemm& c = st.compiled.gemm;
     const Operand& A = st.compiled.lhs_is_a ? lhs : rhs;
     const Operand& B = st.compiled.lhs_is_a ? rhs : lhs;
@@ -990,7 +1078,7 @@ class ProgramBuilder {
       step_of(r).requant_shift = shift;
       step_of(r).saved = saved;
       if (saved) {  // read back, checked and finished where its consumer fetches it
-        saved_fetch_[id] = {r, out_convert(), shift, std::move(saved_reads_)};
+        saved_fetch_[id] = {r, out_convert(), shift, std::move(saved_reads_), shared};
         saved_reads_.clear();
         return Operand{id, false};
       }
@@ -1143,8 +1231,19 @@ class ProgramBuilder {
     Convert convert = Convert::bf16;
     int shift = 0;
     std::vector<Op> reads;
+    bool shared = false;  // later networks read it too (read_again_)
   };
   std::map<int32_t, SavedFetch> saved_fetch_;  // per intermediate tensor, until its consumer fetches it
+  std::map<int32_t, std::vector<Op>> read_again_;  // a saved intermediate's reads, for its later readers
+  // The layer's networks, planned before they are emitted (plan_layer), per (phase, problem, term).
+  struct PlannedNetwork {
+    NetworkPlan plan;
+    std::vector<std::string> keys;  // per step: what it computes
+    std::vector<bool> repeat;       // per step: an earlier network computes it (not emitted)
+  };
+  std::map<std::tuple<verif::Phase, int, size_t>, PlannedNetwork> planned_;
+  std::map<std::string, int> readers_;     // per key: the emitted steps that read that result
+  std::map<std::string, int32_t> reused_;  // per key read by more than one step: the tensor holding it
 };
 
 }  // namespace

@@ -245,14 +245,15 @@ void save_program(const Program& p, const std::string& dir) {
   for (const ProgramLayer& l : p.layers) {
     std::vector<std::string> phases;
     for (verif::Phase ph : l.phases) phases.push_back(verif::to_string(ph));
-    layers.push_back({{"name", l.name}, {"phases", phases}, {"yaml", l.yaml}});
+    layers.push_back({{"name", l.name}, {"phases", phases}, {"yaml", l.yaml}, {"repeats", l.repeats}});
   }
   for (const ProgramTensor& t : p.tensors) tensors.push_back(to_json(t));
   for (const ProgramStep& s : p.steps) steps.push_back(to_json(s));
   json j = {{"format", kFormat}, {"version", p.version},
             {"config", {{"name", p.config_name}, {"sha256", p.config_hash}, {"hw_id", p.hw_id}, {"yaml", p.config_yaml}}},
             {"options", {{"map_for", to_string(p.options.map_for)}, {"through_host", p.options.through_host},
-                         {"terms_separately", p.options.terms_separately}, {"dma", p.options.dma}}},
+                         {"terms_separately", p.options.terms_separately}, {"dma", p.options.dma},
+                         {"reuse", p.options.reuse}}},
             {"layers", layers}, {"tensors", tensors}, {"steps", steps}, {"streams", streams}};
   j["index_sha256"] = program_sha256(index_text(j));
   write_file(fs::path(dir) / "program.json", index_text(j));
@@ -290,9 +291,11 @@ Program load_program(const std::string& dir) {
     p.options.through_host = o.at("through_host");
     p.options.terms_separately = o.at("terms_separately");
     p.options.dma = o.at("dma");
+    p.options.reuse = o.at("reuse");
     for (const json& l : j.at("layers")) {
       ProgramLayer pl{l.at("name"), l.at("yaml"), {}};
       for (const json& ph : l.at("phases")) pl.phases.push_back(parse_phases(ph.get<std::string>()).at(0));
+      pl.repeats = l.at("repeats");
       p.layers.push_back(std::move(pl));
     }
     for (const json& t : j.at("tensors")) p.tensors.push_back(tensor_from(t));

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "arch/dma.hpp"
 #include "arch/isa.hpp"
@@ -308,13 +309,17 @@ TEST_CASE("the DMA path saves results and host-path intermediates: a STORE into 
   for (size_t r = 0; r < p.steps.size(); ++r) producer[p.steps[r].intermediate] = r;
   bool idle = false;  // a wait for the DMA since the last save
   std::map<int64_t, int64_t> regions;  // the saves' DRAM: address -> end (one layer at a time)
+  int layer = -1;
   for (const Op& op : p.ops) {
     if (op.code == OpCode::push) {
       const arch::Words w(p.words.begin() + op.a, p.words.begin() + op.a + op.b);
       if (w == flip) ++flips;
       if (op.account == Account::store && arch::disassemble(isa, w).rfind("store", 0) == 0) ++stores;
     }
-    if (op.code == OpCode::preload) regions.clear();  // a new layer reuses the DRAM
+    if (op.code == OpCode::preload && p.tensors[static_cast<size_t>(op.tensor)].layer != layer) {  // reuses the DRAM
+      layer = p.tensors[static_cast<size_t>(op.tensor)].layer;
+      regions.clear();
+    }
     if (op.code == OpCode::dma) {
       const arch::DmaDescriptor d = arch::decode_dma(dma, arch::Words(p.words.begin() + op.a, p.words.begin() + op.a + op.b));
       if (!d.to_dram) continue;
@@ -324,6 +329,12 @@ TEST_CASE("the DMA path saves results and host-path intermediates: a STORE into 
       CHECK(saves <= stores);                             // after the STORE that filled its rows
     }
     if (op.code == OpCode::wait_dma_idle) idle = true;
+    if (op.code == OpCode::read_saved && op.source >= 0) {  // an intermediate later networks reuse, read again
+      CHECK(op.source == op.tensor);
+      CHECK(op.host_counted);
+      CHECK(regions.contains(op.a));  // rows read (and checked) before
+      continue;
+    }
     if (op.code == OpCode::read_saved) {
       ++reads;
       CHECK(idle);  // read back only once every save is done
@@ -455,8 +466,12 @@ TEST_CASE("without on-chip reordering a STORE only copies rows, every element in
   const std::vector<std::string> layers{layer("tt_small"), layer("bt_small"), layer("tr_small")};
   const arch::ArchConfig off = config("baseline_tpu_offchip");
   const arch::IsaLayout isa(off);
-  const Program p = compile_program(off, layers, phases);
-  const Program tpu = compile_program(config("baseline_tpu"), layers, phases);
+  // Every network on its own: on these small layers the results later networks reuse stay in
+  // DRAM, which leaves few intermediates to compare.
+  ProgramOptions o;
+  o.reuse = false;
+  const Program p = compile_program(off, layers, phases, o);
+  const Program tpu = compile_program(config("baseline_tpu"), layers, phases, o);
   int64_t stores = 0;
   for (const Op& op : p.ops) {
     if (op.code != OpCode::push || op.account != Account::store) continue;
@@ -572,4 +587,96 @@ TEST_CASE("the wall-cycle model: the host bus, the controller, the DMA and DRAM"
   CHECK(predict_wall(f, cfg).dram_accounted ==
         static_cast<int64_t>(std::ceil(arch::dram_transfer_ns(cfg.dram, 64 * 64 * 2) * cfg.clock_mhz / 1000.0 - 1e-6)));
   CHECK(predict_wall(f, cfg).simulated == plain.simulated);
+}
+
+TEST_CASE("a contraction an earlier network computes is computed once, its result kept in DRAM for every reader",
+          "[program]") {
+  const arch::ArchConfig cfg = config("default");
+  const std::vector<verif::Phase> phases{verif::Phase::fp, verif::Phase::bp, verif::Phase::wg};
+  for (const char* name : {"tt_small", "ttm_small", "tr_small", "ht_small", "bt_small"}) {
+    CAPTURE(name);
+    for (bool dma : {true, false}) {
+      CAPTURE(dma);
+      ProgramOptions o;
+      CHECK(o.reuse);  // the default
+      o.dma = dma;
+      const Program p = compile_program(cfg, {layer(name)}, phases, o);
+      o.reuse = false;
+      const Program alone = compile_program(cfg, {layer(name)}, phases, o);
+      // What a step computes, from the program alone: its operands (an input by name and labels,
+      // an intermediate by what computed it) and its result's labels and sizes.
+      auto keys = [](const Program& q) {
+        std::map<int32_t, std::string> of;  // intermediate tensor -> its key
+        std::vector<std::string> k;
+        for (const ProgramStep& s : q.steps) {
+          if (s.last) {  // a network's result (a sum's earlier terms list no operands)
+            k.emplace_back();
+            continue;
+          }
+          auto operand = [&](int32_t t) {
+            const ProgramTensor& pt = q.tensors[static_cast<size_t>(t)];
+            return pt.kind == ProgramTensor::Kind::input ? fmt::format("{}{}", pt.name, fmt::join(pt.labels, ","))
+                                                         : of.at(t);
+          };
+          std::vector<std::string> ops{operand(s.a.at(0)), operand(s.b.at(0))};
+          std::sort(ops.begin(), ops.end());
+          const ProgramTensor& r = q.tensors[static_cast<size_t>(s.intermediate)];
+          std::vector<std::string> l;
+          for (size_t i = 0; i < r.labels.size(); ++i) l.push_back(fmt::format("{}:{}", r.labels[i], r.dims[i]));
+          std::sort(l.begin(), l.end());
+          of[s.intermediate] = fmt::format("({}*{}->{})", ops[0], ops[1], fmt::join(l, ","));
+          k.push_back(of.at(s.intermediate));
+        }
+        return k;
+      };
+      auto repeats = [&](const Program& q) {
+        std::set<std::string> seen;
+        int64_t n = 0;
+        for (const std::string& k : keys(q)) n += !k.empty() && !seen.insert(k).second;
+        return n;
+      };
+      CHECK(repeats(p) == 0);  // nothing computed twice
+      // Every network's result is still computed and checked, the same ones.
+      auto finals = [](const Program& q) {
+        std::multiset<std::tuple<verif::Phase, int, size_t>> f;
+        for (const ProgramStep& s : q.steps)
+          if (s.last) f.insert({s.phase, s.problem, s.term});
+        return f;
+      };
+      CHECK(finals(p) == finals(alone));
+      const ProgramCost c = program_cost(p), ca = program_cost(alone);
+      CHECK(c.contractions + repeats(alone) == ca.contractions);
+      CHECK(c.repeats == repeats(alone));  // what the program says it dropped
+      CHECK(ca.repeats == 0);
+      CHECK(c.macs <= ca.macs);
+      CHECK(c.least_dram_bytes == ca.least_dram_bytes);
+      if (std::string(name) == "tt_small") {  // the WG gradients share prefixes, with FP and BP
+        CHECK(repeats(alone) > 0);
+        CHECK(c.compute_cycles < ca.compute_cycles);
+      }
+      // A result read by steps of several networks: off chip, read where each reader is, and
+      // checked once.
+      std::map<int32_t, std::set<std::tuple<verif::Phase, int, size_t>>> readers;
+      for (const ProgramStep& s : p.steps)
+        for (const std::vector<int32_t>* v : {&s.a, &s.b})
+          for (int32_t t : *v) readers[t].insert({s.phase, s.problem, s.term});
+      int64_t shared = 0;
+      for (const ProgramStep& s : p.steps) {
+        if (s.last || readers[s.intermediate].size() < 2) continue;
+        ++shared;
+        CHECK_FALSE(s.on_chip);
+        CHECK(s.through_host_because.find("later networks reuse it") != std::string::npos);
+      }
+      if (std::string(name) == "tt_small") CHECK(shared > 0);
+      int64_t checks = 0, reads_again = 0;
+      for (const Op& op : p.ops) {
+        checks += op.code == OpCode::check;
+        reads_again += op.code == OpCode::read_saved && op.source >= 0;
+      }
+      CHECK(checks == static_cast<int64_t>(p.steps.size()) - std::count_if(p.steps.begin(), p.steps.end(), [](const ProgramStep& s) {
+              return !s.checked();
+            }));
+      if (!dma) CHECK(reads_again == 0);  // read again from where the host stored it (fetch)
+    }
+  }
 }

@@ -20,7 +20,7 @@
 
 namespace fetta::mapper {
 
-inline constexpr int kProgramFormatVersion = 4;
+inline constexpr int kProgramFormatVersion = 5;
 
 // How the compiler decides (the options of `fetta compile` / `fetta run`).
 struct ProgramOptions {
@@ -32,6 +32,11 @@ struct ProgramOptions {
   // job load it into its half while the job before computes. Intermediates keep their path.
   // false: they go through the host's port, like intermediates.
   bool dma = true;
+  // A contraction an earlier network of the layer computes already (the same operands contracted
+  // the same way to the same labels: the WG gradients share prefixes, and with FP and BP) is not
+  // repeated: that result is kept in DRAM and every later network reads it (ARCHITECTURE.md §1,
+  // "intermediates from FP may be kept for WG"). false: every network contracts on its own.
+  bool reuse = true;
   bool operator==(const ProgramOptions&) const = default;
 };
 
@@ -39,6 +44,7 @@ struct ProgramLayer {
   std::string name;
   std::string yaml;  // the layer file's text (the scoreboard rebuilds the golden networks from it)
   std::vector<verif::Phase> phases;
+  int64_t repeats = 0;  // contractions an earlier network computed, not emitted (ProgramOptions::reuse)
   bool operator==(const ProgramLayer&) const = default;
 };
 
@@ -92,7 +98,8 @@ enum class OpCode : uint8_t {
   dma,          // one DMA descriptor: words [a, a + b) of Program::words into the DMA's queue
   wait_retired,  // until the controller has retired `a` instructions (a FLIP retires when it takes effect)
   read_saved,    // buffer[tensor] <- what the DMA saved at DRAM a: b rows of c lanes, the lanes list of each row;
-                 // word i lands at map[i] (untimed: the scoreboard's view of a result in DRAM)
+                 // word i lands at map[i] (untimed: the scoreboard's view of a result in DRAM); source =
+                 // tensor: a read again of rows read before (the first read counted the save's bytes)
   wait_dma_idle,  // until the DMA has done every descriptor pushed
 };
 
@@ -174,6 +181,7 @@ Program compile_program(const arch::ArchConfig& cfg, const std::vector<std::stri
 // What running a program costs, known before it runs.
 struct ProgramCost {
   int64_t contractions = 0;
+  int64_t repeats = 0;         // contractions computed once for several networks (not among them)
   int64_t compute_cycles = 0;  // the model's, which the RTL reproduces
   int64_t macs = 0;
   // The least DRAM traffic any schedule of these layers needs: each layer input read once and

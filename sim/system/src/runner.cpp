@@ -445,7 +445,7 @@ class Executor {
         } else {
           dram_.peek(static_cast<uint64_t>(o.a), data);
         }
-        rep.dram_bytes_written += static_cast<int64_t>(data.size());
+        if (o.source < 0) rep.dram_bytes_written += static_cast<int64_t>(data.size());  // else counted at the first read
         // Row r of c lanes; the op's lanes of each row, row-major, as read_acc delivers them.
         const std::vector<uint64_t> saved = unpack(data, bytes);
         std::vector<uint64_t> words(o.map_len);
@@ -630,7 +630,7 @@ RunOptions parse_run_args(int argc, char** argv) {
   RunOptions o;
   std::string config, program, phases = "fp,bp,wg", map_for = "compute";
   std::vector<std::string> layers;
-  bool through_host = false, terms_separately = false, dma = true;
+  bool through_host = false, terms_separately = false, dma = true, reuse = true;
   CLI::App app("fetta system simulation (one Verilated accelerator)");
   auto* prog = app.add_option("--program", program, "A compiled program (the directory `fetta compile` writes)");
   app.add_option("--config", config,
@@ -651,6 +651,9 @@ RunOptions parse_run_args(int argc, char** argv) {
   compile_opts.push_back(app.add_flag("--dma,!--no-dma", dma,
                                       "Load the layers' inputs and weights through the DMA, overlapped with compute "
                                       "(docs/dma.md; the default), or with --no-dma through the host's port"));
+  compile_opts.push_back(app.add_flag("--reuse,!--no-reuse", reuse,
+                                      "Compute a contraction that an earlier network of the layer computes too only "
+                                      "once, its result kept in DRAM for every reader (the default)"));
   for (CLI::Option* c : compile_opts) c->excludes(prog);
   app.add_option("--seed", o.seed, "Seed of the random tensors");
   app.add_option("--timeout-cycles", o.timeout_cycles,
@@ -684,7 +687,7 @@ RunOptions parse_run_args(int argc, char** argv) {
   if (config.empty() || layers.empty())
     throw std::invalid_argument("--config and --layer are required unless --program names a compiled program");
   o.cfg = arch::load_arch_config(config);
-  const mapper::ProgramOptions po{mapper::parse_map_for(map_for), through_host, terms_separately, dma};
+  const mapper::ProgramOptions po{mapper::parse_map_for(map_for), through_host, terms_separately, dma, reuse};
   auto p = std::make_shared<mapper::Program>(mapper::compile_program(o.cfg, layers, mapper::parse_phases(phases), po));
   p->hw_id = hw::hardware_id_hex(o.cfg);
   o.program = std::move(p);
