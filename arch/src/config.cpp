@@ -59,6 +59,10 @@ double dram_transfer_ns(const DramConfig& dram, uint64_t bytes) {
   return dram.latency_ns + static_cast<double>(bytes) / dram.bandwidth_gbps;
 }
 
+int64_t dram_transfer_cycles(const ArchConfig& cfg, uint64_t bytes) {
+  return static_cast<int64_t>(std::ceil(dram_transfer_ns(cfg.dram, bytes) * cfg.clock_mhz / 1000.0 - 1e-9));
+}
+
 int host_port_banks(const ArchConfig& cfg) {
   // Bytes the DRAM delivers per TCU clock, and bytes one bank row holds.
   const double dram_bytes_per_cycle = cfg.dram.bandwidth_gbps * 1e3 / cfg.clock_mhz;

@@ -226,6 +226,7 @@ class ProgramBuilder {
     bool probe = false;       // that read is the scoreboard's (the result stays on chip): not host time
     bool save = false;        // instead of the read: STORE the rows at `staging` and let the DMA save them
     int64_t staging = -1;     // place_saves: the rows of the job's half they wait in
+    int32_t read_into = -1;   // a saved intermediate's tensor: the host reads the rows into it early
     int32_t z = -1;           // the accumulator tensor read into
     int32_t report = -1;
   };
@@ -770,7 +771,8 @@ class ProgramBuilder {
   // save descriptor held until the next FLIP, and the read of the DRAM it fills (saved_reads_),
   // for when every save is done: the scoreboard's at the layer's end for a final result
   // (end_saves), the host's at the consumer for an intermediate (fetch).
-  void save_rows(const CompiledGemm& c, size_t j, int32_t z, int64_t row, size_t half, int32_t report) {
+  // `early`: the rows are an intermediate's, which the host may read as soon as they are saved.
+  void save_rows(const CompiledGemm& c, size_t j, int32_t z, int64_t row, size_t half, int32_t report, bool early) {
     const GemmJob& job = c.jobs[j];
     const int64_t rows = acc_rows(c, job);
     const int lanes = cfg_.network.lanes;
@@ -798,10 +800,12 @@ class ProgramBuilder {
     d.slot_stride = {1, groups, 0};
     d.lane_mask = ~uint64_t{0};
     pending_saves_.push_back(words_op(OpCode::dma, arch::encode_dma(dma_, d), report, Account::compute));
+    pending_reads_.push_back(early ? static_cast<int64_t>(saved_reads_.size()) : -1);  // the read below
 
     const std::vector<int64_t> map = result_map(c, j, z);
     std::vector<int64_t> lane_list;  // within the saved beats
     for (int l : acc_lanes(c)) lane_list.push_back(l - g0 * g.lanes);
+    saved_read_early_.push_back(false);
     saved_reads_.push_back({.code = OpCode::read_saved, .account = Account::none, .host_counted = false, .report = report,
                             .tensor = z, .a = static_cast<int64_t>(at), .b = rows, .c = beats * g.lanes,
                             .map = add_map(map), .map_len = map.size(), .lanes = add_map(lane_list),
@@ -829,14 +833,20 @@ class ProgramBuilder {
     deferred_.clear();
   }
 
-  // The pending saves' descriptors, their cycles counted to `report` as `account`.
-  void push_saves(int32_t report, Account account) {
+  // The pending saves' descriptors, their cycles counted to `report` as `account`; returns the
+  // indices into saved_reads_ of the reads they allow early (-1 entries dropped).
+  std::vector<int64_t> push_saves(int32_t report, Account account) {
     for (Op s : pending_saves_) {
       s.report = report;
       s.account = account;
       op(s);
     }
+    std::vector<int64_t> early;
+    for (int64_t i : pending_reads_)
+      if (i >= 0) early.push_back(i);
     pending_saves_.clear();
+    pending_reads_.clear();
+    return early;
   }
 
   // Operand tensor t into the host's buffer for step `report`: a DRAM read, or for an intermediate
@@ -859,28 +869,37 @@ class ProgramBuilder {
     }
     op({.code = OpCode::wait_dma_idle, .account = Account::store, .report = sf.producer});
     op({.code = OpCode::wait_idle, .account = Account::store, .report = sf.producer});  // the FLIPs' cycles are its
-    for (Op rd : sf.reads) {
+    auto as_host_read = [&](Op rd) {
       rd.account = Account::compute;
       rd.host_counted = true;  // timed: the host's DRAM read, as a fetch
       rd.report = report;
       rd.tensor = t;
-      op(rd);
-      if (sf.shared) {
-        rd.source = t;  // read again: the save's bytes are counted once
-        read_again_[t].push_back(rd);
+      return rd;
+    };
+    for (const Op& rd : sf.reads) op(as_host_read(rd));
+    if (sf.shared)
+      for (const Op& rd : sf.all) {
+        Op again = as_host_read(rd);
+        again.source = t;  // read again: the save's bytes are counted once
+        read_again_[t].push_back(again);
       }
-    }
     op({.code = OpCode::check, .convert = sf.convert, .report = sf.producer, .tensor = t, .shift = sf.shift});
     op({.code = OpCode::finish, .report = sf.producer});
     saved_fetch_.erase(it);
   }
 
-  // A saved intermediate that later networks reuse: its rows read from DRAM again for `report`.
+  // A saved intermediate that later networks reuse: its rows read from DRAM again for `report`,
+  // while the last GEMM pushed computes where there is one (they have been in DRAM long since).
   void fetch_again(const std::vector<Op>& reads, int32_t report) {
+    const bool early = hoist_at_ != kNoHoist;
+    std::vector<Op> ops;
+    if (early) ops.push_back({.code = OpCode::wait_dma_idle, .report = hoist_report_});  // the DRAM is the DMA's till then
     for (Op rd : reads) {
-      rd.report = report;
-      op(rd);
+      rd.report = early ? hoist_report_ : report;
+      ops.push_back(rd);
     }
+    if (early) return insert_at_hoist(ops);
+    for (const Op& o : ops) op(o);
   }
 
   // Per job: operand images into the free half, FLIP, the GEMM, wait; the finished rows out of
@@ -906,14 +925,29 @@ class ProgramBuilder {
       if (w.accumulate) g.acc_accumulate = true;
       push(arch::encode_gemm(isa_, g), w.report, Account::compute, job.predicted_cycles - 1);  // its FLIP's is above
       // The FLIP gave the host the half the job before computed on: its results may leave now.
-      push_saves(w.report, Account::compute);
+      const std::vector<int64_t> early = push_saves(w.report, Account::compute);
       hoist_at_ = out_.ops.size();  // the next job's DMA loads and host writes may start from here
       hoist_report_ = w.report;
       host_hoist_ = true;
       flip_waited_ = false;
+      // The rows the job before saved, when they are this contraction's intermediate: the host reads
+      // them from DRAM while this job computes, once the DMA is done with them (and with the next
+      // job's loads, which the hoist point puts first). The last job's wait for the consumer.
+      if (&w != &work.front() && !early.empty()) {
+        op({.code = OpCode::wait_dma_idle, .report = w.report});
+        for (int64_t i : early) {
+          Op rd = saved_reads_[static_cast<size_t>(i)];
+          rd.account = Account::compute;
+          rd.host_counted = true;
+          rd.report = w.report;
+          rd.tensor = w.read_into;
+          op(rd);
+          saved_read_early_[static_cast<size_t>(i)] = true;
+        }
+      }
       op({.code = OpCode::wait_idle, .report = w.report});
       if (w.read) read_acc(c, w.job, w.z, w.probe, w.report);
-      if (w.save) save_rows(c, w.job, w.z, w.staging, half, w.report);
+      if (w.save) save_rows(c, w.job, w.z, w.staging, half, w.report, w.read_into >= 0);
       if (after) after(w.job);
     }
     host_hoist_ = false;
@@ -1044,6 +1078,9 @@ class ProgramBuilder {
       work.push_back({.c = &c, .job = j, .a = A, .b = B, .b_key = key, .read = c.jobs[j].last_k,  // else the next K chunk accumulates
                       .probe = oc != nullptr, .z = z, .report = r});
     const bool saved = (st.last || !oc) && save_or_read(work);
+    // A saved intermediate: the tensor its rows are read into is the next one made (below).
+    const int32_t into = saved && !st.last ? static_cast<int32_t>(out_.tensors.size()) : -1;
+    for (Work& wk : work) wk.read_into = into;
     emit_jobs(work, [&](size_t k) {
       if (oc) emit_store(*oc, k, r);
     });
@@ -1074,12 +1111,16 @@ class ProgramBuilder {
       const int shift = out_shift(c);
       if (!oc && !saved) t.dram_addr = static_cast<int64_t>(allocate(t.numel(), t.dram_bytes));
       const int32_t id = add_tensor(std::move(t));
+      if (saved && id != into) throw std::logic_error("internal: a saved intermediate's tensor id moved");
       step_of(r).intermediate = id;
       step_of(r).requant_shift = shift;
       step_of(r).saved = saved;
-      if (saved) {  // read back, checked and finished where its consumer fetches it
-        saved_fetch_[id] = {r, out_convert(), shift, std::move(saved_reads_), shared};
+      if (saved) {  // read back (what was not read early), checked and finished where its consumer fetches it
+        SavedFetch& sf = saved_fetch_[id] = {r, out_convert(), shift, {}, shared, std::move(saved_reads_)};
+        for (size_t i = 0; i < sf.all.size(); ++i)
+          if (!saved_read_early_[i]) sf.reads.push_back(sf.all[i]);
         saved_reads_.clear();
+        saved_read_early_.clear();
         return Operand{id, false};
       }
       if (!oc)
@@ -1198,6 +1239,7 @@ class ProgramBuilder {
     step_of(r).saved = true;
     deferred_.insert(deferred_.end(), saved_reads_.begin(), saved_reads_.end());
     saved_reads_.clear();
+    saved_read_early_.clear();
     deferred_.push_back({.code = OpCode::check, .convert = out_convert(), .report = r, .tensor = z, .shift = out_shift(c)});
     deferred_.push_back({.code = OpCode::finish, .report = r});
   }
@@ -1223,15 +1265,18 @@ class ProgramBuilder {
   size_t b_keys_ = 0;           // B tensors handed to emit_jobs so far
   std::vector<Parked> parked_;  // STOREd images waiting for their consumers in the current network
   std::vector<Op> pending_saves_;  // DMA saves of the last job's results, pushed after the next FLIP
+  std::vector<int64_t> pending_reads_;  // per pending save: its read in saved_reads_ the host may do early, or -1
   std::vector<Op> deferred_;       // the saved results' reads, checks and step ends, at the layer's end
   std::vector<Op> saved_reads_;    // the reads of the rows the current contraction's jobs saved
+  std::vector<bool> saved_read_early_;  // per saved_reads_ entry: the host read it while a later job computed
   // An intermediate the DMA saved: its producer's step, how it was rounded, the reads of its rows.
   struct SavedFetch {
     int32_t producer = -1;
     Convert convert = Convert::bf16;
     int shift = 0;
-    std::vector<Op> reads;
-    bool shared = false;  // later networks read it too (read_again_)
+    std::vector<Op> reads;  // of its saved rows, those the host did not read early
+    bool shared = false;    // later networks read it too (read_again_)
+    std::vector<Op> all;    // every read of its saved rows
   };
   std::map<int32_t, SavedFetch> saved_fetch_;  // per intermediate tensor, until its consumer fetches it
   std::map<int32_t, std::vector<Op>> read_again_;  // a saved intermediate's reads, for its later readers

@@ -206,10 +206,10 @@ class Replay {
         break;
       }
       case OpCode::wait_dma_idle: h_ = std::max(h_, dma_idle()); break;
-      case OpCode::read_saved:  // the host's read of a saved intermediate: a DRAM read, accounted
+      case OpCode::read_saved:  // the host's read of a saved intermediate: the DRAM's once the DMA is idle
         if (o.host_counted) {
           const auto bytes = static_cast<uint64_t>(o.b * o.c * arch::operand_bits(cfg_.dtype) / 8);
-          dram_ps[static_cast<size_t>(o.report)] += std::llround(arch::dram_transfer_ns(cfg_.dram, bytes) * 1000.0);
+          h_ = std::max(h_, dma_idle()) + arch::dram_transfer_cycles(cfg_, bytes);
         }
         break;
       case OpCode::preload:

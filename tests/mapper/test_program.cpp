@@ -412,12 +412,14 @@ TEST_CASE("the DMA path loads every input and weight image by descriptors, besid
       images[op.a] = op.a + beats * dma.geometry().beat_bytes();
       image_extents[t->layer][op.a] = images[op.a];
       // The images go right after a GEMM's push (the job before computes meanwhile; the host
-      // writes its images of intermediates there too), or, before a layer's first GEMM, where
-      // the host would have written them.
+      // writes its images of intermediates there too, and reads saved rows a later network
+      // reuses), or, before a layer's first GEMM, where the host would have written them.
       size_t before = i;
-      while (before > 0 && (p.ops[before - 1].code == OpCode::preload_image || p.ops[before - 1].code == OpCode::dma ||
-                            p.ops[before - 1].code == OpCode::write_rows || p.ops[before - 1].code == OpCode::wait_retired))
-        --before;
+      auto beside = [](OpCode c) {
+        return c == OpCode::preload_image || c == OpCode::dma || c == OpCode::write_rows || c == OpCode::wait_retired ||
+               c == OpCode::read_saved || c == OpCode::wait_dma_idle;
+      };
+      while (before > 0 && beside(p.ops[before - 1].code)) --before;
       if (before > 0 && is_gemm(p.ops[before - 1]))
         ++hoisted;
       else
@@ -679,4 +681,45 @@ TEST_CASE("a contraction an earlier network computes is computed once, its resul
       if (!dma) CHECK(reads_again == 0);  // read again from where the host stored it (fetch)
     }
   }
+}
+
+TEST_CASE("the host reads a saved intermediate's rows while the producer's later jobs compute", "[program]") {
+  // bt_transformer_768's backward pass: intermediates of several jobs each, saved by the DMA.
+  // (system.default.store_into_both_halves runs this program on the RTL.)
+  const arch::ArchConfig cfg = config("default");
+  const arch::IsaLayout isa(cfg);
+  const Program p = compile_program(cfg, {layer("bt_transformer_768")}, {verif::Phase::bp});
+  std::map<int32_t, size_t> producer;  // intermediate tensor -> its step
+  for (size_t r = 0; r < p.steps.size(); ++r)
+    if (!p.steps[r].last) producer[p.steps[r].intermediate] = r;
+  auto is_gemm = [&](const Op& op) {
+    return op.code == OpCode::push &&
+           arch::disassemble(isa, arch::Words(p.words.begin() + op.a, p.words.begin() + op.a + op.b)).rfind("gemm", 0) == 0;
+  };
+  int64_t early = 0, late = 0;
+  bool waited = false;  // a wait for the DMA since the last GEMM pushed
+  for (size_t i = 0; i < p.ops.size(); ++i) {
+    const Op& op = p.ops[i];
+    if (is_gemm(op)) waited = false;
+    if (op.code == OpCode::wait_dma_idle) waited = true;
+    if (op.code != OpCode::read_saved || !op.host_counted) continue;
+    CHECK(waited);  // its save is done
+    if (static_cast<size_t>(op.report) != producer.at(op.tensor)) {
+      ++late;  // where the consumer fetches it: the producer's last job's rows
+      continue;
+    }
+    ++early;
+    // The producer's next job computes meanwhile: it was pushed before and waited for after.
+    size_t next = i + 1;
+    while (next < p.ops.size() && !(p.ops[next].code == OpCode::wait_idle && p.ops[next].report == op.report)) ++next;
+    CHECK(next < p.ops.size());
+    for (size_t k = i + 1; k < next; ++k) CHECK_FALSE(is_gemm(p.ops[k]));
+    // And its check comes after every read of its rows.
+    bool checked_before = false;
+    for (size_t k = 0; k < i; ++k)
+      checked_before |= p.ops[k].code == OpCode::check && p.ops[k].tensor == op.tensor;
+    CHECK_FALSE(checked_before);
+  }
+  CHECK(early > 0);
+  CHECK(late > 0);
 }

@@ -176,6 +176,8 @@ inline constexpr double kEnergyPjMax = 1e6;         // energy.*: finite, > 0
 
 // Nanoseconds one DRAM transaction of `bytes` takes: latency + bytes / bandwidth (1 GB/s = 1 byte/ns).
 double dram_transfer_ns(const DramConfig& dram, uint64_t bytes);
+// The same in whole cycles of the configuration's clock (rounded up).
+int64_t dram_transfer_cycles(const ArchConfig& cfg, uint64_t bytes);
 
 // Bank rows the host/DMA port moves per cycle: the smallest power of two whose bandwidth at the
 // TCU clock covers the DRAM bandwidth (capped at the bank count). Default: 25.6 GB/s at 1 GHz =

@@ -242,6 +242,13 @@ int64_t SystemBench::wait_dma_idle(int64_t timeout_cycles) {
   return n;
 }
 
+int64_t SystemBench::host_dram_read(int64_t bytes) {
+  wait_dma_idle(timeout_cycles_);
+  const int64_t n = arch::dram_transfer_cycles(cfg_, static_cast<uint64_t>(bytes));
+  idle(n);
+  return n;
+}
+
 void SystemBench::wait_retired(int64_t count, int64_t timeout_cycles) {
   wait_until([this, count] { return static_cast<int64_t>(port("retired").read()) >= count; }, timeout_cycles, [this, count] {
     return fmt::format("the controller retired {} of {} instructions (busy = {}; DMA busy = {}, dma_done = {}: a FLIP "

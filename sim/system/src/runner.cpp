@@ -435,15 +435,14 @@ class Executor {
       case OpCode::wait_dma_idle: bench_->wait_dma_idle(opt_.timeout_cycles); break;
       case OpCode::read_saved: {
         // What the DMA saved (those bytes count as written by the step reading them): the host's
-        // timed DRAM read of an intermediate, or the scoreboard's untimed look at a result.
+        // DRAM read of an intermediate, in simulated time, or the scoreboard's untimed look at a result.
         const int bytes = arch::operand_bits(opt_.cfg.dtype) / 8;
         std::vector<uint8_t> data(static_cast<size_t>(o.b * o.c * bytes));
         StepReport& rep = pending_[static_cast<size_t>(o.report)];
-        if (o.host_counted) {
-          dram_.read(static_cast<uint64_t>(o.a), data, dram_time_[static_cast<size_t>(o.report)]);
+        dram_.peek(static_cast<uint64_t>(o.a), data);
+        if (o.host_counted) {  // the host waits for it in simulated time, the top running on
+          bench_->host_dram_read(static_cast<int64_t>(data.size()));
           rep.dram_bytes_read += static_cast<int64_t>(data.size());
-        } else {
-          dram_.peek(static_cast<uint64_t>(o.a), data);
         }
         if (o.source < 0) rep.dram_bytes_written += static_cast<int64_t>(data.size());  // else counted at the first read
         // Row r of c lanes; the op's lanes of each row, row-major, as read_acc delivers them.

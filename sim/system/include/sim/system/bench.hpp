@@ -55,6 +55,10 @@ class SystemBench : public sc_core::sc_module {
   // Waits until the DMA has no descriptor; returns the cycles waited. Host-port reads and writes
   // wait for this themselves: the DMA owns the port while it is busy.
   int64_t wait_dma_idle(int64_t timeout_cycles);
+  // The host's read of `bytes` from DRAM, waited for in simulated time while the top runs on: once
+  // the DMA is idle (the DRAM is then the host's), its latency and transfer at the bandwidth.
+  // Returns the cycles it took after the DMA's.
+  int64_t host_dram_read(int64_t bytes);
   // Until the controller has retired `count` instructions (its `retired` output).
   void wait_retired(int64_t count, int64_t timeout_cycles);
   // While false, bus operations take their cycles but are not counted as host cycles: the
