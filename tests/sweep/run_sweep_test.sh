@@ -89,6 +89,9 @@ for r in rows:
 import json, yaml
 run = json.load(open(sys.argv[2]))
 e = yaml.safe_load(open(sys.argv[3]))["energy"]
+# Every DRAM transaction of the run is some step's traffic: the DRAM target's counters are the steps' sums.
+for k in ("read", "written"):
+    assert sum(s["dram_bytes_" + k] for s in run["steps"]) == run["dram"]["bytes_" + k], (k, run["dram"])
 for r in rows:
     steps = [s for s in run["steps"] if s["phase"] == r["phase"]]
     rd = sum(s["dram_bytes_read"] for s in steps)

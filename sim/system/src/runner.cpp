@@ -439,10 +439,13 @@ class Executor {
         const int bytes = arch::operand_bits(opt_.cfg.dtype) / 8;
         std::vector<uint8_t> data(static_cast<size_t>(o.b * o.c * bytes));
         StepReport& rep = pending_[static_cast<size_t>(o.report)];
-        dram_.peek(static_cast<uint64_t>(o.a), data);
-        if (o.host_counted) {  // the host waits for it in simulated time, the top running on
+        if (o.host_counted) {  // a DRAM transaction the host waits for in simulated time, the top running on
+          sc_core::sc_time not_accounted = sc_core::SC_ZERO_TIME;
+          dram_.read(static_cast<uint64_t>(o.a), data, not_accounted);
           bench_->host_dram_read(static_cast<int64_t>(data.size()));
           rep.dram_bytes_read += static_cast<int64_t>(data.size());
+        } else {
+          dram_.peek(static_cast<uint64_t>(o.a), data);
         }
         if (o.source < 0) rep.dram_bytes_written += static_cast<int64_t>(data.size());  // else counted at the first read
         // Row r of c lanes; the op's lanes of each row, row-major, as read_acc delivers them.
