@@ -182,15 +182,19 @@ struct Sweep {
       for (const std::string& lf : grid.layers) {
         const verif::LayerSpec spec = verif::load_layer(lf);
         const mapper::Program prog = mapper::compile_program(cfg, {lf}, grid.phases, po);
+        const std::vector<mapper::StepTraffic> traffic = mapper::program_traffic(prog, cfg);
         int64_t e2e_before = 0, bound_before = 0;
         for (size_t pi = 0; pi < grid.phases.size(); ++pi) {
           const verif::Phase ph = grid.phases[pi];
-          int64_t macs = 0, cycles = 0;
+          int64_t macs = 0, cycles = 0, dram_r = 0, dram_w = 0;
           std::vector<mapper::StepShape>& sh = shapes.emplace_back();
-          for (const mapper::ProgramStep& st : prog.steps) {
+          for (size_t si = 0; si < prog.steps.size(); ++si) {
+            const mapper::ProgramStep& st = prog.steps[si];
             if (st.phase != ph) continue;
             macs += st.macs;
             cycles += st.predicted;
+            dram_r += traffic[si].read;
+            dram_w += traffic[si].written;
             sh.push_back(mapper::matmul_shape(static_cast<uint64_t>(st.m), static_cast<uint64_t>(st.k),
                                               static_cast<uint64_t>(st.n)));
           }
@@ -202,7 +206,8 @@ struct Sweep {
           const mapper::WallPrediction wall = mapper::predict_wall(prefix, cfg);
           const int64_t e2e = wall.total() - wall.probe, bound = mapper::end_to_end_bound(mapper::program_cost(prefix), cfg);
           layers.push_back({{"layer", spec.name}, {"phase", verif::to_string(ph)}, {"macs", macs}, {"cycles", cycles},
-                            {"source", "model"}, {"e2e_cycles", e2e - e2e_before}, {"bound_cycles", bound - bound_before}});
+                            {"source", "model"}, {"e2e_cycles", e2e - e2e_before}, {"bound_cycles", bound - bound_before},
+                            {"dram_bytes_read", dram_r}, {"dram_bytes_written", dram_w}, {"dram_source", "program"}});
           e2e_before = e2e;
           bound_before = bound;
         }
@@ -229,8 +234,8 @@ struct Sweep {
 
   // A layer-phase's energy by the analytical model's constants of the point's configuration
   // (`energy:`; docs/power.md, "Energy model"): the static power over its compute cycles (the
-  // RTL's or the model's), the steps' MAC and SRAM terms, and DRAM from the bytes the RTL run moved
-  // or, with model cycles, the model's own DRAM estimate. The traffic is kept beside the terms, so
+  // RTL's or the model's), the steps' MAC and SRAM terms, and DRAM from the bytes the program moves
+  // (mapper::program_traffic; with RTL cycles the run's count, the same). The traffic is kept beside the terms, so
   // other constants (another top's measured ones: bench/power/efficiency.py) can be applied later.
   static void layer_energy(const arch::ArchConfig& cfg, const std::vector<mapper::StepShape>& shapes, nlohmann::json& l) {
     const mapper::AnalyticalModel model(cfg);
@@ -240,8 +245,8 @@ struct Sweep {
       sram_r += c.sram_read_bytes, sram_w += c.sram_write_bytes;
       dram_r += c.dram_read_bytes, dram_w += c.dram_write_bytes;
     }
-    const bool from_run = l.contains("dram_bytes_read");
-    if (from_run) {
+    const bool counted = l.contains("dram_bytes_read");  // the program's traffic, or the RTL run's
+    if (counted) {
       dram_r = l["dram_bytes_read"].get<double>();
       dram_w = l["dram_bytes_written"].get<double>();
     }
@@ -249,7 +254,7 @@ struct Sweep {
     const mapper::EnergyTerms t = mapper::run_energy(model, shapes, cycles, dram_r, dram_w);
     const double joules = t.total() * 1e-12;
     l["traffic"] = {{"sram_read_bytes", sram_r}, {"sram_write_bytes", sram_w}, {"dram_read_bytes", dram_r},
-                    {"dram_write_bytes", dram_w}, {"dram_source", from_run ? "rtl run" : "model"}};
+                    {"dram_write_bytes", dram_w}, {"dram_source", counted ? l.value("dram_source", "rtl run") : "model"}};
     l["energy"] = {{"static_pj", t.static_power}, {"mac_pj", t.mac}, {"sram_pj", t.sram}, {"network_pj", t.network},
                    {"dram_pj", t.dram}, {"total_pj", t.total()},
                    {"pj_per_mac", macs > 0 ? t.total() / macs : 0.0},
@@ -288,6 +293,7 @@ struct Sweep {
         }
       l["dram_bytes_read"] = dram_r;
       l["dram_bytes_written"] = dram_w;
+      l["dram_source"] = "rtl run";
       l["cycles"] = cyc;
       l["host_cycles"] = host;
       l["dram_cycles"] = dram;

@@ -3,10 +3,10 @@
 baseline points and each top's own measured energy constants (docs/results.md, "Energy
 efficiency against the baselines").
 
-    bench/power/efficiency.py --sweep DIR --constants fetta=FILE --constants tpu=FILE --constants hier=FILE
-                              [--out PREFIX]
+    bench/power/efficiency.py --sweep DIR --constants fetta=FILE [--constants tpu_offchip=FILE]
+                              --constants tpu=FILE --constants hier=FILE [--out PREFIX]
 
-DIR      a sweep with `baseline: [fetta, tpu, hier]` (results.jsonl: cycles, MACs and the traffic
+DIR      a sweep with `baseline: [fetta, tpu, hier]` or also `tpu_offchip` (results.jsonl: cycles, MACs and the traffic
          of every layer-phase; points/<point>/config.yaml for the clock).
 FILE     the constants of that baseline's top: a `bench/power/energy_model.py --json` output or a
          configuration YAML with an `energy:` section.
@@ -28,8 +28,8 @@ import sys
 
 def load_constants(spec):
     name, sep, path = spec.partition("=")
-    if not sep or name not in ("fetta", "tpu", "hier"):
-        sys.exit(f"--constants {spec}: expected fetta=FILE, tpu=FILE or hier=FILE")
+    if not sep or name not in ("fetta", "tpu_offchip", "tpu", "hier"):
+        sys.exit(f"--constants {spec}: expected fetta=FILE, tpu_offchip=FILE, tpu=FILE or hier=FILE")
     try:
         with open(path) as f:
             text = f.read()
@@ -104,7 +104,7 @@ def main():
             v[2] += l["cycles"]
             v[3] += l["macs"]
     layers = sorted({k[1] for k in acc if k[0] == "fetta"})
-    bases = [b for b in ("tpu", "hier") if b in consts and any(k[0] == b for k in acc)]
+    bases = [b for b in ("tpu_offchip", "tpu", "hier") if b in consts and any(k[0] == b for k in acc)]
     if not layers or not bases:
         sys.exit(f"{path}: needs fetta points and at least one baseline with --constants")
     rows = []

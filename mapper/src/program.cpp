@@ -77,6 +77,30 @@ ProgramCost program_cost(const Program& p) {
   return cost;
 }
 
+std::vector<StepTraffic> program_traffic(const Program& p, const arch::ArchConfig& cfg) {
+  std::vector<StepTraffic> t(p.steps.size());
+  const int64_t H = arch::host_port_lanes(cfg), operand = arch::operand_bits(cfg.dtype) / 8;
+  for (const Op& o : p.ops) {
+    if (o.report < 0) continue;
+    StepTraffic& s = t.at(static_cast<size_t>(o.report));
+    const auto bytes_of = [&](int32_t id) {
+      const ProgramTensor& pt = p.tensors.at(static_cast<size_t>(id));
+      return pt.numel() * pt.dram_bytes;
+    };
+    switch (o.code) {
+      case OpCode::fetch: s.read += bytes_of(o.tensor); break;
+      case OpCode::store: s.written += bytes_of(o.tensor); break;
+      case OpCode::preload_image: s.read += o.b * ((o.c + H - 1) / H * H) * operand; break;  // whole beats per row
+      case OpCode::read_saved:
+        if (o.host_counted) s.read += o.b * o.c * operand;
+        if (o.source < 0) s.written += o.b * o.c * operand;
+        break;
+      default: break;
+    }
+  }
+  return t;
+}
+
 int64_t end_to_end_bound(const ProgramCost& c, const arch::ArchConfig& cfg) {
   const double bytes_per_cycle = cfg.dram.bandwidth_gbps * 1e3 / cfg.clock_mhz;  // GB/s = bytes per ns
   return std::max(c.compute_cycles, static_cast<int64_t>(std::ceil(static_cast<double>(c.least_dram_bytes) / bytes_per_cycle)));

@@ -17,18 +17,26 @@ ok=$(grep -c ',ok,' "$work/tiny/results.csv")
 awk -F'"' 'NR > 1 { print $3 }' "$work/tiny/results.csv" | awk -F, '{ if ($11 == "" || $16 + 0 <= 0) { print "row without cycles or area: " $0; bad = 1 } } END { exit bad }'
 # Energy columns: the terms add up to the energy, and pJ/MAC, TOPS/W and EDP follow from it, the
 # MACs and the cycles (at the point's clock); the static term is the configuration's static power
-# over the cycles. The model's cycles move no DRAM on this small layer.
+# over the cycles, DRAM from the program's traffic.
 /usr/bin/python3 - "$work/tiny/results.csv" "$work/tiny/points" <<'PY'
 import csv, json, math, os, re, sys, yaml
 rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok"]
 assert rows
+recs = [json.loads(l) for l in open(os.path.join(os.path.dirname(sys.argv[1]), "results.jsonl"))]
+layer_of = {(rec["point"], l["layer"], l["phase"]): l for rec in recs for l in rec.get("layers", [])}
 for r in rows:
     cfg = yaml.safe_load(open(os.path.join(sys.argv[2], re.sub(r"[^A-Za-z0-9_.-]", "_", r["point"]), "config.yaml")))
     f = {k: float(r[k]) for k in ("energy_uj", "static_uj", "mac_uj", "sram_uj", "network_uj", "dram_uj",
                                   "pj_per_mac", "tops_per_w", "edp_js", "macs", "cycles")}
     parts = f["static_uj"] + f["mac_uj"] + f["sram_uj"] + f["network_uj"] + f["dram_uj"]
     assert math.isclose(parts, f["energy_uj"], rel_tol=1e-4), (parts, r)
-    assert f["mac_uj"] > 0 and f["sram_uj"] > 0 and f["dram_uj"] == 0, r
+    assert f["mac_uj"] > 0 and f["sram_uj"] > 0 and f["dram_uj"] > 0, r
+    # DRAM: the program's own traffic (mapper::program_traffic), priced at the point's constants.
+    t = layer_of[(r["point"], r["layer"], r["phase"])]["traffic"]
+    assert t["dram_source"] == "program" and t["dram_read_bytes"] > 0 and t["dram_write_bytes"] > 0, t
+    want = (t["dram_read_bytes"] * cfg["energy"]["dram_read_pj_per_byte"] +
+            t["dram_write_bytes"] * cfg["energy"]["dram_write_pj_per_byte"]) * 1e-6
+    assert math.isclose(f["dram_uj"], want, rel_tol=1e-3, abs_tol=1e-6), (f["dram_uj"], want, r)
     period_ns = 1000.0 / cfg["clock_mhz"]
     static = cfg["energy"]["static_mw"] * f["cycles"] * period_ns * 1e-6  # mW x ns = pJ
     assert math.isclose(f["static_uj"], static, rel_tol=1e-3, abs_tol=1e-4), (static, r)
@@ -47,7 +55,6 @@ for r in rows:
 with open(sys.argv[1], newline="") as fh:
     table = list(csv.reader(fh))
 assert all(len(row) == len(table[0]) for row in table), [len(row) for row in table]
-recs = [json.loads(l) for l in open(os.path.join(os.path.dirname(sys.argv[1]), "results.jsonl"))]
 assert sorted({rec["config"]["energy_from"] for rec in recs}) == ["base", "configs/baseline_hier.yaml"], recs
 PY
 /usr/bin/python3 scripts/plot_sweep.py "$work/tiny"

@@ -190,6 +190,15 @@ struct ProgramCost {
 };
 ProgramCost program_cost(const Program& p);
 
+// The DRAM bytes each step moves, known from the program alone (the executor counts the same
+// operations: a run's steps report exactly these, and the DRAM target's totals are their sums):
+// fetches and stores, the DMA's image loads, the saves (counted at their first read) and the
+// host's reads of saved rows. The scoreboard's untimed looks are not traffic.
+struct StepTraffic {
+  int64_t read = 0, written = 0;
+};
+std::vector<StepTraffic> program_traffic(const Program& p, const arch::ArchConfig& cfg);
+
 // What end to end is measured against (docs/dma.md §6): the larger of the compute cycles and the
 // least DRAM traffic at the configuration's bandwidth, in cycles of its clock.
 int64_t end_to_end_bound(const ProgramCost& c, const arch::ArchConfig& cfg);

@@ -779,16 +779,20 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
   }
   int64_t bad = 0, model_off = 0;
   bool tol_ok = true;
+  const std::vector<mapper::StepTraffic> traffic = mapper::program_traffic(prog, opt.cfg);
   for (const StepReport& r : reports) {
     bad += r.mismatches + r.stored_mismatches;
     if (r.rel_error > kBf16RelTolerance) tol_ok = false;
-    if (r.cycles != r.predicted || r.store_cycles != r.store_predicted) ++model_off;
+    const mapper::StepTraffic& t = traffic.at(static_cast<size_t>(r.index));
+    if (r.cycles != r.predicted || r.store_cycles != r.store_predicted || r.dram_bytes_read != t.read ||
+        r.dram_bytes_written != t.written)
+      ++model_off;
   }
   // The wall-cycle model is checked to the target it is held to (docs/program.md): 2 %.
   const bool wall_off = std::abs(model_error) > kWallModelTolerancePercent;
   if (bad != 0 || !tol_ok || (opt.check_model && (model_off != 0 || wall_off))) {
     fmt::print(stderr, "FAIL: {} mismatching elements{}{}{}\n", bad, tol_ok ? "" : "; a result is outside the fp64 tolerance",
-               opt.check_model && model_off != 0 ? fmt::format("; {} contraction(s) off the cycle model", model_off) : "",
+               opt.check_model && model_off != 0 ? fmt::format("; {} contraction(s) off the cycle model or the program's DRAM traffic", model_off) : "",
                opt.check_model && wall_off
                    ? fmt::format("; end to end {:+.2f} % off the wall-cycle model (allowed: within {} %)", model_error,
                                  kWallModelTolerancePercent)
