@@ -178,7 +178,7 @@ class ProgramBuilder {
     dram_inputs_.clear();
     std::vector<std::vector<verif::PhaseProblem>> problems;
     for (verif::Phase ph : phases) problems.push_back(verif::phase_problems(spec, ph));
-    auto each_problem = [&](const std::function<void(verif::Phase, int, const verif::PhaseProblem&)>& f) {
+    auto each_problem = [&](const ProblemVisitor& f) {
       for (size_t i = 0; i < phases.size(); ++i)
         for (size_t pi = 0; pi < problems[i].size(); ++pi) try {
             f(phases[i], static_cast<int>(pi), problems[i][pi]);
@@ -199,6 +199,7 @@ class ProgramBuilder {
   }
 
  private:
+  using ProblemVisitor = std::function<void(verif::Phase, int, const verif::PhaseProblem&)>;
   // An operand in flight: its tensor, and whether it is in the next contraction's image already.
   struct Operand {
     int32_t tensor = -1;
@@ -311,8 +312,7 @@ class ProgramBuilder {
   // names what it computes (its operands' keys and its result's labels and sizes), a step whose
   // key an earlier network computed is a repeat, and readers_ counts the steps that read each
   // result once repeats are dropped. A result with more than one reader stays in DRAM.
-  void plan_layer(const std::function<void(const std::function<void(verif::Phase, int, const verif::PhaseProblem&)>&)>&
-                      each_problem) {
+  void plan_layer(const std::function<void(const ProblemVisitor&)>& each_problem) {
     planned_.clear();
     readers_.clear();
     reused_.clear();
@@ -329,22 +329,14 @@ class ProgramBuilder {
             },
             opt_.map_for);
         const Problem& p = pn.plan.problem;
-        std::map<NodeSet, std::string> key;
+        std::map<NodeSet, std::string> key;  // what each node group holds: an input, or what a step computed
         for (int i = 0; i < p.size(); ++i) {
           std::vector<std::string> labels;
           for (int l : p.node_modes[static_cast<size_t>(i)]) labels.push_back(p.labels[static_cast<size_t>(l)]);
           key[NodeSet{1} << i] = fmt::format("{}[{}]", p.node_names[static_cast<size_t>(i)], fmt::join(labels, ","));
         }
         for (const PlannedStep& st : pn.plan.steps) {
-          std::array<std::string, 2> ops{key.at(st.left), key.at(st.right)};
-          std::sort(ops.begin(), ops.end());
-          std::vector<std::string> out;
-          for (const std::string& l : st.keep) {
-            const auto li = std::find(p.labels.begin(), p.labels.end(), l) - p.labels.begin();
-            out.push_back(fmt::format("{}:{}", l, p.dims.at(static_cast<size_t>(li))));
-          }
-          std::sort(out.begin(), out.end());
-          const std::string k = fmt::format("({} * {} -> {})", ops[0], ops[1], fmt::join(out, ","));
+          const std::string k = step_key(p, st, key.at(st.left), key.at(st.right));
           const bool repeat = opt_.reuse && !st.last && computed.contains(k);
           if (!repeat && opt_.reuse) {  // else every network reads only its own results
             if (!st.last) computed.insert(k);
@@ -367,6 +359,18 @@ class ProgramBuilder {
   // operand, images waiting for other consumers), plan_store can join the two layouts and the STORE
   // is cheaper than the host path. On success the consumer's images may have moved (the plan's step
   // is updated) and the images are registered as parked. Otherwise `why` says why not.
+  // What step st computes: its operands' keys (in either order) and its result's labels and sizes.
+  static std::string step_key(const Problem& p, const PlannedStep& st, std::string a, std::string b) {
+    if (b < a) std::swap(a, b);
+    std::vector<std::string> out;
+    for (const std::string& l : st.keep) {
+      const auto li = std::find(p.labels.begin(), p.labels.end(), l) - p.labels.begin();
+      out.push_back(fmt::format("{}:{}", l, p.dims.at(static_cast<size_t>(li))));
+    }
+    std::sort(out.begin(), out.end());
+    return fmt::format("({} * {} -> {})", a, b, fmt::join(out, ","));
+  }
+
   // `repeat`: the network's steps that are not emitted (plan_layer); `readers`: how many steps
   // read the result when more than one (then it stays in DRAM for all of them).
   std::optional<OnChip> on_chip_plan(NetworkPlan& plan, int s, bool defer_final, std::string& why,
