@@ -315,9 +315,9 @@ void add_compile_command(CLI::App& app) {
                *out, cfg.name, c->config, p.hw_id, p.layers.size(), cost.contractions, repeats_text(cost), cost.compute_cycles,
                cost.macs, p.ops.size(), p.words.size());
     const mapper::WallPrediction w = mapper::predict_wall(p, cfg);
-    fmt::print("end to end (the wall-cycle model, docs/program.md): {} cycles = {} simulated + {} of the host path's DRAM "
-               "time; bound {}\n",
-               w.total(), w.simulated, w.dram_accounted, mapper::end_to_end_bound(cost, cfg));
+    fmt::print("end to end (the wall-cycle model, docs/program.md): {} cycles = {} simulated ({} of them the scoreboard's "
+               "probes) + {} of the host path's DRAM time; bound {}\n",
+               w.total(), w.simulated, w.probe, w.dram_accounted, mapper::end_to_end_bound(cost, cfg));
   });
 }
 
