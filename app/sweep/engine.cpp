@@ -234,27 +234,22 @@ struct Sweep {
 
   // A layer-phase's energy by the analytical model's constants of the point's configuration
   // (`energy:`; docs/power.md, "Energy model"): the static power over its compute cycles (the
-  // RTL's or the model's), the steps' MAC and SRAM terms, and DRAM from the bytes the program moves
-  // (mapper::program_traffic; with RTL cycles the run's count, the same). The traffic is kept beside the terms, so
+  // RTL's or the model's), the steps' MAC and SRAM terms, and DRAM from the row's bytes: the
+  // program's (mapper::program_traffic) or the RTL run's count, the same. The traffic is kept beside the terms, so
   // other constants (another top's measured ones: bench/power/efficiency.py) can be applied later.
   static void layer_energy(const arch::ArchConfig& cfg, const std::vector<mapper::StepShape>& shapes, nlohmann::json& l) {
     const mapper::AnalyticalModel model(cfg);
-    double sram_r = 0, sram_w = 0, dram_r = 0, dram_w = 0;
+    double sram_r = 0, sram_w = 0;
     for (const mapper::StepShape& s : shapes) {
       const mapper::StepCost c = model.step(s);
       sram_r += c.sram_read_bytes, sram_w += c.sram_write_bytes;
-      dram_r += c.dram_read_bytes, dram_w += c.dram_write_bytes;
     }
-    const bool counted = l.contains("dram_bytes_read");  // the program's traffic, or the RTL run's
-    if (counted) {
-      dram_r = l["dram_bytes_read"].get<double>();
-      dram_w = l["dram_bytes_written"].get<double>();
-    }
+    const double dram_r = l.at("dram_bytes_read").get<double>(), dram_w = l.at("dram_bytes_written").get<double>();
     const double cycles = l["cycles"].get<double>(), macs = l["macs"].get<double>();
     const mapper::EnergyTerms t = mapper::run_energy(model, shapes, cycles, dram_r, dram_w);
     const double joules = t.total() * 1e-12;
     l["traffic"] = {{"sram_read_bytes", sram_r}, {"sram_write_bytes", sram_w}, {"dram_read_bytes", dram_r},
-                    {"dram_write_bytes", dram_w}, {"dram_source", counted ? l.value("dram_source", "rtl run") : "model"}};
+                    {"dram_write_bytes", dram_w}, {"dram_source", l.at("dram_source")}};
     l["energy"] = {{"static_pj", t.static_power}, {"mac_pj", t.mac}, {"sram_pj", t.sram}, {"network_pj", t.network},
                    {"dram_pj", t.dram}, {"total_pj", t.total()},
                    {"pj_per_mac", macs > 0 ? t.total() / macs : 0.0},

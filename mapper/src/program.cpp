@@ -80,13 +80,13 @@ ProgramCost program_cost(const Program& p) {
 std::vector<StepTraffic> program_traffic(const Program& p, const arch::ArchConfig& cfg) {
   std::vector<StepTraffic> t(p.steps.size());
   const int64_t H = arch::host_port_lanes(cfg), operand = arch::operand_bits(cfg.dtype) / 8;
+  const auto bytes_of = [&](int32_t id) {
+    const ProgramTensor& pt = p.tensors.at(static_cast<size_t>(id));
+    return pt.numel() * pt.dram_bytes;
+  };
   for (const Op& o : p.ops) {
     if (o.report < 0) continue;
     StepTraffic& s = t.at(static_cast<size_t>(o.report));
-    const auto bytes_of = [&](int32_t id) {
-      const ProgramTensor& pt = p.tensors.at(static_cast<size_t>(id));
-      return pt.numel() * pt.dram_bytes;
-    };
     switch (o.code) {
       case OpCode::fetch: s.read += bytes_of(o.tensor); break;
       case OpCode::store: s.written += bytes_of(o.tensor); break;
@@ -353,12 +353,6 @@ class ProgramBuilder {
     });
   }
 
-  // Whether step s's result can stay on chip (docs/architecture.md §5): its consumer is not a
-  // deferred final of a sum, every job's image finds rows in the half that job computes on which
-  // nothing writes until the job runs (the images of the jobs in between, the consumer's other
-  // operand, images waiting for other consumers), plan_store can join the two layouts and the STORE
-  // is cheaper than the host path. On success the consumer's images may have moved (the plan's step
-  // is updated) and the images are registered as parked. Otherwise `why` says why not.
   // What step st computes: its operands' keys (in either order) and its result's labels and sizes.
   static std::string step_key(const Problem& p, const PlannedStep& st, std::string a, std::string b) {
     if (b < a) std::swap(a, b);
@@ -371,6 +365,12 @@ class ProgramBuilder {
     return fmt::format("({} * {} -> {})", a, b, fmt::join(out, ","));
   }
 
+  // Whether step s's result can stay on chip (docs/architecture.md §5): its consumer is not a
+  // deferred final of a sum, every job's image finds rows in the half that job computes on which
+  // nothing writes until the job runs (the images of the jobs in between, the consumer's other
+  // operand, images waiting for other consumers), plan_store can join the two layouts and the STORE
+  // is cheaper than the host path. On success the consumer's images may have moved (the plan's step
+  // is updated) and the images are registered as parked. Otherwise `why` says why not.
   // `repeat`: the network's steps that are not emitted (plan_layer); `readers`: how many steps
   // read the result when more than one (then it stays in DRAM for all of them).
   std::optional<OnChip> on_chip_plan(NetworkPlan& plan, int s, bool defer_final, std::string& why,
@@ -827,8 +827,8 @@ class ProgramBuilder {
     d.dram_stride = {1, beats, 0};
     d.slot_stride = {1, groups, 0};
     d.lane_mask = ~uint64_t{0};
-    pending_saves_.push_back(words_op(OpCode::dma, arch::encode_dma(dma_, d), report, Account::compute));
-    pending_reads_.push_back(early ? static_cast<int64_t>(saved_reads_.size()) : -1);  // the read below
+    pending_saves_.push_back({words_op(OpCode::dma, arch::encode_dma(dma_, d), report, Account::compute),
+                              early ? static_cast<int64_t>(saved_reads_.size()) : -1});  // the read below
 
     const std::vector<int64_t> map = result_map(c, j, z);
     std::vector<int64_t> lane_list;  // within the saved beats
@@ -864,16 +864,14 @@ class ProgramBuilder {
   // The pending saves' descriptors, their cycles counted to `report` as `account`; returns the
   // indices into saved_reads_ of the reads they allow early (-1 entries dropped).
   std::vector<int64_t> push_saves(int32_t report, Account account) {
-    for (Op s : pending_saves_) {
-      s.report = report;
-      s.account = account;
-      op(s);
-    }
     std::vector<int64_t> early;
-    for (int64_t i : pending_reads_)
-      if (i >= 0) early.push_back(i);
+    for (PendingSave ps : pending_saves_) {
+      ps.descriptor.report = report;
+      ps.descriptor.account = account;
+      op(ps.descriptor);
+      if (ps.early_read >= 0) early.push_back(ps.early_read);
+    }
     pending_saves_.clear();
-    pending_reads_.clear();
     return early;
   }
 
@@ -897,23 +895,26 @@ class ProgramBuilder {
     }
     op({.code = OpCode::wait_dma_idle, .account = Account::store, .report = sf.producer});
     op({.code = OpCode::wait_idle, .account = Account::store, .report = sf.producer});  // the FLIPs' cycles are its
-    auto as_host_read = [&](Op rd) {
-      rd.account = Account::compute;
-      rd.host_counted = true;  // timed: the host's DRAM read, as a fetch
-      rd.report = report;
-      rd.tensor = t;
-      return rd;
-    };
-    for (const Op& rd : sf.reads) op(as_host_read(rd));
+    for (const Op& rd : sf.reads) op(host_read(rd, t, report));
     if (sf.shared)
       for (const Op& rd : sf.all) {
-        Op again = as_host_read(rd);
+        Op again = host_read(rd, t, report);
         again.source = t;  // read again: the save's bytes are counted once
         read_again_[t].push_back(again);
       }
     op({.code = OpCode::check, .convert = sf.convert, .report = sf.producer, .tensor = t, .shift = sf.shift});
     op({.code = OpCode::finish, .report = sf.producer});
     saved_fetch_.erase(it);
+  }
+
+  // A read of saved rows (save_rows makes it the scoreboard's) as the host's own, timed like a
+  // fetch: into tensor t, its cycles and DRAM traffic step `report`'s.
+  static Op host_read(Op rd, int32_t t, int32_t report) {
+    rd.account = Account::compute;
+    rd.host_counted = true;
+    rd.report = report;
+    rd.tensor = t;
+    return rd;
   }
 
   // A saved intermediate that later networks reuse: its rows read from DRAM again for `report`,
@@ -964,12 +965,7 @@ class ProgramBuilder {
       if (&w != &work.front() && !early.empty()) {
         op({.code = OpCode::wait_dma_idle, .report = w.report});
         for (int64_t i : early) {
-          Op rd = saved_reads_[static_cast<size_t>(i)];
-          rd.account = Account::compute;
-          rd.host_counted = true;
-          rd.report = w.report;
-          rd.tensor = w.read_into;
-          op(rd);
+          op(host_read(saved_reads_[static_cast<size_t>(i)], w.read_into, w.report));
           saved_read_early_[static_cast<size_t>(i)] = true;
         }
       }
@@ -1292,8 +1288,13 @@ class ProgramBuilder {
   std::array<int64_t, 3> b_in_half_[2] = {{-1, -1, -1}, {-1, -1, -1}};  // (B tensor key, nt0, kt0) each half holds
   size_t b_keys_ = 0;           // B tensors handed to emit_jobs so far
   std::vector<Parked> parked_;  // STOREd images waiting for their consumers in the current network
-  std::vector<Op> pending_saves_;  // DMA saves of the last job's results, pushed after the next FLIP
-  std::vector<int64_t> pending_reads_;  // per pending save: its read in saved_reads_ the host may do early, or -1
+  // A DMA save of a job's results, pushed after the next FLIP, and the read of its rows in
+  // saved_reads_ the host may do as soon as it is done (an intermediate's), or -1.
+  struct PendingSave {
+    Op descriptor;
+    int64_t early_read = -1;
+  };
+  std::vector<PendingSave> pending_saves_;
   std::vector<Op> deferred_;       // the saved results' reads, checks and step ends, at the layer's end
   std::vector<Op> saved_reads_;    // the reads of the rows the current contraction's jobs saved
   std::vector<bool> saved_read_early_;  // per saved_reads_ entry: the host read it while a later job computed

@@ -792,7 +792,9 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
   const bool wall_off = std::abs(model_error) > kWallModelTolerancePercent;
   if (bad != 0 || !tol_ok || (opt.check_model && (model_off != 0 || wall_off))) {
     fmt::print(stderr, "FAIL: {} mismatching elements{}{}{}\n", bad, tol_ok ? "" : "; a result is outside the fp64 tolerance",
-               opt.check_model && model_off != 0 ? fmt::format("; {} contraction(s) off the cycle model or the program's DRAM traffic", model_off) : "",
+               opt.check_model && model_off != 0
+                   ? fmt::format("; {} contraction(s) off the cycle model or the program's DRAM traffic", model_off)
+                   : "",
                opt.check_model && wall_off
                    ? fmt::format("; end to end {:+.2f} % off the wall-cycle model (allowed: within {} %)", model_error,
                                  kWallModelTolerancePercent)
