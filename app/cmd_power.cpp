@@ -49,7 +49,9 @@ void run(const PowerOpts& o) {
   if (!fs::exists(fs::path(o.rtl) / "manifest.json"))
     throw std::invalid_argument(fmt::format("--rtl {}: no manifest.json; give a directory written by fetta gen", o.rtl));
   if (!o.fst.empty() && !fs::exists(o.fst))
-    throw std::invalid_argument(fmt::format("--fst {}: no such file; record one with fetta run --trace FILE", o.fst));
+    throw std::invalid_argument(fmt::format("--fst {}: no such file; record one with fetta run --trace FILE (or a sampled "
+                                            "one: --trace DIR --trace-sample W/N)",
+                                            o.fst));
   std::optional<pw::Activity> from_json;
   if (!o.activity.empty())
     from_json = pw::activity_from_json(read_json_option("--activity", o.activity,
@@ -110,6 +112,10 @@ void run(const PowerOpts& o) {
   r.activity_scope = act.scope;
   r.activity_cycles = act.cycles;
   r.activity_window = act.window;
+  r.sample_window = act.sample_window;
+  r.sample_every = act.sample_every;
+  r.sample_windows = act.sample_windows;
+  r.run_cycles = act.run_cycles;
   r.work = work;
   if (r.work) pw::require_same_run(r);  // a report of another run fails before the power analysis
   r.result = pw::run_power(r.run, act);
@@ -133,7 +139,8 @@ void add_power_command(CLI::App& app) {
   auto o = std::make_shared<PowerOpts>();
   auto* cmd = app.add_subcommand("power", "Power per block of an emitted design from a run's switching activity (ASAP7, OpenSTA)");
   cmd->add_option("--rtl", o->rtl, "A directory written by `fetta gen` (its top is synthesized)")->required();
-  auto* fst = cmd->add_option("--fst", o->fst, "FST waveform of a run of that design (fetta run --trace FILE)");
+  auto* fst = cmd->add_option("--fst", o->fst, "FST waveform of a run of that design (fetta run --trace FILE), or the directory of a sampled one "
+                              "(fetta run --trace DIR --trace-sample W/N)");
   auto* activity = cmd->add_option("--activity", o->activity,
                                    "Instead of --fst: the activity.json an earlier fetta power wrote from that trace");
   fst->excludes(activity);

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "arch/config.hpp"
@@ -57,7 +58,7 @@ struct CompileOpts {
 struct ExecOpts {
   int64_t max_cycles = kDefaultMaxCycles;
   uint64_t seed = 1;
-  std::string inputs, dump_dir, trace, cache_dir;
+  std::string inputs, dump_dir, trace, trace_sample, cache_dir;
   bool json = false;
 };
 
@@ -154,6 +155,7 @@ fs::path build_simulator(const arch::ArchConfig& cfg, const ExecOpts& o, bool qu
   bool stale = !fs::exists(exe);
   for (const std::string& l : toolchain::kLibs)
     if (!stale && fs::last_write_time(l) > fs::last_write_time(exe)) stale = true;
+  if (!stale && fs::exists(toolchain::kSimMain) && fs::last_write_time(toolchain::kSimMain) > fs::last_write_time(exe)) stale = true;
   if (stale) {
     const fs::path main_cpp = dir / "sim_main.cpp";
     std::ofstream(main_cpp) << "#define FETTA_TOP_HEADER \"Vsys.h\"\n#define FETTA_TOP_CLASS Vsys\n"
@@ -202,7 +204,21 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
   cmd->add_option("--seed", o.seed, "Seed of the random tensors (printed)")->capture_default_str();
   cmd->add_option("--inputs", o.inputs, "Read the layers' inputs from <layer>_in_<tensor>.npy files (as --dump-dir writes them)");
   cmd->add_option("--dump-dir", o.dump_dir, "Write every input and output tensor as .npy, with manifest.json");
-  cmd->add_option("--trace", o.trace, "FST waveform file (builds a traced model; open with GTKWave)");
+  auto* trace = cmd->add_option("--trace", o.trace, "FST waveform file (builds a traced model; open with GTKWave)");
+  // Checked here too, so that a typo fails before a traced model is built; the simulator parses it.
+  cmd->add_option("--trace-sample", o.trace_sample,
+                  "W/N: trace only the first W cycles of every N, each window a file in the directory --trace names "
+                  "(a long run's activity for fetta power, docs/power.md \"Sampled activity\")")
+      ->needs(trace)
+      ->check(CLI::Validator(
+          [](const std::string& v) {
+            static const std::regex form(R"(^(\d{1,12})/(\d{1,12})$)");
+            std::smatch m;
+            if (std::regex_match(v, m, form) && std::stoll(m[1]) >= 1 && std::stoll(m[1]) <= std::stoll(m[2]))
+              return std::string();
+            return fmt::format("{}: allowed: W/N, W traced cycles of every N with 1 <= W <= N (e.g. 1000/10000)", v);
+          },
+          "W/N"));
   cmd->add_option("--cache-dir", o.cache_dir, "Where Verilated models are cached (default $FETTA_CACHE_DIR or ~/.cache/fetta)");
   cmd->add_option("--max-cycles", o.max_cycles,
                   "Run budget: refuse programs that take more compute cycles (the model's) than this")
@@ -249,6 +265,7 @@ void execute(const arch::ArchConfig& cfg, const mapper::Program& p, const std::s
   if (!o.inputs.empty()) run += " --inputs " + flows::shell_quote(absolute(o.inputs));
   if (!o.dump_dir.empty()) run += " --dump-dir " + flows::shell_quote(absolute(o.dump_dir));
   if (!o.trace.empty()) run += " --trace " + flows::shell_quote(absolute(o.trace));
+  if (!o.trace_sample.empty()) run += " --trace-sample " + flows::shell_quote(o.trace_sample);
   if (o.json) run += " --json";
   const int status = std::system(run.c_str());
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 2;

@@ -1,11 +1,12 @@
 // Drives the corpus's pipelined adder tree (adder_tree_n8_w8) and writes an FST trace for the
 // power tests: `random` (new inputs every cycle, the sum checked against the reference) or
-// `idle` (held in reset, inputs 0).
-//   adder_tree_trace OUT.fst random|idle CYCLES SEED
+// `idle` (held in reset, inputs 0); with W/N sampled, OUT a directory of windows (traced_clock.hpp).
+//   adder_tree_trace OUT.fst random|idle CYCLES SEED [W/N]
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <string>
@@ -14,8 +15,8 @@
 #include "traced_clock.hpp"
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: %s OUT.fst random|idle CYCLES SEED\n", argv[0]);
+  if (argc != 5 && argc != 6) {
+    std::fprintf(stderr, "usage: %s OUT.fst random|idle CYCLES SEED [W/N]\n", argv[0]);
     return 2;
   }
   const std::string mode = argv[2];
@@ -29,7 +30,16 @@ int main(int argc, char** argv) {
   VerilatedContext ctx;
   ctx.traceEverOn(true);
   Vadder_tree_n8_w8 dut{&ctx};
-  TracedClock clock(dut, argv[1]);
+  long long window = 0, every = 0;
+  if (argc == 6 && (std::sscanf(argv[5], "%lld/%lld", &window, &every) != 2 || window < 1 || every < window)) {
+    std::fprintf(stderr, "sample: %s; allowed: W/N with 1 <= W <= N\n", argv[5]);
+    return 2;
+  }
+  if (every > 0) std::filesystem::create_directories(argv[1]);
+  std::unique_ptr<TracedClock<Vadder_tree_n8_w8>> owned =
+      every > 0 ? std::make_unique<TracedClock<Vadder_tree_n8_w8>>(dut, std::string(argv[1]), window, every)
+                : std::make_unique<TracedClock<Vadder_tree_n8_w8>>(dut, argv[1]);
+  TracedClock<Vadder_tree_n8_w8>& clock = *owned;
   std::mt19937_64 rng(seed);
   std::deque<unsigned> expected{0, 0, 0};
   dut.rst = 1;

@@ -102,6 +102,50 @@ TEST_CASE("power: the FST read back gives the stimulus' activity", "[power]") {
   CHECK_THROWS_WITH(pw::read_fst_activity(FETTA_POWER_RTL "/adder_tree_n8_w8.sv"), Catch::Contains("not a readable FST"));
 }
 
+TEST_CASE("power: a sampled trace's windows read back as one activity", "[power]") {
+  // The tracer's sample mode: the first 150 of every 500 cycles, each window a file, like
+  // fetta run --trace DIR --trace-sample 150/500 (the run: 2 reset cycles + 2000).
+  const std::string dir = kWork + "/sampled";
+  fs::remove_all(dir);
+  const auto r = fetta::flows::run_command(fmt::format("{} {} random {} {} 150/500", FETTA_POWER_TRACER, dir, kCycles, kSeed));
+  std::cout << r.output;
+  REQUIRE(r.exit_code == 0);
+  const pw::Activity a = pw::read_fst_activity(dir);
+  CHECK(a.source == dir);
+  CHECK(a.scope == "TOP.adder_tree_n8_w8");
+  REQUIRE(a.sampled());
+  CHECK(a.sample_windows == 5);
+  CHECK(a.run_cycles == kCycles + 2);
+  // Every window counts its cycles' rising edges: 150 each, the last cut to the run's last 2.
+  CHECK(a.cycles == 4 * 150 + 2);
+  for (int i = 0; i < 8; ++i) {
+    CHECK(bit(a, fmt::format("in_5[{}]", i)).toggle_rate == Approx(0.5).margin(0.06));
+    CHECK(bit(a, fmt::format("in_5[{}]", i)).duty == Approx(0.5).margin(0.06));
+  }
+  // Reset is high in the first window's first two cycles only.
+  CHECK(bit(a, "rst").duty == Approx(2.0 / a.cycles).margin(2.0 / a.cycles));
+  // The windows merged: cycles summed, rates and duties weighted by each window's cycles.
+  pw::Activity w1 = a, w2 = a;
+  w1.cycles = 100;
+  w2.cycles = 300;
+  for (pw::BitActivity& b : w1.bits) b.toggle_rate = 0.2, b.duty = 1.0;
+  for (pw::BitActivity& b : w2.bits) b.toggle_rate = 0.6, b.duty = 0.0;
+  const pw::Activity m = pw::merged_windows({w1, w2});
+  CHECK(m.cycles == 400);
+  CHECK(m.bits[3].toggle_rate == Approx(0.5));
+  CHECK(m.bits[3].duty == Approx(0.25));
+  w2.bits.pop_back();
+  CHECK_THROWS_WITH(pw::merged_windows({w1, w2}), Catch::Contains("no bit"));
+  // The JSON form keeps the sample.
+  const pw::Activity back = pw::activity_from_json(pw::to_json(a), "round trip");
+  CHECK(back.sample_every == 500);
+  CHECK(back.run_cycles == a.run_cycles);
+  // A directory that is not a sampled trace, and one that lost a window.
+  CHECK_THROWS_WITH(pw::read_fst_activity(kWork), Catch::Contains("a directory without sampling.json"));
+  fs::remove(dir + "/window_00002.fst");
+  CHECK_THROWS_WITH(pw::read_fst_activity(dir), Catch::Contains("window_00002.fst is missing"));
+}
+
 TEST_CASE("power: a window counts the activity while a signal is 1, and its complement the rest", "[power]") {
   const std::string fst = trace("random");
   const pw::Activity all = pw::read_fst_activity(fst);
@@ -314,6 +358,29 @@ TEST_CASE("power: energy of a run from its report, and a report of another run r
   CHECK_FALSE(pw::energy_of(r).dram_included);
   CHECK(pw::energy_of(r).joules == Approx(0.012 * 1001e-9 + 3e-12));
   r.activity_window.clear();
+  // A sampled trace: the first 100 of every 400 cycles of the 1000-cycle run, 300 traced (the
+  // last window is cut at 1000): its power stands for the run's 1000 cycles, its SRAM accesses
+  // for 1000/300 of the traced ones, and DRAM is the run's.
+  r.activity_cycles = 300;
+  r.sample_window = 100;
+  r.sample_every = 400;
+  r.sample_windows = 3;
+  r.run_cycles = 1000;
+  CHECK(r.sample_scale() == Approx(1000.0 / 300));
+  const pw::Energy s = pw::energy_of(r);
+  CHECK(s.cycles == 1000);
+  CHECK(s.seconds == Approx(1000e-9));
+  CHECK(s.core_j == Approx(0.012 * 1000e-9));
+  CHECK(s.sram_j == Approx(3e-12 * 1000 / 300));
+  CHECK(s.dram_j == Approx(e.dram_j));
+  r.activity_window = "busy";  // of the 300 traced cycles, 150 busy: 500 of the run
+  r.activity_cycles = 150;
+  CHECK(pw::energy_of(r).cycles == 500);
+  CHECK(pw::energy_of(r).core_j == Approx(0.012 * 500e-9));
+  r.activity_window.clear();
+  r.run_cycles = 2000;  // another run's sampled trace
+  CHECK_THROWS_WITH(pw::energy_of(r), Catch::Contains("run.json: a run of 1000 cycles, but the sampled trace"));
+  r.sample_every = 0;
   r.activity_cycles = 357;
   CHECK_THROWS_WITH(pw::energy_of(r), Catch::Contains("run.json: a run of 1000 cycles"));
   CHECK_THROWS_WITH(pw::run_work_from_json(nlohmann::json::object(), "x.json"), Catch::Contains("x.json: not a `fetta run --json` report (field 'steps')"));

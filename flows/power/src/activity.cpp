@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <regex>
@@ -13,6 +15,9 @@
 #include "fstapi.h"
 
 namespace fetta::flows::power {
+
+namespace fs = std::filesystem;
+
 namespace {
 
 // One traced variable below the design's scope: its name split into base and declared range.
@@ -280,13 +285,97 @@ Activity read_trace(const std::string& fst, const std::string& scope_in, const s
 
 }  // namespace
 
+namespace {
+
+// A sampled trace's index (sim/system/trace_windows.hpp writes it).
+struct SampleIndex {
+  int64_t window = 0, every = 0, run_cycles = 0;
+  std::vector<std::string> files;  // full paths, in run order
+};
+
+SampleIndex read_sample_index(const std::string& dir) {
+  const fs::path index = fs::path(dir) / "sampling.json";
+  std::ifstream in(index);
+  if (!in)
+    throw std::runtime_error(fmt::format("{}: a directory without sampling.json; record a sampled trace with fetta run "
+                                         "--trace DIR --trace-sample W/N, or give an FST file",
+                                         dir));
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  auto bad = [&](const std::string& what) {
+    return std::runtime_error(fmt::format("{}: {}; write it with fetta run --trace DIR --trace-sample W/N", index.string(), what));
+  };
+  if (j.is_discarded()) throw bad("not JSON");
+  if (!j.is_object() || j.value("format", "") != "fetta-trace-sample-1") throw bad("format: allowed: fetta-trace-sample-1");
+  SampleIndex s;
+  try {
+    s.window = j.at("window_cycles").get<int64_t>();
+    s.every = j.at("every_cycles").get<int64_t>();
+    s.run_cycles = j.at("run_cycles").get<int64_t>();
+    for (const auto& f : j.at("files")) s.files.push_back((fs::path(dir) / f.get<std::string>()).string());
+  } catch (const nlohmann::json::exception& e) {
+    throw bad(fmt::format("malformed ({})", e.what()));
+  }
+  if (s.window < 1 || s.every < s.window || s.run_cycles < 1) throw bad("window_cycles, every_cycles, run_cycles: allowed: 1 <= window <= every, run >= 1");
+  if (s.files.empty()) throw bad("files: none; allowed: one per window");
+  for (const std::string& f : s.files)
+    if (!fs::exists(f)) throw bad(fmt::format("files: {} is missing", f));
+  return s;
+}
+
+}  // namespace
+
 Activity read_fst_activity(const std::string& fst, const std::string& scope, const std::string& clock,
                            const std::string& window, const SignalFilter& keep) {
-  return read_trace(fst, scope, clock, window, keep, false);
+  if (!fs::is_directory(fst)) return read_trace(fst, scope, clock, window, keep, false);
+  const SampleIndex idx = read_sample_index(fst);
+  std::vector<Activity> parts;
+  for (const std::string& f : idx.files) {
+    // A window may see no clock edge inside a --while window (or none at all, cut by the run's end).
+    Activity a;
+    try {
+      a = read_trace(f, scope, clock, window, keep, false);
+    } catch (const std::runtime_error& e) {
+      if (std::string(e.what()).find("never rises") == std::string::npos) throw;
+      continue;
+    }
+    parts.push_back(std::move(a));
+  }
+  if (parts.empty())
+    throw std::runtime_error(fmt::format("{}: the clock '{}' never rises in any window{}", fst, clock,
+                                         window.empty() ? "" : " while '" + window + "'"));
+  Activity a = merged_windows(parts);
+  a.source = fst;
+  a.sample_window = idx.window;
+  a.sample_every = idx.every;
+  a.sample_windows = static_cast<int64_t>(idx.files.size());
+  a.run_cycles = idx.run_cycles;
+  return a;
 }
 
 void check_fst(const std::string& fst, const std::string& scope, const std::string& clock, const std::string& window) {
-  read_trace(fst, scope, clock, window, {}, true);
+  if (!fs::is_directory(fst)) return void(read_trace(fst, scope, clock, window, {}, true));
+  read_trace(read_sample_index(fst).files.front(), scope, clock, window, {}, true);
+}
+
+Activity merged_windows(const std::vector<Activity>& windows) {
+  if (windows.empty()) throw std::runtime_error("merged_windows: no window");
+  Activity m = windows.front();
+  m.cycles = 0;
+  for (const Activity& w : windows) m.cycles += w.cycles;
+  for (size_t i = 0; i < m.bits.size(); ++i) {
+    BitActivity& b = m.bits[i];
+    double toggles = 0, high = 0;
+    for (const Activity& w : windows) {
+      // Every window of one trace holds the same signals, sorted alike.
+      if (i >= w.bits.size() || w.bits[i].name != b.name)
+        throw std::runtime_error(fmt::format("{}: no bit {} in this window of the trace", w.source, b.name));
+      toggles += w.bits[i].toggle_rate * static_cast<double>(w.cycles);
+      high += w.bits[i].duty * static_cast<double>(w.cycles);
+    }
+    b.toggle_rate = toggles / static_cast<double>(m.cycles);
+    b.duty = high / static_cast<double>(m.cycles);
+  }
+  return m;
 }
 
 Activity scaled(const Activity& a, double factor) {
@@ -298,8 +387,12 @@ Activity scaled(const Activity& a, double factor) {
 nlohmann::json to_json(const Activity& a) {
   nlohmann::json bits = nlohmann::json::array();
   for (const BitActivity& b : a.bits) bits.push_back({b.name, b.toggle_rate, b.duty, b.port});
-  return {{"format", "fetta-activity-1"}, {"source", a.source}, {"scope", a.scope}, {"clock", a.clock},
-          {"window", a.window}, {"cycles", a.cycles}, {"bits_columns", {"name", "toggles_per_cycle", "duty", "port"}}, {"bits", bits}};
+  nlohmann::json j = {{"format", "fetta-activity-1"}, {"source", a.source}, {"scope", a.scope}, {"clock", a.clock},
+                      {"window", a.window}, {"cycles", a.cycles}, {"bits_columns", {"name", "toggles_per_cycle", "duty", "port"}}, {"bits", bits}};
+  if (a.sampled())
+    j["sample"] = {{"window_cycles", a.sample_window}, {"every_cycles", a.sample_every}, {"windows", a.sample_windows},
+                   {"run_cycles", a.run_cycles}};
+  return j;
 }
 
 Activity activity_from_json(const nlohmann::json& j, const std::string& what) {
@@ -316,6 +409,13 @@ Activity activity_from_json(const nlohmann::json& j, const std::string& what) {
     a.clock = field("clock").get<std::string>();
     a.cycles = field("cycles").get<int64_t>();
     if (j.contains("window")) a.window = j.at("window").get<std::string>();
+    if (j.contains("sample")) {
+      const auto& sm = j.at("sample");
+      a.sample_window = sm.at("window_cycles").get<int64_t>();
+      a.sample_every = sm.at("every_cycles").get<int64_t>();
+      a.sample_windows = sm.at("windows").get<int64_t>();
+      a.run_cycles = sm.at("run_cycles").get<int64_t>();
+    }
     for (const auto& b : field("bits"))
       a.bits.push_back({b.at(0).get<std::string>(), b.at(1).get<double>(), b.at(2).get<double>(), b.at(3).get<bool>()});
   } catch (const nlohmann::json::exception& e) {

@@ -371,6 +371,21 @@ double PowerResult::sram_access_w(const std::string& block, int block_depth, dou
 
 double PowerReport::seconds() const { return static_cast<double>(activity_cycles) * run.clock_period_ps * 1e-12; }
 
+double PowerReport::sample_scale() const {
+  if (!sampled()) return 1.0;
+  int64_t traced = 0;
+  for (int64_t start = 0; start < run_cycles; start += sample_every) traced += std::min(sample_window, run_cycles - start);
+  return static_cast<double>(run_cycles) / static_cast<double>(traced);
+}
+
+std::string PowerReport::activity_text() const {
+  std::string s = fmt::format("{} cycles of {}", activity_cycles, activity_source);
+  if (sampled())
+    s += fmt::format(" (sampled: the first {} of every {} of the run's {} cycles, {} windows)", sample_window, sample_every,
+                     run_cycles, sample_windows);
+  return s;
+}
+
 double PowerReport::sram_access_w() const { return seconds() > 0 ? result.sram.joules / seconds() : 0.0; }
 
 RunWork run_work_from_json(const nlohmann::json& j, const std::string& what) {
@@ -407,7 +422,14 @@ RunWork run_work_from_json(const nlohmann::json& j, const std::string& what) {
 void require_same_run(const PowerReport& r) {
   const RunWork& w = r.work.value();
   // The trace starts with the reset; a run of another length is another run. A window holds
-  // part of the run.
+  // part of the run. A sampled trace knows its run's length.
+  if (r.sampled()) {
+    if (std::abs(r.run_cycles - w.sim_cycles) > 4)
+      throw std::invalid_argument(fmt::format("{}: a run of {} cycles, but the sampled trace {} is of a run of {}; give the "
+                                              "report of the traced run (fetta run --trace DIR --trace-sample W/N --json)",
+                                              w.source, w.sim_cycles, r.activity_source, r.run_cycles));
+    return;
+  }
   const auto sim = static_cast<double>(w.sim_cycles), traced = static_cast<double>(r.activity_cycles);
   const bool whole = r.activity_window.empty();
   if ((whole && std::abs(traced - sim) > 4 + 0.01 * sim) || (!whole && traced > sim + 4))
@@ -420,9 +442,13 @@ Energy energy_of(const PowerReport& r) {
   require_same_run(r);
   const RunWork& w = *r.work;
   Energy e;
-  e.seconds = r.seconds();
+  // A sampled trace's power stands for the whole run (within a --while window: for the run's
+  // cycles in it), its SRAM accesses for the run's share of them.
+  const bool whole_run = r.sampled() && r.activity_window.empty();
+  e.cycles = whole_run ? r.run_cycles : std::llround(static_cast<double>(r.activity_cycles) * r.sample_scale());
+  e.seconds = whole_run ? static_cast<double>(r.run_cycles) * r.run.clock_period_ps * 1e-12 : r.seconds() * r.sample_scale();
   e.core_j = r.result.total.total_w() * e.seconds;
-  e.sram_j = r.result.sram.joules;
+  e.sram_j = r.result.sram.joules * r.sample_scale();
   e.dram_included = r.activity_window.empty();
   if (e.dram_included)
     e.dram_j = (static_cast<double>(w.dram_bytes_read) * r.dram.read_pj_per_byte +
@@ -440,9 +466,8 @@ std::string format_table(const PowerReport& r) {
   const double sram_w = r.sram_access_w();
   const double total = p.total.total_w() + sram_w;
   std::string s = fmt::format(
-      "Power of {} by {} (ASAP7 RVT TT 0.7 V 25 C, {}; clock {:.0f} ps per {}), activity: {} cycles of {} (scope {}{})\n",
-      r.run.top, r.sta_version, r.run.netlist, r.run.clock_period_ps, r.run.sdc, r.activity_cycles, r.activity_source,
-      r.activity_scope, r.activity_window.empty() ? "" : ", while " + r.activity_window);
+      "Power of {} by {} (ASAP7 RVT TT 0.7 V 25 C, {}; clock {:.0f} ps per {}), activity: {} (scope {}{})\n",
+      r.run.top, r.sta_version, r.run.netlist, r.run.clock_period_ps, r.run.sdc, r.activity_text(), r.activity_scope, r.activity_window.empty() ? "" : ", while " + r.activity_window);
   s += fmt::format("annotated: flip-flops {} of {}, input bits {}, SRAM read-data bits {} of {}; the rest propagated by "
                    "OpenSTA{}; {} cells without activity\n",
                    p.flops_annotated, p.flops, p.inputs_annotated, p.macro_bits_annotated, p.macro_bits,
@@ -472,7 +497,7 @@ std::string format_table(const PowerReport& r) {
     s += fmt::format("\nenergy of the run ({}; {}){}: {:.4g} uJ over {} cycles (the run: {} computing, {} host transfers), "
                      "{} MACs: {:.3f} pJ/MAC, {:.3f} TOPS/W, EDP {:.4g} J s\n",
                      fmt::join(w.layers, ", "), fmt::join(w.phases, ","),
-                     r.activity_window.empty() ? "" : " while " + r.activity_window, e.joules * 1e6, r.activity_cycles,
+                     r.activity_window.empty() ? "" : " while " + r.activity_window, e.joules * 1e6, e.cycles,
                      w.compute_cycles, w.host_cycles, w.macs, e.pj_per_mac, e.tops_per_w, e.edp_js);
     s += fmt::format("  core {:.4g} uJ (logic and SRAM leakage), SRAM access {:.4g} uJ, ", e.core_j * 1e6, e.sram_j * 1e6);
     s += e.dram_included
@@ -502,7 +527,7 @@ nlohmann::json energy_json(const PowerReport& r) {
             {"write_io_pj_per_byte", r.dram.write_io_pj_per_byte},
             {"activate_pj_per_byte", r.dram.activate_pj_per_byte}};
   return {{"run", w.source},         {"layers", w.layers},       {"phases", w.phases},
-          {"macs", w.macs},          {"cycles", r.activity_cycles}, {"compute_cycles", w.compute_cycles},
+          {"macs", w.macs},          {"cycles", e.cycles}, {"compute_cycles", w.compute_cycles},
           {"host_cycles", w.host_cycles}, {"seconds", e.seconds},  {"core_joules", e.core_j},
           {"sram_access_joules", e.sram_j}, {"dram", dram},      {"joules", e.joules},
           {"pj_per_mac", e.pj_per_mac}, {"tops_per_w", e.tops_per_w}, {"edp_js", e.edp_js},
@@ -547,7 +572,12 @@ nlohmann::json to_json(const PowerReport& r) {
           {"clock_period_ps", r.run.clock_period_ps},
           {"clock_stopped", r.run.clock_stopped},
           {"activity", {{"source", r.activity_source}, {"scope", r.activity_scope}, {"window", r.activity_window},
-                        {"cycles", r.activity_cycles}}},
+                        {"cycles", r.activity_cycles},
+                        {"sample", r.sampled() ? nlohmann::json{{"window_cycles", r.sample_window},
+                                                                {"every_cycles", r.sample_every},
+                                                                {"windows", r.sample_windows},
+                                                                {"run_cycles", r.run_cycles}}
+                                               : nlohmann::json()}}},
           {"flops", r.result.flops},
           {"flops_annotated", r.result.flops_annotated},
           {"inputs_annotated", r.result.inputs_annotated},

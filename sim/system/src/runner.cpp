@@ -667,6 +667,10 @@ RunOptions parse_run_args(int argc, char** argv) {
   app.add_option("--dump-dir", o.dump_dir, "Write every input and output tensor as .npy with manifest.json");
   app.add_flag("--json", o.json, "JSON report on stdout instead of the tables");
   app.add_option("--trace", o.trace, "FST waveform file (the model must be built with tracing: fetta run --trace)");
+  std::string trace_sample;
+  auto* sample = app.add_option("--trace-sample", trace_sample,
+                                "W/N: trace the first W cycles of every N, each window into its own file in the "
+                                "directory --trace names (docs/power.md, \"Sampled activity\")");
   app.add_flag("--check-model", o.check_model,
                "Fail when a contraction's RTL cycles differ from the model's, or end to end from the wall-cycle model's by "
                "more than 2 %");
@@ -678,6 +682,10 @@ RunOptions parse_run_args(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     throw std::invalid_argument(e.what());
+  }
+  if (sample->count() > 0) {
+    o.trace_sample = parse_trace_sample(trace_sample);
+    if (o.trace.empty()) throw std::invalid_argument("--trace-sample: give the directory of the windows with --trace DIR");
   }
   if (!program.empty()) {
     auto p = std::make_shared<mapper::Program>(mapper::load_program(program));
@@ -711,10 +719,10 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
     fmt::print(stderr, "fetta sim: {} layer(s), {} contraction(s), seed {}, config {}, mapped for {}\n", prog.layers.size(),
                prog.steps.size(), opt.seed, opt.cfg.name, map_for);
   const auto t0 = std::chrono::steady_clock::now();
+  TraceWindows trace("trace_windows", opt.trace, opt.trace_sample, hooks, bench.period());
   sc_core::sc_start(sc_core::SC_ZERO_TIME);
-  if (hooks.start) hooks.start();
   sc_core::sc_start();
-  if (hooks.stop) hooks.stop();
+  trace.finish(bench.now());
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!opt.dump_dir.empty()) {
     std::ofstream(opt.dump_dir + "/manifest.json") << exec.manifest().dump(2) << "\n";

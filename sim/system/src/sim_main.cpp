@@ -27,12 +27,14 @@ int sc_main(int argc, char** argv) {
 #ifdef FETTA_TRACE
     std::unique_ptr<VerilatedFstSc> fst;
     if (!opt.trace.empty()) {
-      hooks.start = [&] {
-        fst = std::make_unique<VerilatedFstSc>();
-        dut.trace(fst.get(), 99);
-        fst->open(opt.trace.c_str());
+      hooks.open = [&](const std::string& path) {
+        if (!fst) {
+          fst = std::make_unique<VerilatedFstSc>();
+          dut.trace(fst.get(), 99);
+        }
+        fst->open(path.c_str());  // a sampled trace reopens it for every window
       };
-      hooks.stop = [&] { fst->close(); };
+      hooks.close = [&] { fst->close(); };
     }
 #else
     if (!opt.trace.empty()) {

@@ -29,6 +29,10 @@ struct Activity {
   std::string window;  // "": the whole trace; else the 1-bit signal (or "!signal") the activity was counted while
   int64_t cycles = 0;  // inside the window
   std::vector<BitActivity> bits;  // sorted by name, each once
+  // A sampled trace (fetta run --trace DIR --trace-sample W/N): the first W cycles of every N were
+  // traced, and `cycles` counts those; run_cycles is the whole run's. 0: every cycle traced.
+  int64_t sample_window = 0, sample_every = 0, sample_windows = 0, run_cycles = 0;
+  bool sampled() const { return sample_every > 0; }
 };
 
 // Which traced signals to read: called with "<instance path>.<signal>" ("<signal>" at the top),
@@ -44,6 +48,8 @@ using SignalFilter = std::function<bool(const std::string& signal)>;
 // file for an unreadable trace, a scope it does not hold, no such window signal, or no clock
 // edge (in the window). With `keep`, only the signals it accepts, the ports of the scope, the
 // clock and the window signal are read: the value changes of the rest are never decompressed.
+// `fst` may be a sampled trace's directory (its sampling.json names the window files): the
+// windows' activities are read alike and merged (merged_windows).
 Activity read_fst_activity(const std::string& fst, const std::string& scope = {}, const std::string& clock = "clk",
                            const std::string& window = {}, const SignalFilter& keep = {});
 
@@ -51,6 +57,10 @@ Activity read_fst_activity(const std::string& fst, const std::string& scope = {}
 // clock, the window signal), without reading its value changes: a bad trace fails early.
 void check_fst(const std::string& fst, const std::string& scope = {}, const std::string& clock = "clk",
                const std::string& window = {});
+
+// The activity of several windows of one run together: cycles summed, each bit's toggle rate and
+// duty weighted by its window's cycles. Throws std::runtime_error when a bit is missing from a window.
+Activity merged_windows(const std::vector<Activity>& windows);
 
 // Every toggle rate multiplied by `factor` (duties unchanged): the sanity check that switching
 // power is linear in activity.

@@ -116,6 +116,7 @@ RunWork run_work_from_json(const nlohmann::json& j, const std::string& what);
 // run, since a window's share of the traffic is not known); per MAC, operations (2 per MAC) per
 // joule, and energy x delay, of the sum.
 struct Energy {
+  int64_t cycles = 0;  // what the energy is over: the traced cycles, or a sampled trace's run
   double seconds = 0;
   double core_j = 0, sram_j = 0, dram_j = 0;
   bool dram_included = false;
@@ -130,11 +131,18 @@ struct PowerReport {
   std::string activity_source, activity_scope;
   std::string activity_window;  // "" or the signal the activity was counted while (read_fst_activity)
   int64_t activity_cycles = 0;
+  // A sampled trace (Activity::sampled): W traced cycles of every N, the run's cycles.
+  int64_t sample_window = 0, sample_every = 0, sample_windows = 0, run_cycles = 0;
   PowerResult result;
   std::optional<RunWork> work;
   DramEnergyModel dram = lpddr4_micron();
   double seconds() const;        // the traced (windowed) cycles at the SDC's clock
   double sram_access_w() const;  // the SRAM accesses' energy over those seconds
+  bool sampled() const { return sample_every > 0; }
+  // How many of the run's cycles each traced one stands for: 1, or for a sampled trace the run's
+  // cycles over the traced ones (every window's first W cycles, the last cut by the run's end).
+  double sample_scale() const;
+  std::string activity_text() const;  // "71150 cycles of T.fst" with the sample and the window
 };
 // Throws std::invalid_argument when the report's run and the trace differ in length (another
 // run's report); a windowed trace may be shorter than its run.

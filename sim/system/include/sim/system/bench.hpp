@@ -68,6 +68,7 @@ class SystemBench : public sc_core::sc_module {
   uint64_t cycle_count();  // the controller's busy-cycle counter
   bool error();
   int64_t now() const { return cycle_; }      // cycles since the bench started
+  sc_core::sc_time period() const { return clk_.period(); }  // of the clock: one cycle
   int64_t host_cycles() const { return host_cycles_; }  // cycles spent in host bus operations
   int host_lanes() const { return host_lanes_; }
   // The DMA's external port: bytes moved (of them saved: written to DRAM), and cycles the host

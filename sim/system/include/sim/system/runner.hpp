@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "arch/config.hpp"
+#include "sim/system/trace_windows.hpp"
 #include "verif/layer.hpp"
 
 namespace fetta::mapper {
@@ -31,6 +32,7 @@ struct RunOptions {
   std::string dump_dir;  // every input and output tensor as .npy plus manifest.json; empty: none
   bool json = false;     // JSON report on stdout instead of the tables
   std::string trace;     // FST waveform file (models built with tracing only); empty: none
+  TraceSample trace_sample;  // sampled: `trace` is a directory of windows (trace_windows.hpp)
   bool check_model = false;     // a contraction whose RTL cycles differ from the model's is an error
   bool inject_mismatch = false; // self-check of the scoreboard: flip one result bit of the first contraction
   bool inject_illegal = false;  // self-check of the controller: push an instruction with opcode 0 first
@@ -72,14 +74,9 @@ struct StepReport {
 // std::invalid_argument (or mapper::ProgramError, mapper::CompileError) with the reason.
 RunOptions parse_run_args(int argc, char** argv);
 
-// Waveform hooks: `start` runs once the SystemC design is elaborated (sc_start(SC_ZERO_TIME)),
-// `stop` after the simulation.
-struct TraceHooks {
-  std::function<void()> start, stop;
-};
-
 // Runs opt.program on `dut` (a Verilated top of opt.cfg); returns 0 when every result matches,
-// 1 on a mismatch, 2 when the run could not complete (messages on stderr).
+// 1 on a mismatch, 2 when the run could not complete (messages on stderr). `hooks` write the
+// waveform when opt.trace names one (the model must be built with tracing).
 int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks& hooks = {});
 
 }  // namespace fetta::sim::system
