@@ -335,6 +335,7 @@ void add_compile_command(CLI::App& app) {
     fmt::print("end to end (the wall-cycle model, docs/program.md): {} cycles = {} simulated ({} of them the scoreboard's "
                "probes) + {} of the host path's DRAM time; bound {}\n",
                w.total(), w.simulated, w.probe, w.dram_accounted, mapper::end_to_end_bound(cost, cfg));
+    fmt::print("{}\n", mapper::stalls_text(w));
   });
 }
 

@@ -10,6 +10,8 @@
 #include <set>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "arch/dma.hpp"
 #include "arch/isa.hpp"
 
@@ -74,9 +76,17 @@ class Replay {
     h_ = kResetCycles;
     for (const Op& o : p_.ops) {
       const int64_t before = h_;
+      const int64_t free_before = ctrl_free_, hold_before = hold_;
       perform(o, dram_ps);
       if (o.account == Account::none || !o.host_counted) w.probe += h_ - before;
+      if (o.code == OpCode::push) {
+        w.busy += o.c;
+        attribute(pops_.back() - free_before, hold_ - hold_before, w.stalls);
+      } else {
+        host_work(o, h_ - before);
+      }
     }
+    attribute(h_ - ctrl_free_, 0, w.stalls);  // after the last instruction: the run ends with the host
     w.simulated = h_;
     for (int64_t ps : dram_ps)
       w.dram_accounted += static_cast<int64_t>(std::ceil(static_cast<double>(ps) * 1e-12 * cfg_.clock_mhz * 1e6 - 1e-6));
@@ -89,6 +99,55 @@ class Replay {
     bool half = false;
     int64_t beats = 0, queued = 0, done = -1;  // done: -1 until it could be timed
   };
+
+  // The host's work since the last instruction push, in order: what each op's cycles waited for.
+  enum class Cause { dma, host_writes, host_reads, host_reads_again, accumulator_reads, other };
+  std::vector<std::pair<Cause, int64_t>> since_push_;
+  int64_t dma_wait_ = 0;  // of the op being performed, cycles it waited for the DMA (dma_idle, queue room)
+
+  void host_work(const Op& o, int64_t cycles) {
+    const int64_t waited = std::min(cycles, dma_wait_);
+    dma_wait_ = 0;
+    if (waited > 0) since_push_.push_back({Cause::dma, waited});
+    Cause c = Cause::other;
+    switch (o.code) {
+      case OpCode::write_rows:
+      case OpCode::check_rows: c = Cause::host_writes; break;
+      case OpCode::read_saved: c = o.source >= 0 ? Cause::host_reads_again : Cause::host_reads; break;
+      case OpCode::read_acc: c = Cause::accumulator_reads; break;
+      case OpCode::wait_dma_idle:
+      case OpCode::wait_retired: c = Cause::dma; break;  // a FLIP retires late only when the DMA held it
+      default: break;
+    }
+    if (cycles > waited) since_push_.push_back({c, cycles - waited});
+  }
+
+  // A gap of the controller before an instruction (or the run's end): first what it was held for
+  // the DMA, then the host's work since the last push, the latest first; the rest the push itself.
+  void attribute(int64_t gap, int64_t held, WallStalls& s) {
+    auto add = [&](Cause c, int64_t n) {
+      switch (c) {
+        case Cause::dma: s.dma += n; break;
+        case Cause::host_writes: s.host_writes += n; break;
+        case Cause::host_reads: s.host_reads += n; break;
+        case Cause::host_reads_again: s.host_reads_again += n; break;
+        case Cause::accumulator_reads: s.accumulator_reads += n; break;
+        case Cause::other: s.other += n; break;
+      }
+    };
+    if (gap > 0) {
+      const int64_t h = std::min(gap, held);
+      add(Cause::dma, h);
+      gap -= h;
+      for (auto it = since_push_.rbegin(); it != since_push_.rend() && gap > 0; ++it) {
+        const int64_t n = std::min(gap, it->second);
+        add(it->first, n);
+        gap -= n;
+      }
+      add(Cause::other, gap);
+    }
+    since_push_.clear();
+  }
 
   int64_t groups_of(int64_t lanes) const { return (lanes + host_lanes_ - 1) / host_lanes_; }
   const ProgramTensor& tensor(int32_t t) const { return p_.tensors.at(static_cast<size_t>(t)); }
@@ -170,7 +229,9 @@ class Replay {
     time_descriptors();
     // A descriptor leaves the queue when it is done.
     const size_t n = descs_.size();
+    const int64_t before = h_;
     push_words(o.b, n >= kDmaQueueDepth ? std::max<int64_t>(0, descs_[n - kDmaQueueDepth].done) : 0);
+    dma_wait_ = std::max<int64_t>(0, h_ - before - o.b);  // beyond its words: waiting for room in the queue
     const arch::DmaDescriptor d = arch::decode_dma(dma_layout_, words_of(o));
     descs_.push_back({.half = d.half, .beats = d.beats(), .queued = h_});
     time_descriptors();
@@ -187,6 +248,7 @@ class Replay {
       case OpCode::store: dram(o.tensor); break;
       case OpCode::write_rows:
       case OpCode::check_rows:
+        dma_wait_ = std::max<int64_t>(0, dma_idle() - h_);
         h_ = std::max(h_, dma_idle());
         h_ += o.b * groups_of(o.c);
         break;
@@ -209,6 +271,7 @@ class Replay {
       case OpCode::read_saved:  // the host's read of a saved intermediate: the DRAM's once the DMA is idle
         if (o.host_counted) {
           const auto bytes = static_cast<uint64_t>(o.b * o.c * arch::operand_bits(cfg_.dtype) / 8);
+          dma_wait_ = std::max<int64_t>(0, dma_idle() - h_);
           h_ = std::max(h_, dma_idle()) + arch::dram_transfer_cycles(cfg_, bytes);
         }
         break;
@@ -238,5 +301,25 @@ class Replay {
 }  // namespace
 
 WallPrediction predict_wall(const Program& p, const arch::ArchConfig& cfg) { return Replay(p, cfg).run(); }
+
+std::string stalls_text(const WallPrediction& w) {
+  const WallStalls& s = w.stalls;
+  std::vector<std::pair<int64_t, std::string>> parts = {
+      {s.dma, "the DMA"},
+      {s.host_writes, "the host writing operand rows"},
+      {s.host_reads, "the host reading saved results from DRAM"},
+      {s.host_reads_again, "reading them again for later networks"},
+      {s.accumulator_reads, "the host reading the accumulator"},
+      {s.other, "instruction pushes and the rest"}};
+  std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string text = fmt::format("controller (the wall-cycle model): busy {} cycles, idle {}", w.busy, s.total());
+  const char* sep = ", waiting for ";
+  for (const auto& [n, what] : parts) {
+    if (n == 0) continue;
+    text += fmt::format("{}{} {}", sep, what, n);
+    sep = ", ";
+  }
+  return text;
+}
 
 }  // namespace fetta::mapper

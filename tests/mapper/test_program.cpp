@@ -563,6 +563,12 @@ TEST_CASE("the wall-cycle model: the host bus, the controller, the DMA and DRAM"
   const WallPrediction plain = predict_wall(wall_program(cfg, 0, 500), cfg);
   CHECK(plain.simulated == 3 + 2 * nw + 500);
   CHECK(plain.dma_hold == 0);
+  // The controller: busy for the FLIP and the GEMM, idle before them (reset, the pushes) and for
+  // the wait's cycle after; every idle cycle has a cause.
+  CHECK(plain.busy == 501);
+  CHECK(plain.busy + plain.stalls.total() == plain.simulated);
+  CHECK(plain.stalls.dma == 0);
+  CHECK(plain.stalls.other == plain.simulated - 501);
   CHECK(predict_wall(wall_program(cfg, 0, 1), cfg).simulated == 3 + 2 * nw + 1);  // the wait's own cycle
   // A load into the free half holds the FLIP: its beats at the bandwidth (32 B in 1.25 cycles)
   // after the latency (100 cycles), then the GEMM.
@@ -571,6 +577,10 @@ TEST_CASE("the wall-cycle model: the host bus, the controller, the DMA and DRAM"
   CHECK(loaded.dma_hold > 0);
   CHECK(loaded.simulated >= 100 + beats * 5 / 4 + 500);
   CHECK(loaded.simulated <= 100 + beats * 5 / 4 + 500 + 3 * nw + 20);
+  // The FLIP's wait for the load is the DMA's.
+  CHECK(loaded.busy + loaded.stalls.total() == loaded.simulated);
+  CHECK(loaded.stalls.dma == loaded.dma_hold);
+  CHECK(loaded.stalls.host_writes + loaded.stalls.host_reads + loaded.stalls.accumulator_reads == 0);
   // Twice the latency: the stream is as fast, its first beat 100 cycles later (the DRAM port
   // keeps enough requests in flight to cover it).
   cfg.dram.latency_ns *= 2;
@@ -589,6 +599,36 @@ TEST_CASE("the wall-cycle model: the host bus, the controller, the DMA and DRAM"
   CHECK(predict_wall(f, cfg).dram_accounted ==
         static_cast<int64_t>(std::ceil(arch::dram_transfer_ns(cfg.dram, 64 * 64 * 2) * cfg.clock_mhz / 1000.0 - 1e-6)));
   CHECK(predict_wall(f, cfg).simulated == plain.simulated);
+}
+
+TEST_CASE("the wall-cycle model puts every idle cycle of the controller on what it waited for", "[program]") {
+  const arch::ArchConfig cfg = config("default");
+  for (bool dma : {true, false}) {
+    CAPTURE(dma);
+    ProgramOptions o;
+    o.dma = dma;
+    const Program p = compile_program(cfg, {layer("tt_small"), layer("ht_small")},
+                                      {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg}, o);
+    const WallPrediction w = predict_wall(p, cfg);
+    int64_t busy = 0;
+    for (const Op& op : p.ops)
+      if (op.code == OpCode::push) busy += op.c;
+    CHECK(w.busy == busy);
+    CHECK(w.busy + w.stalls.total() == w.simulated);
+    if (dma) {
+      // Shared results are saved and read back from DRAM; the DMA loads every input.
+      CHECK(w.stalls.dma > 0);
+      CHECK(w.stalls.host_reads > 0);
+    } else {
+      // Nothing moves by DMA; results leave through the accumulator's rows.
+      CHECK(w.stalls.dma == 0);
+      CHECK(w.stalls.host_reads + w.stalls.host_reads_again == 0);
+      CHECK(w.stalls.accumulator_reads > 0);
+      CHECK(w.stalls.host_writes > 0);
+    }
+    CHECK_THAT(stalls_text(w), Catch::StartsWith(fmt::format("controller (the wall-cycle model): busy {} cycles, idle {}",
+                                                             w.busy, w.stalls.total())));
+  }
 }
 
 TEST_CASE("a contraction an earlier network computes is computed once, its result kept in DRAM for every reader",

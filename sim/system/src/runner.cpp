@@ -747,7 +747,15 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
     j["end_to_end"] = {{"cycles", end_to_end}, {"simulated_cycles", bench.now()}, {"dram_accounted_cycles", dram_accounted},
                        {"probe_cycles", exec.probe_cycles}, {"bound_cycles", bound},
                        {"least_dram_bytes", cost.least_dram_bytes}, {"model_cycles", model.total()},
-                       {"model_simulated_cycles", model.simulated}, {"model_error_percent", model_error}};
+                       {"model_simulated_cycles", model.simulated}, {"model_error_percent", model_error},
+                       {"model_controller", {{"busy_cycles", model.busy},
+                                             {"idle_cycles", model.stalls.total()},
+                                             {"waiting_for", {{"dma", model.stalls.dma},
+                                                              {"host_writes", model.stalls.host_writes},
+                                                              {"host_reads", model.stalls.host_reads},
+                                                              {"host_reads_again", model.stalls.host_reads_again},
+                                                              {"accumulator_reads", model.stalls.accumulator_reads},
+                                                              {"other", model.stalls.other}}}}}};
     j["streams"] = {{"instructions_fnv1a", fmt::format("{:016x}", bench.instruction_digest())},
                     {"writes_fnv1a", fmt::format("{:016x}", bench.write_digest())}};
     j["dram"] = {{"bandwidth_gbps", opt.cfg.dram.bandwidth_gbps}, {"latency_ns", opt.cfg.dram.latency_ns},
@@ -768,6 +776,7 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
     fmt::print("model (mapper::predict_wall): {} cycles end to end = {} simulated + {} accounted; {:+.2f} % against the "
                "run\n",
                model.total(), model.simulated, model.dram_accounted, model_error);
+    fmt::print("{}\n", mapper::stalls_text(model));
     fmt::print("bound: {} cycles, the larger of {} compute cycles and {:.1f} KiB (each input read once, each result "
                "written once) at {} GB/s; end to end / bound = {:.2f}\n",
                bound, cost.compute_cycles, static_cast<double>(cost.least_dram_bytes) / 1024.0, opt.cfg.dram.bandwidth_gbps,
