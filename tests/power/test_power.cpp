@@ -34,10 +34,12 @@ constexpr uint64_t kSeed = 0x90e7;
 constexpr int kCycles = 2000;
 const std::string kWork = FETTA_POWER_WORK;
 
-std::string trace(const std::string& mode) {
-  const std::string fst = kWork + "/" + mode + ".fst";
+// The adder tree's trace of `mode`; with a `sample` ("W/N"), the directory of a sampled one.
+std::string trace(const std::string& mode, const std::string& sample = {}) {
+  const std::string fst = kWork + "/" + mode + (sample.empty() ? ".fst" : "_sampled");
   fs::create_directories(kWork);
-  const auto r = fetta::flows::run_command(fmt::format("{} {} {} {} {}", FETTA_POWER_TRACER, fst, mode, kCycles, kSeed));
+  fs::remove_all(fst);
+  const auto r = fetta::flows::run_command(fmt::format("{} {} {} {} {} {}", FETTA_POWER_TRACER, fst, mode, kCycles, kSeed, sample));
   std::cout << r.output;
   REQUIRE(r.exit_code == 0);
   return fst;
@@ -105,11 +107,7 @@ TEST_CASE("power: the FST read back gives the stimulus' activity", "[power]") {
 TEST_CASE("power: a sampled trace's windows read back as one activity", "[power]") {
   // The tracer's sample mode: the first 150 of every 500 cycles, each window a file, like
   // fetta run --trace DIR --trace-sample 150/500 (the run: 2 reset cycles + 2000).
-  const std::string dir = kWork + "/sampled";
-  fs::remove_all(dir);
-  const auto r = fetta::flows::run_command(fmt::format("{} {} random {} {} 150/500", FETTA_POWER_TRACER, dir, kCycles, kSeed));
-  std::cout << r.output;
-  REQUIRE(r.exit_code == 0);
+  const std::string dir = trace("random", "150/500");
   const pw::Activity a = pw::read_fst_activity(dir);
   CHECK(a.source == dir);
   CHECK(a.scope == "TOP.adder_tree_n8_w8");
