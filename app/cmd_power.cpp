@@ -116,6 +116,8 @@ void run(const PowerOpts& o) {
   r.sample_every = act.sample_every;
   r.sample_windows = act.sample_windows;
   r.run_cycles = act.run_cycles;
+  for (const pw::BitActivity& b : act.bits)
+    if (b.port && b.name == "busy") r.traced_busy = b.duty;
   r.work = work;
   if (r.work) pw::require_same_run(r);  // a report of another run fails before the power analysis
   r.result = pw::run_power(r.run, act);

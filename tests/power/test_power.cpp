@@ -335,6 +335,10 @@ TEST_CASE("power: energy of a run from its report, and a report of another run r
   CHECK(r.work->compute_cycles == 300);
   CHECK(r.work->host_cycles == 700);
   CHECK(r.work->phases == std::vector<std::string>{"fp", "bp"});
+  CHECK(r.work->busy_cycles == -1);  // not in this report
+  nlohmann::json with_busy = j;
+  with_busy["controller_busy_cycles"] = 321;
+  CHECK(pw::run_work_from_json(with_busy, "run.json").busy_cycles == 321);
   r.run.clock_period_ps = 1000;
   r.activity_cycles = 1001;  // the trace holds the reset too
   r.result.total.internal_w = 0.010;
@@ -371,6 +375,11 @@ TEST_CASE("power: energy of a run from its report, and a report of another run r
   CHECK(s.core_j == Approx(0.012 * 1000e-9));
   CHECK(s.sram_j == Approx(3e-12 * 1000 / 300));
   CHECK(s.dram_j == Approx(e.dram_j));
+  // The check of the sample: the controller's busy share in the windows against the run's.
+  CHECK(r.sample_check_text().empty());  // the report has no busy count
+  r.work->busy_cycles = 400;
+  r.traced_busy = 0.5;
+  CHECK_THAT(r.sample_check_text(), Catch::Contains("busy 50.0 % of the traced cycles and 40.0 % of the run's"));
   r.activity_window = "busy";  // of the 300 traced cycles, 150 busy: 500 of the run
   r.activity_cycles = 150;
   CHECK(pw::energy_of(r).cycles == 500);

@@ -378,6 +378,15 @@ double PowerReport::sample_scale() const {
   return static_cast<double>(run_cycles) / static_cast<double>(traced);
 }
 
+std::string PowerReport::sample_check_text() const {
+  if (!sampled() || traced_busy < 0 || !work || work->busy_cycles < 0 || work->sim_cycles <= 0) return {};
+  const double run_busy = static_cast<double>(work->busy_cycles) / static_cast<double>(work->sim_cycles);
+  return fmt::format("sample check: the controller was busy {:.1f} % of the traced cycles and {:.1f} % of the run's; the "
+                     "core's power follows that mix, so a sample far from the run's misjudges it (more windows: a "
+                     "smaller N)",
+                     100 * traced_busy, 100 * run_busy);
+}
+
 std::string PowerReport::activity_text() const {
   std::string s = fmt::format("{} cycles of {}", activity_cycles, activity_source);
   if (sampled())
@@ -397,6 +406,8 @@ RunWork run_work_from_json(const nlohmann::json& j, const std::string& what) {
   RunWork w;
   w.source = what;
   w.sim_cycles = j["sim_cycles"].get<int64_t>();
+  if (j.contains("controller_busy_cycles") && j["controller_busy_cycles"].is_number_integer())
+    w.busy_cycles = j["controller_busy_cycles"].get<int64_t>();
   auto add_once = [](std::vector<std::string>& v, const std::string& x) {
     if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
   };
@@ -468,6 +479,7 @@ std::string format_table(const PowerReport& r) {
   std::string s = fmt::format(
       "Power of {} by {} (ASAP7 RVT TT 0.7 V 25 C, {}; clock {:.0f} ps per {}), activity: {} (scope {}{})\n",
       r.run.top, r.sta_version, r.run.netlist, r.run.clock_period_ps, r.run.sdc, r.activity_text(), r.activity_scope, r.activity_window.empty() ? "" : ", while " + r.activity_window);
+  if (const std::string check = r.sample_check_text(); !check.empty()) s += check + "\n";
   s += fmt::format("annotated: flip-flops {} of {}, input bits {}, SRAM read-data bits {} of {}; the rest propagated by "
                    "OpenSTA{}; {} cells without activity\n",
                    p.flops_annotated, p.flops, p.inputs_annotated, p.macro_bits_annotated, p.macro_bits,
@@ -576,7 +588,13 @@ nlohmann::json to_json(const PowerReport& r) {
                         {"sample", r.sampled() ? nlohmann::json{{"window_cycles", r.sample_window},
                                                                 {"every_cycles", r.sample_every},
                                                                 {"windows", r.sample_windows},
-                                                                {"run_cycles", r.run_cycles}}
+                                                                {"run_cycles", r.run_cycles},
+                                                                {"traced_busy_fraction", r.traced_busy},
+                                                                {"run_busy_fraction",
+                                                                 r.work && r.work->busy_cycles >= 0
+                                                                     ? static_cast<double>(r.work->busy_cycles) /
+                                                                           static_cast<double>(r.work->sim_cycles)
+                                                                     : -1.0}}
                                                : nlohmann::json()}}},
           {"flops", r.result.flops},
           {"flops_annotated", r.result.flops_annotated},

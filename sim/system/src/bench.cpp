@@ -54,6 +54,7 @@ SystemBench::SystemBench(sc_core::sc_module_name name, sc_core::sc_module& dut, 
     if (!s) throw std::invalid_argument(fmt::format("SystemBench: port '{}' is wider than 64 bits", pname));
     ports_[pname] = std::move(s);
   }
+  busy_ = ports_.at("busy").get();
   SC_THREAD(host_thread);
   if (memory_ != nullptr) SC_THREAD(memory_thread);
 }
@@ -88,6 +89,7 @@ PortSignal& SystemBench::port(const std::string& name) {
 void SystemBench::tick() {
   wait(clk_.negedge_event());
   ++cycle_;
+  if (busy_->read() != 0) ++busy_cycles_;
 }
 
 void SystemBench::host_thread() {

@@ -740,6 +740,7 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
   if (opt.json) {
     nlohmann::json j = to_json(reports, opt.cfg, wall, bench.now());
     j["map_for"] = map_for;
+    j["controller_busy_cycles"] = bench.busy_cycles();
     j["program"] = {{"config_sha256", prog.config_hash}, {"hw_id", prog.hw_id}, {"ops", prog.ops.size()},
                     {"words", prog.words.size()}};
     j["dma"] = {{"enabled", prog.options.dma}, {"bytes", bench.dma_bytes()}, {"saved_bytes", bench.dma_saved_bytes()},

@@ -106,6 +106,7 @@ struct RunWork {
   int64_t macs = 0;
   int64_t compute_cycles = 0, host_cycles = 0;  // summed over the run's steps
   int64_t sim_cycles = 0;                       // the whole simulated run, which the trace records
+  int64_t busy_cycles = -1;                     // of them, the controller's `busy` high (-1: not in the report)
   int64_t dram_bytes_read = 0, dram_bytes_written = 0;  // the run's DRAM traffic
 };
 // Throws std::runtime_error naming `what` and the field for a document that is not such a report.
@@ -133,6 +134,7 @@ struct PowerReport {
   int64_t activity_cycles = 0;
   // A sampled trace (Activity::sampled): W traced cycles of every N, the run's cycles.
   int64_t sample_window = 0, sample_every = 0, sample_windows = 0, run_cycles = 0;
+  double traced_busy = -1;  // the `busy` port's duty in the activity (-1: no such port)
   PowerResult result;
   std::optional<RunWork> work;
   DramEnergyModel dram = lpddr4_micron();
@@ -142,7 +144,10 @@ struct PowerReport {
   // How many of the run's cycles each traced one stands for: 1, or for a sampled trace the run's
   // cycles over the traced ones (every window's first W cycles, the last cut by the run's end).
   double sample_scale() const;
-  std::string activity_text() const;  // "71150 cycles of T.fst" with the sample and the window
+  std::string activity_text() const;
+  // A sampled trace's check against its run: the fraction of cycles the controller was busy in the
+  // windows and in the whole run (the core's power follows that mix); "" when either is unknown.
+  std::string sample_check_text() const;  // "71150 cycles of T.fst" with the sample and the window
 };
 // Throws std::invalid_argument when the report's run and the trace differ in length (another
 // run's report); a windowed trace may be shorter than its run.

@@ -69,6 +69,9 @@ class SystemBench : public sc_core::sc_module {
   bool error();
   int64_t now() const { return cycle_; }      // cycles since the bench started
   sc_core::sc_time period() const { return clk_.period(); }  // of the clock: one cycle
+  // Cycles the controller's `busy` output was high: how representative a sampled trace's windows
+  // are (docs/power.md, "Sampled activity").
+  int64_t busy_cycles() const { return busy_cycles_; }
   int64_t host_cycles() const { return host_cycles_; }  // cycles spent in host bus operations
   int host_lanes() const { return host_lanes_; }
   // The DMA's external port: bytes moved (of them saved: written to DRAM), and cycles the host
@@ -106,7 +109,8 @@ class SystemBench : public sc_core::sc_module {
   sc_core::sc_clock clk_;
   std::map<std::string, std::unique_ptr<PortSignal>> ports_;
   int host_lanes_ = 0, host_groups_ = 0;
-  int64_t cycle_ = 0, host_cycles_ = 0;
+  int64_t cycle_ = 0, host_cycles_ = 0, busy_cycles_ = 0;
+  PortSignal* busy_ = nullptr;
   std::string failure_;
   DramInitiator* memory_ = nullptr;
   int64_t dma_bytes_ = 0, dma_saved_bytes_ = 0, dma_wait_cycles_ = 0;
