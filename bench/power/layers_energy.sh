@@ -6,10 +6,10 @@
 # windows deleted once their activity is read (about 58 KB per traced cycle on the default top).
 # Resumable: a layer with its power.json is skipped. Then bench/power/model_check.py OUT.
 #   bench/power/layers_energy.sh [config] [W/N] [out-dir] [layer...]
-#   (defaults: configs/default.yaml, 500/10000, out/layers_energy, the six shipped layers)
+#   (defaults: configs/default.yaml, 100/2000, out/layers_energy, the six shipped layers)
 set -eu
 cfg=${1:-configs/default.yaml}
-sample=${2:-500/10000}
+sample=${2:-100/2000}
 out=${3:-out/layers_energy}
 [ $# -gt 3 ] && shift 3 || set --
 layers=${*:-"tt_fetta_example tt_transformer_768 ttm_transformer_768 tr_transformer_768 ht_transformer_768 bt_transformer_768"}
