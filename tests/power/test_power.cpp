@@ -379,7 +379,10 @@ TEST_CASE("power: energy of a run from its report, and a report of another run r
   CHECK(r.sample_check_text().empty());  // the report has no busy count
   r.work->busy_cycles = 400;
   r.traced_busy = 0.5;
-  CHECK_THAT(r.sample_check_text(), Catch::Contains("busy 50.0 % of the traced cycles and 40.0 % of the run's"));
+  CHECK_THAT(r.sample_check_text(), Catch::Contains("busy 50.0 % of the traced cycles and 40.0 % of the run's: off by "
+                                                    "10.0 points"));
+  r.traced_busy = 0.41;
+  CHECK_THAT(r.sample_check_text(), Catch::EndsWith("the windows are representative"));
   r.activity_window = "busy";  // of the 300 traced cycles, 150 busy: 500 of the run
   r.activity_cycles = 150;
   CHECK(pw::energy_of(r).cycles == 500);

@@ -125,6 +125,10 @@ struct Energy {
   double pj_per_mac = 0, tops_per_w = 0, edp_js = 0;
 };
 
+// How far a sampled trace's busy share may be from its run's before fetta power says the windows
+// are too few, in percentage points.
+inline constexpr double kSampleBusyTolerancePoints = 2.0;
+
 // What `fetta power` prints and writes: the figures with where they come from.
 struct PowerReport {
   Run run;
