@@ -100,23 +100,24 @@ class Replay {
     int64_t beats = 0, queued = 0, done = -1;  // done: -1 until it could be timed
   };
 
-  // The host's work since the last instruction push, in order: what each op's cycles waited for.
-  enum class Cause { dma, host_writes, host_reads, host_reads_again, accumulator_reads, other };
+  // The host's work since the last instruction push, in order: the WallStalls field each op's
+  // cycles go to if compute did not cover them.
+  using Cause = int64_t WallStalls::*;
   std::vector<std::pair<Cause, int64_t>> since_push_;
   int64_t dma_wait_ = 0;  // of the op being performed, cycles it waited for the DMA (dma_idle, queue room)
 
   void host_work(const Op& o, int64_t cycles) {
     const int64_t waited = std::min(cycles, dma_wait_);
     dma_wait_ = 0;
-    if (waited > 0) since_push_.push_back({Cause::dma, waited});
-    Cause c = Cause::other;
+    if (waited > 0) since_push_.push_back({&WallStalls::dma, waited});
+    Cause c = &WallStalls::other;
     switch (o.code) {
       case OpCode::write_rows:
-      case OpCode::check_rows: c = Cause::host_writes; break;
-      case OpCode::read_saved: c = o.source >= 0 ? Cause::host_reads_again : Cause::host_reads; break;
-      case OpCode::read_acc: c = Cause::accumulator_reads; break;
+      case OpCode::check_rows: c = &WallStalls::host_writes; break;
+      case OpCode::read_saved: c = o.source >= 0 ? &WallStalls::host_reads_again : &WallStalls::host_reads; break;
+      case OpCode::read_acc: c = &WallStalls::accumulator_reads; break;
       case OpCode::wait_dma_idle:
-      case OpCode::wait_retired: c = Cause::dma; break;  // a FLIP retires late only when the DMA held it
+      case OpCode::wait_retired: c = &WallStalls::dma; break;  // a FLIP retires late only when the DMA held it
       default: break;
     }
     if (cycles > waited) since_push_.push_back({c, cycles - waited});
@@ -125,28 +126,25 @@ class Replay {
   // A gap of the controller before an instruction (or the run's end): first what it was held for
   // the DMA, then the host's work since the last push, the latest first; the rest the push itself.
   void attribute(int64_t gap, int64_t held, WallStalls& s) {
-    auto add = [&](Cause c, int64_t n) {
-      switch (c) {
-        case Cause::dma: s.dma += n; break;
-        case Cause::host_writes: s.host_writes += n; break;
-        case Cause::host_reads: s.host_reads += n; break;
-        case Cause::host_reads_again: s.host_reads_again += n; break;
-        case Cause::accumulator_reads: s.accumulator_reads += n; break;
-        case Cause::other: s.other += n; break;
-      }
-    };
     if (gap > 0) {
       const int64_t h = std::min(gap, held);
-      add(Cause::dma, h);
+      s.dma += h;
       gap -= h;
       for (auto it = since_push_.rbegin(); it != since_push_.rend() && gap > 0; ++it) {
         const int64_t n = std::min(gap, it->second);
-        add(it->first, n);
+        s.*(it->first) += n;
         gap -= n;
       }
-      add(Cause::other, gap);
+      s.other += gap;
     }
     since_push_.clear();
+  }
+
+  // The host waits until the DMA is idle (its port and the DRAM are the DMA's until then).
+  void wait_for_dma() {
+    const int64_t idle = dma_idle();
+    dma_wait_ = std::max<int64_t>(0, idle - h_);
+    h_ = std::max(h_, idle);
   }
 
   int64_t groups_of(int64_t lanes) const { return (lanes + host_lanes_ - 1) / host_lanes_; }
@@ -248,8 +246,7 @@ class Replay {
       case OpCode::store: dram(o.tensor); break;
       case OpCode::write_rows:
       case OpCode::check_rows:
-        dma_wait_ = std::max<int64_t>(0, dma_idle() - h_);
-        h_ = std::max(h_, dma_idle());
+        wait_for_dma();
         h_ += o.b * groups_of(o.c);
         break;
       case OpCode::read_acc: {
@@ -267,12 +264,12 @@ class Replay {
         if (k > 0 && k <= pops_.size()) h_ = std::max(h_, pops_[k - 1] + 1);
         break;
       }
-      case OpCode::wait_dma_idle: h_ = std::max(h_, dma_idle()); break;
+      case OpCode::wait_dma_idle: wait_for_dma(); break;
       case OpCode::read_saved:  // the host's read of a saved intermediate: the DRAM's once the DMA is idle
         if (o.host_counted) {
           const auto bytes = static_cast<uint64_t>(o.b * o.c * arch::operand_bits(cfg_.dtype) / 8);
-          dma_wait_ = std::max<int64_t>(0, dma_idle() - h_);
-          h_ = std::max(h_, dma_idle()) + arch::dram_transfer_cycles(cfg_, bytes);
+          wait_for_dma();
+          h_ += arch::dram_transfer_cycles(cfg_, bytes);
         }
         break;
       case OpCode::preload:

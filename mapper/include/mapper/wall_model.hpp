@@ -40,7 +40,8 @@ struct WallPrediction {
 // bench's DRAM port (requests served in order at the bandwidth, answered after the latency).
 WallPrediction predict_wall(const Program& p, const arch::ArchConfig& cfg);
 
-// "controller busy 24265 cycles, idle 53286: waiting for the DMA 41,613, ..." (the causes, largest first).
+// "controller (the wall-cycle model): busy 24265 cycles, idle 53286, waiting for the DMA 41682, ..."
+// (the causes, largest first).
 std::string stalls_text(const WallPrediction& w);
 
 }  // namespace fetta::mapper
