@@ -112,10 +112,7 @@ void run(const PowerOpts& o) {
   r.activity_scope = act.scope;
   r.activity_cycles = act.cycles;
   r.activity_window = act.window;
-  r.sample_window = act.sample_window;
-  r.sample_every = act.sample_every;
-  r.sample_windows = act.sample_windows;
-  r.run_cycles = act.run_cycles;
+  r.sample = act.sample;
   for (const pw::BitActivity& b : act.bits)
     if (b.port && b.name == "busy") r.traced_busy = b.duty;
   r.work = work;

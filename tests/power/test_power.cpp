@@ -111,9 +111,9 @@ TEST_CASE("power: a sampled trace's windows read back as one activity", "[power]
   const pw::Activity a = pw::read_fst_activity(dir);
   CHECK(a.source == dir);
   CHECK(a.scope == "TOP.adder_tree_n8_w8");
-  REQUIRE(a.sampled());
-  CHECK(a.sample_windows == 5);
-  CHECK(a.run_cycles == kCycles + 2);
+  REQUIRE(a.sample.sampled());
+  CHECK(a.sample.windows == 5);
+  CHECK(a.sample.run_cycles == kCycles + 2);
   // Every window counts its cycles' rising edges: 150 each, the last cut to the run's last 2.
   CHECK(a.cycles == 4 * 150 + 2);
   for (int i = 0; i < 8; ++i) {
@@ -136,8 +136,8 @@ TEST_CASE("power: a sampled trace's windows read back as one activity", "[power]
   CHECK_THROWS_WITH(pw::merged_windows({w1, w2}), Catch::Contains("no bit"));
   // The JSON form keeps the sample.
   const pw::Activity back = pw::activity_from_json(pw::to_json(a), "round trip");
-  CHECK(back.sample_every == 500);
-  CHECK(back.run_cycles == a.run_cycles);
+  CHECK(back.sample.every == 500);
+  CHECK(back.sample.run_cycles == a.sample.run_cycles);
   // A directory that is not a sampled trace, and one that lost a window.
   CHECK_THROWS_WITH(pw::read_fst_activity(kWork), Catch::Contains("a directory without sampling.json"));
   fs::remove(dir + "/window_00002.fst");
@@ -364,10 +364,10 @@ TEST_CASE("power: energy of a run from its report, and a report of another run r
   // last window is cut at 1000): its power stands for the run's 1000 cycles, its SRAM accesses
   // for 1000/300 of the traced ones, and DRAM is the run's.
   r.activity_cycles = 300;
-  r.sample_window = 100;
-  r.sample_every = 400;
-  r.sample_windows = 3;
-  r.run_cycles = 1000;
+  r.sample.window = 100;
+  r.sample.every = 400;
+  r.sample.windows = 3;
+  r.sample.run_cycles = 1000;
   CHECK(r.sample_scale() == Approx(1000.0 / 300));
   const pw::Energy s = pw::energy_of(r);
   CHECK(s.cycles == 1000);
@@ -388,9 +388,9 @@ TEST_CASE("power: energy of a run from its report, and a report of another run r
   CHECK(pw::energy_of(r).cycles == 500);
   CHECK(pw::energy_of(r).core_j == Approx(0.012 * 500e-9));
   r.activity_window.clear();
-  r.run_cycles = 2000;  // another run's sampled trace
+  r.sample.run_cycles = 2000;  // another run's sampled trace
   CHECK_THROWS_WITH(pw::energy_of(r), Catch::Contains("run.json: a run of 1000 cycles, but the sampled trace"));
-  r.sample_every = 0;
+  r.sample.every = 0;
   r.activity_cycles = 357;
   CHECK_THROWS_WITH(pw::energy_of(r), Catch::Contains("run.json: a run of 1000 cycles"));
   CHECK_THROWS_WITH(pw::run_work_from_json(nlohmann::json::object(), "x.json"), Catch::Contains("x.json: not a `fetta run --json` report (field 'steps')"));

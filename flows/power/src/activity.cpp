@@ -289,7 +289,7 @@ namespace {
 
 // A sampled trace's index (sim/system/trace_windows.hpp writes it).
 struct SampleIndex {
-  int64_t window = 0, every = 0, run_cycles = 0;
+  TraceSampling sampling;
   std::vector<std::string> files;  // full paths, in run order
 };
 
@@ -307,16 +307,18 @@ SampleIndex read_sample_index(const std::string& dir) {
   if (j.is_discarded()) throw bad("not JSON");
   if (!j.is_object() || j.value("format", "") != "fetta-trace-sample-1") throw bad("format: allowed: fetta-trace-sample-1");
   SampleIndex s;
+  TraceSampling& t = s.sampling;
   try {
-    s.window = j.at("window_cycles").get<int64_t>();
-    s.every = j.at("every_cycles").get<int64_t>();
-    s.run_cycles = j.at("run_cycles").get<int64_t>();
+    t.window = j.at("window_cycles").get<int64_t>();
+    t.every = j.at("every_cycles").get<int64_t>();
+    t.run_cycles = j.at("run_cycles").get<int64_t>();
     for (const auto& f : j.at("files")) s.files.push_back((fs::path(dir) / f.get<std::string>()).string());
   } catch (const nlohmann::json::exception& e) {
     throw bad(fmt::format("malformed ({})", e.what()));
   }
-  if (s.window < 1 || s.every < s.window || s.run_cycles < 1) throw bad("window_cycles, every_cycles, run_cycles: allowed: 1 <= window <= every, run >= 1");
+  if (t.window < 1 || t.every < t.window || t.run_cycles < 1) throw bad("window_cycles, every_cycles, run_cycles: allowed: 1 <= window <= every, run >= 1");
   if (s.files.empty()) throw bad("files: none; allowed: one per window");
+  t.windows = static_cast<int64_t>(s.files.size());
   for (const std::string& f : s.files)
     if (!fs::exists(f)) throw bad(fmt::format("files: {} is missing", f));
   return s;
@@ -345,16 +347,24 @@ Activity read_fst_activity(const std::string& fst, const std::string& scope, con
                                          window.empty() ? "" : " while '" + window + "'"));
   Activity a = merged_windows(parts);
   a.source = fst;
-  a.sample_window = idx.window;
-  a.sample_every = idx.every;
-  a.sample_windows = static_cast<int64_t>(idx.files.size());
-  a.run_cycles = idx.run_cycles;
+  a.sample = idx.sampling;
   return a;
 }
 
 void check_fst(const std::string& fst, const std::string& scope, const std::string& clock, const std::string& window) {
   if (!fs::is_directory(fst)) return void(read_trace(fst, scope, clock, window, {}, true));
   read_trace(read_sample_index(fst).files.front(), scope, clock, window, {}, true);
+}
+
+int64_t TraceSampling::traced_cycles() const {
+  if (!sampled()) return run_cycles;
+  int64_t traced = 0;
+  for (int64_t start = 0; start < run_cycles; start += every) traced += std::min(window, run_cycles - start);
+  return traced;
+}
+
+nlohmann::json to_json(const TraceSampling& s) {
+  return {{"window_cycles", s.window}, {"every_cycles", s.every}, {"windows", s.windows}, {"run_cycles", s.run_cycles}};
 }
 
 Activity merged_windows(const std::vector<Activity>& windows) {
@@ -389,9 +399,7 @@ nlohmann::json to_json(const Activity& a) {
   for (const BitActivity& b : a.bits) bits.push_back({b.name, b.toggle_rate, b.duty, b.port});
   nlohmann::json j = {{"format", "fetta-activity-1"}, {"source", a.source}, {"scope", a.scope}, {"clock", a.clock},
                       {"window", a.window}, {"cycles", a.cycles}, {"bits_columns", {"name", "toggles_per_cycle", "duty", "port"}}, {"bits", bits}};
-  if (a.sampled())
-    j["sample"] = {{"window_cycles", a.sample_window}, {"every_cycles", a.sample_every}, {"windows", a.sample_windows},
-                   {"run_cycles", a.run_cycles}};
+  if (a.sample.sampled()) j["sample"] = to_json(a.sample);
   return j;
 }
 
@@ -411,10 +419,10 @@ Activity activity_from_json(const nlohmann::json& j, const std::string& what) {
     if (j.contains("window")) a.window = j.at("window").get<std::string>();
     if (j.contains("sample")) {
       const auto& sm = j.at("sample");
-      a.sample_window = sm.at("window_cycles").get<int64_t>();
-      a.sample_every = sm.at("every_cycles").get<int64_t>();
-      a.sample_windows = sm.at("windows").get<int64_t>();
-      a.run_cycles = sm.at("run_cycles").get<int64_t>();
+      a.sample.window = sm.at("window_cycles").get<int64_t>();
+      a.sample.every = sm.at("every_cycles").get<int64_t>();
+      a.sample.windows = sm.at("windows").get<int64_t>();
+      a.sample.run_cycles = sm.at("run_cycles").get<int64_t>();
     }
     for (const auto& b : field("bits"))
       a.bits.push_back({b.at(0).get<std::string>(), b.at(1).get<double>(), b.at(2).get<double>(), b.at(3).get<bool>()});

@@ -372,14 +372,12 @@ double PowerResult::sram_access_w(const std::string& block, int block_depth, dou
 double PowerReport::seconds() const { return static_cast<double>(activity_cycles) * run.clock_period_ps * 1e-12; }
 
 double PowerReport::sample_scale() const {
-  if (!sampled()) return 1.0;
-  int64_t traced = 0;
-  for (int64_t start = 0; start < run_cycles; start += sample_every) traced += std::min(sample_window, run_cycles - start);
-  return static_cast<double>(run_cycles) / static_cast<double>(traced);
+  if (!sample.sampled()) return 1.0;
+  return static_cast<double>(sample.run_cycles) / static_cast<double>(sample.traced_cycles());
 }
 
 std::string PowerReport::sample_check_text() const {
-  if (!sampled() || traced_busy < 0 || !work || work->busy_cycles < 0 || work->sim_cycles <= 0) return {};
+  if (!sample.sampled() || traced_busy < 0 || !work || work->busy_cycles < 0 || work->sim_cycles <= 0) return {};
   const double run_busy = static_cast<double>(work->busy_cycles) / static_cast<double>(work->sim_cycles);
   // The core's power follows the mix of busy and waiting cycles; a few hundred windows match the
   // run's mix to tenths of a point (docs/power.md, "Sampled activity").
@@ -395,9 +393,9 @@ std::string PowerReport::sample_check_text() const {
 
 std::string PowerReport::activity_text() const {
   std::string s = fmt::format("{} cycles of {}", activity_cycles, activity_source);
-  if (sampled())
-    s += fmt::format(" (sampled: the first {} of every {} of the run's {} cycles, {} windows)", sample_window, sample_every,
-                     run_cycles, sample_windows);
+  if (sample.sampled())
+    s += fmt::format(" (sampled: the first {} of every {} of the run's {} cycles, {} windows)", sample.window, sample.every,
+                     sample.run_cycles, sample.windows);
   return s;
 }
 
@@ -440,11 +438,11 @@ void require_same_run(const PowerReport& r) {
   const RunWork& w = r.work.value();
   // The trace starts with the reset; a run of another length is another run. A window holds
   // part of the run. A sampled trace knows its run's length.
-  if (r.sampled()) {
-    if (std::abs(r.run_cycles - w.sim_cycles) > 4)
+  if (r.sample.sampled()) {
+    if (std::abs(r.sample.run_cycles - w.sim_cycles) > 4)
       throw std::invalid_argument(fmt::format("{}: a run of {} cycles, but the sampled trace {} is of a run of {}; give the "
                                               "report of the traced run (fetta run --trace DIR --trace-sample W/N --json)",
-                                              w.source, w.sim_cycles, r.activity_source, r.run_cycles));
+                                              w.source, w.sim_cycles, r.activity_source, r.sample.run_cycles));
     return;
   }
   const auto sim = static_cast<double>(w.sim_cycles), traced = static_cast<double>(r.activity_cycles);
@@ -461,9 +459,9 @@ Energy energy_of(const PowerReport& r) {
   Energy e;
   // A sampled trace's power stands for the whole run (within a --while window: for the run's
   // cycles in it), its SRAM accesses for the run's share of them.
-  const bool whole_run = r.sampled() && r.activity_window.empty();
-  e.cycles = whole_run ? r.run_cycles : std::llround(static_cast<double>(r.activity_cycles) * r.sample_scale());
-  e.seconds = whole_run ? static_cast<double>(r.run_cycles) * r.run.clock_period_ps * 1e-12 : r.seconds() * r.sample_scale();
+  const bool whole_run = r.sample.sampled() && r.activity_window.empty();
+  e.cycles = whole_run ? r.sample.run_cycles : std::llround(static_cast<double>(r.activity_cycles) * r.sample_scale());
+  e.seconds = whole_run ? static_cast<double>(r.sample.run_cycles) * r.run.clock_period_ps * 1e-12 : r.seconds() * r.sample_scale();
   e.core_j = r.result.total.total_w() * e.seconds;
   e.sram_j = r.result.sram.joules * r.sample_scale();
   e.dram_included = r.activity_window.empty();
@@ -553,6 +551,17 @@ nlohmann::json energy_json(const PowerReport& r) {
                                        : "core logic and SRAM leakage (OpenSTA), SRAM access (CACTI); not DRAM (a window)"}};
 }
 
+// The activity's sample with the check of it (sample_check_text); null for a whole trace.
+nlohmann::json sample_json(const PowerReport& r) {
+  if (!r.sample.sampled()) return nullptr;
+  nlohmann::json j = to_json(r.sample);
+  j["traced_busy_fraction"] = r.traced_busy;
+  j["run_busy_fraction"] = r.work && r.work->busy_cycles >= 0
+                               ? static_cast<double>(r.work->busy_cycles) / static_cast<double>(r.work->sim_cycles)
+                               : -1.0;
+  return j;
+}
+
 nlohmann::json sram_json(const PowerReport& r) {
   const SramAccesses& a = r.result.sram;
   nlohmann::json macros = nlohmann::json::array();
@@ -591,17 +600,7 @@ nlohmann::json to_json(const PowerReport& r) {
           {"clock_stopped", r.run.clock_stopped},
           {"activity", {{"source", r.activity_source}, {"scope", r.activity_scope}, {"window", r.activity_window},
                         {"cycles", r.activity_cycles},
-                        {"sample", r.sampled() ? nlohmann::json{{"window_cycles", r.sample_window},
-                                                                {"every_cycles", r.sample_every},
-                                                                {"windows", r.sample_windows},
-                                                                {"run_cycles", r.run_cycles},
-                                                                {"traced_busy_fraction", r.traced_busy},
-                                                                {"run_busy_fraction",
-                                                                 r.work && r.work->busy_cycles >= 0
-                                                                     ? static_cast<double>(r.work->busy_cycles) /
-                                                                           static_cast<double>(r.work->sim_cycles)
-                                                                     : -1.0}}
-                                               : nlohmann::json()}}},
+                        {"sample", sample_json(r)}}},
           {"flops", r.result.flops},
           {"flops_annotated", r.result.flops_annotated},
           {"inputs_annotated", r.result.inputs_annotated},

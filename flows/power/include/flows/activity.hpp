@@ -22,6 +22,16 @@ struct BitActivity {
   bool port = false;       // a port of the design's top module
 };
 
+// How a sampled trace was taken (fetta run --trace DIR --trace-sample W/N): the first `window`
+// cycles of every `every`, in `windows` files, of a run of `run_cycles`. every 0: every cycle traced.
+struct TraceSampling {
+  int64_t window = 0, every = 0, windows = 0, run_cycles = 0;
+  bool sampled() const { return every > 0; }
+  int64_t traced_cycles() const;  // the windows' cycles, the last cut by the run's end
+};
+// {"window_cycles", "every_cycles", "windows", "run_cycles"}
+nlohmann::json to_json(const TraceSampling& s);
+
 struct Activity {
   std::string source;  // the trace it was read from
   std::string scope;   // the design's top in the trace, e.g. "TOP.fifo_w8_d4"
@@ -29,10 +39,7 @@ struct Activity {
   std::string window;  // "": the whole trace; else the 1-bit signal (or "!signal") the activity was counted while
   int64_t cycles = 0;  // inside the window
   std::vector<BitActivity> bits;  // sorted by name, each once
-  // A sampled trace (fetta run --trace DIR --trace-sample W/N): the first W cycles of every N were
-  // traced, and `cycles` counts those; run_cycles is the whole run's. 0: every cycle traced.
-  int64_t sample_window = 0, sample_every = 0, sample_windows = 0, run_cycles = 0;
-  bool sampled() const { return sample_every > 0; }
+  TraceSampling sample;  // sampled: `cycles` counts the windows' cycles only
 };
 
 // Which traced signals to read: called with "<instance path>.<signal>" ("<signal>" at the top),

@@ -136,22 +136,20 @@ struct PowerReport {
   std::string activity_source, activity_scope;
   std::string activity_window;  // "" or the signal the activity was counted while (read_fst_activity)
   int64_t activity_cycles = 0;
-  // A sampled trace (Activity::sampled): W traced cycles of every N, the run's cycles.
-  int64_t sample_window = 0, sample_every = 0, sample_windows = 0, run_cycles = 0;
+  TraceSampling sample;     // the activity's (Activity::sample)
   double traced_busy = -1;  // the `busy` port's duty in the activity (-1: no such port)
   PowerResult result;
   std::optional<RunWork> work;
   DramEnergyModel dram = lpddr4_micron();
   double seconds() const;        // the traced (windowed) cycles at the SDC's clock
   double sram_access_w() const;  // the SRAM accesses' energy over those seconds
-  bool sampled() const { return sample_every > 0; }
   // How many of the run's cycles each traced one stands for: 1, or for a sampled trace the run's
   // cycles over the traced ones (every window's first W cycles, the last cut by the run's end).
   double sample_scale() const;
-  std::string activity_text() const;
+  std::string activity_text() const;  // "71150 cycles of T.fst" with the sample
   // A sampled trace's check against its run: the fraction of cycles the controller was busy in the
   // windows and in the whole run (the core's power follows that mix); "" when either is unknown.
-  std::string sample_check_text() const;  // "71150 cycles of T.fst" with the sample and the window
+  std::string sample_check_text() const;
 };
 // Throws std::invalid_argument when the report's run and the trace differ in length (another
 // run's report); a windowed trace may be shorter than its run.
