@@ -55,6 +55,8 @@ SystemBench::SystemBench(sc_core::sc_module_name name, sc_core::sc_module& dut, 
     ports_[pname] = std::move(s);
   }
   busy_ = ports_.at("busy").get();
+  dma_busy_ = ports_.at("dma_busy").get();
+  cycle_count_ = ports_.at("cycle_count").get();
   SC_THREAD(host_thread);
   if (memory_ != nullptr) SC_THREAD(memory_thread);
 }
@@ -90,6 +92,15 @@ void SystemBench::tick() {
   wait(clk_.negedge_event());
   ++cycle_;
   if (busy_->read() != 0) ++busy_cycles_;
+  const uint64_t cc = cycle_count_->read();
+  const bool c = cc != last_cycle_count_, d = dma_busy_->read() != 0, h = host_working_;
+  last_cycle_count_ = cc;
+  activity_.controller += c;
+  activity_.dma += d;
+  activity_.host += h;
+  activity_.moving += d || h;
+  activity_.overlapped += c && (d || h);
+  activity_.none += !c && !d && !h;
 }
 
 void SystemBench::host_thread() {
@@ -109,7 +120,9 @@ void SystemBench::host_thread() {
 }
 
 void SystemBench::bus_cycle() {
+  host_working_ = true;
   tick();
+  host_working_ = false;
   if (counting_) ++host_cycles_;
 }
 
@@ -247,7 +260,9 @@ int64_t SystemBench::wait_dma_idle(int64_t timeout_cycles) {
 int64_t SystemBench::host_dram_read(int64_t bytes) {
   wait_dma_idle(timeout_cycles_);
   const int64_t n = arch::dram_transfer_cycles(cfg_, static_cast<uint64_t>(bytes));
+  host_working_ = true;
   idle(n);
+  host_working_ = false;
   return n;
 }
 

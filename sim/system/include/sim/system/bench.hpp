@@ -26,6 +26,17 @@ namespace fetta::sim::system {
 
 using sim::PortSignal;
 
+// Who worked in each cycle of a run, counted at its falling edge (docs/program.md, "Overlap"):
+// the controller executing (its cycle_count advanced: an instruction in flight, not held for the
+// DMA), the DMA busy (a descriptor in its queue), the host transferring (a bus operation, or a
+// read of saved rows from DRAM), and the cycles two of them shared.
+// `moving`: the DMA or the host worked; `overlapped`: the controller and one of them did.
+struct CycleActivity {
+  int64_t controller = 0, dma = 0, host = 0;
+  int64_t moving = 0, overlapped = 0;
+  int64_t none = 0;  // cycles none of the three worked
+};
+
 class SystemBench : public sc_core::sc_module {
  public:
   SC_HAS_PROCESS(SystemBench);
@@ -73,6 +84,7 @@ class SystemBench : public sc_core::sc_module {
   // are (docs/power.md, "Sampled activity").
   int64_t busy_cycles() const { return busy_cycles_; }
   int64_t host_cycles() const { return host_cycles_; }  // cycles spent in host bus operations
+  const CycleActivity& activity() const { return activity_; }
   int host_lanes() const { return host_lanes_; }
   // The DMA's external port: bytes moved (of them saved: written to DRAM), and cycles the host
   // waited for the DMA to finish.
@@ -111,6 +123,11 @@ class SystemBench : public sc_core::sc_module {
   int host_lanes_ = 0, host_groups_ = 0;
   int64_t cycle_ = 0, host_cycles_ = 0, busy_cycles_ = 0;
   PortSignal* busy_ = nullptr;
+  PortSignal* dma_busy_ = nullptr;
+  PortSignal* cycle_count_ = nullptr;
+  uint64_t last_cycle_count_ = 0;
+  bool host_working_ = false;  // the host's current cycle is a transfer (activity_)
+  CycleActivity activity_;
   std::string failure_;
   DramInitiator* memory_ = nullptr;
   int64_t dma_bytes_ = 0, dma_saved_bytes_ = 0, dma_wait_cycles_ = 0;
