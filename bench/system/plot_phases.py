@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 def plot(out: str) -> None:
     rows = list(csv.DictReader(open(f"{out}/summary.csv")))
-    names = [f"{r['layer'].replace('_transformer_768', '_768')}\n{r['phase']}" for r in rows]
+    names = [f"{r['layer'].replace('_transformer_768', '_768').replace('_example', '')}\n{r['phase']}" for r in rows]
     xs = range(len(rows))
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(12, 6), sharex=True)
     top.bar(xs, [float(r["wall_per_bound"]) for r in rows], color="tab:blue")
