@@ -51,6 +51,7 @@ struct CompileOpts {
   bool terms_separately = false;
   bool dma = true;
   bool reuse = true;
+  std::string network_order = "fastest";
   std::string map_for = "compute";
 };
 
@@ -193,6 +194,12 @@ void add_compile_options(CLI::App* cmd, CompileOpts& o) {
   cmd->add_flag("--reuse,!--no-reuse", o.reuse,
                 "Compute a contraction that an earlier network of the layer computes too only once, keeping its result "
                 "in DRAM for every network that reads it (the default); --no-reuse: every network contracts on its own");
+  cmd->add_option("--network-order", o.network_order,
+                  "The order of the layer's networks: sequential (each to its end), interleaved (step by step in turns, "
+                  "two at a time, so the host prepares one while another computes) or fastest (whichever the wall-cycle "
+                  "model predicts shorter; docs/program.md)")
+      ->check(CLI::IsMember({"sequential", "interleaved", "fastest"}))
+      ->capture_default_str();
   cmd->add_option("--map-for", o.map_for,
                   "What each contraction's mapping minimizes: compute (the model's cycles, which the RTL matches; data "
                   "movement breaks ties) or end-to-end (cycles plus the STORE or host and DRAM cycles it implies)")
@@ -232,9 +239,19 @@ std::string repeats_text(const mapper::ProgramCost& c) {
   return c.repeats > 0 ? fmt::format(" ({} repeats in later networks reuse their results)", c.repeats) : std::string();
 }
 
+// How the compiler ordered the networks (ProgramOptions::order).
+std::string order_text(const mapper::Program& p) {
+  if (p.interleaved)
+    return p.options.order == mapper::NetworkOrder::fastest ? "networks interleaved (the wall-cycle model's choice)"
+                                                            : "networks interleaved (--network-order interleaved)";
+  return p.options.order == mapper::NetworkOrder::fastest ? "networks one after another (the wall-cycle model's choice)"
+                                                         : "networks one after another (--network-order sequential)";
+}
+
 // The program of the layers, with the hw_id of the configuration's top.
 mapper::Program compile(const arch::ArchConfig& cfg, const CompileOpts& o) {
-  const mapper::ProgramOptions po{mapper::parse_map_for(o.map_for), o.through_host, o.terms_separately, o.dma, o.reuse};
+  const mapper::ProgramOptions po{mapper::parse_map_for(o.map_for), o.through_host, o.terms_separately, o.dma, o.reuse,
+                                  mapper::parse_network_order(o.network_order)};
   mapper::Program p = mapper::compile_program(cfg, o.layers, mapper::parse_phases(o.phases), po);
   p.hw_id = hw::hardware_id_hex(cfg);
   return p;
@@ -256,8 +273,8 @@ void execute(const arch::ArchConfig& cfg, const mapper::Program& p, const std::s
   const mapper::ProgramCost cost = mapper::program_cost(p);
   check_budget("the program takes", cost.compute_cycles, cost.macs, cfg, o.max_cycles);
   if (!o.json)
-    fmt::print(stderr, "fetta: {}, {} layer(s), {} contraction(s){}, {} compute cycles, seed {}\n", cfg.name,
-               p.layers.size(), cost.contractions, repeats_text(cost), cost.compute_cycles, o.seed);
+    fmt::print(stderr, "fetta: {}, {} layer(s), {} contraction(s){}, {} compute cycles, {}, seed {}\n", cfg.name,
+               p.layers.size(), cost.contractions, repeats_text(cost), cost.compute_cycles, order_text(p), o.seed);
   const fs::path exe = build_simulator(cfg, o, o.json);
   std::string run = flows::shell_quote(exe.string()) + " --program " + flows::shell_quote(absolute(dir)) + " --seed " +
                     std::to_string(o.seed);
@@ -328,9 +345,9 @@ void add_compile_command(CLI::App& app) {
     mapper::save_program(p, *out);
     const mapper::ProgramCost cost = mapper::program_cost(p);
     fmt::print("program {}: {} ({}, hw_id {}), {} layer(s), {} contraction(s){}, {} compute cycles, {} MACs; {} operations, "
-               "{} instruction words\n",
+               "{} instruction words; {}\n",
                *out, cfg.name, c->config, p.hw_id, p.layers.size(), cost.contractions, repeats_text(cost), cost.compute_cycles,
-               cost.macs, p.ops.size(), p.words.size());
+               cost.macs, p.ops.size(), p.words.size(), order_text(p));
     const mapper::WallPrediction w = mapper::predict_wall(p, cfg);
     fmt::print("end to end (the wall-cycle model, docs/program.md): {} cycles = {} simulated ({} of them the scoreboard's "
                "probes) + {} of the host path's DRAM time; bound {}\n",

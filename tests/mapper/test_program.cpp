@@ -82,6 +82,7 @@ TEST_CASE("a program is deterministic and round-trips through its files", "[prog
   CHECK(q.tensors == p.tensors);
   CHECK(q.layers == p.layers);
   CHECK(q.options == p.options);
+  CHECK(q.interleaved == p.interleaved);
   CHECK(q.config_hash == p.config_hash);
   REQUIRE(q.steps.size() == p.steps.size());
   for (size_t i = 0; i < p.steps.size(); ++i) {
@@ -161,11 +162,14 @@ TEST_CASE("the program's operations read only what was written before them", "[p
   const arch::ArchConfig cfg = config("default");
   const arch::IsaLayout isa(cfg);
   const arch::Words flip = arch::encode_flip(isa);
-  for (auto [through_host, dma] : {std::pair{false, true}, {true, true}, {false, false}, {true, false}}) {
-    CAPTURE(through_host, dma);
+  for (auto [through_host, dma, order] :
+       {std::tuple{false, true, NetworkOrder::sequential}, {false, true, NetworkOrder::interleaved}, {true, true, NetworkOrder::fastest},
+        {false, false, NetworkOrder::interleaved}, {true, false, NetworkOrder::fastest}}) {
+    CAPTURE(through_host, dma, to_string(order));
     ProgramOptions o;
     o.through_host = through_host;
     o.dma = dma;
+    o.order = order;
     const Program p = compile_program(cfg, {layer("tt_small"), layer("ht_small"), layer("bt_small")},
                                       {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg}, o);
     std::set<int32_t> in_dram, in_host, checked;
@@ -377,7 +381,9 @@ TEST_CASE("the DMA path loads every input and weight image by descriptors, besid
   const std::vector<std::string> layers{layer("tt_small"), layer("ht_small"), layer("bt_small")};
   ProgramOptions o;
   CHECK(o.dma);  // the default
+  o.order = NetworkOrder::interleaved;  // the same order on both paths (fastest may choose differently); hoists the most
   const Program p = compile_program(cfg, layers, phases, o);
+  REQUIRE(p.interleaved);
   o.dma = false;
   const Program host = compile_program(cfg, layers, phases, o);
   // The same computing instructions in the same order: the DMA changes how data arrives and leaves
@@ -417,7 +423,7 @@ TEST_CASE("the DMA path loads every input and weight image by descriptors, besid
       size_t before = i;
       auto beside = [](OpCode c) {
         return c == OpCode::preload_image || c == OpCode::dma || c == OpCode::write_rows || c == OpCode::wait_retired ||
-               c == OpCode::read_saved || c == OpCode::wait_dma_idle;
+               c == OpCode::read_saved || c == OpCode::wait_dma_idle || c == OpCode::check || c == OpCode::finish;
       };
       while (before > 0 && beside(p.ops[before - 1].code)) --before;
       if (before > 0 && is_gemm(p.ops[before - 1]))
@@ -762,4 +768,58 @@ TEST_CASE("the host reads a saved intermediate's rows while the producer's later
   }
   CHECK(early > 0);
   CHECK(late > 0);
+}
+
+TEST_CASE("interleaved networks: the host prepares one network's contraction while another's computes", "[program]") {
+  const arch::ArchConfig cfg = config("default");
+  const std::vector<std::string> layers{layer("tt_small"), layer("ht_small"), layer("bt_small")};
+  const std::vector<verif::Phase> phases{verif::Phase::fp, verif::Phase::bp, verif::Phase::wg};
+  ProgramOptions o;
+  CHECK(o.order == NetworkOrder::fastest);  // the default
+  o.order = NetworkOrder::sequential;
+  const Program seq = compile_program(cfg, layers, phases, o);
+  o.order = NetworkOrder::interleaved;
+  const Program il = compile_program(cfg, layers, phases, o);
+  o.order = NetworkOrder::fastest;
+  const Program fast = compile_program(cfg, layers, phases, o);
+  CHECK_FALSE(seq.interleaved);
+  CHECK(il.interleaved);
+  // The same contractions, mapped the same way, in another order.
+  auto contractions = [](const Program& q) {
+    std::vector<std::string> v;
+    for (const ProgramStep& st : q.steps)
+      v.push_back(fmt::format("{} {} {} {} {} {}", st.layer, verif::to_string(st.phase), st.result, st.term, st.step, st.mapping));
+    return v;
+  };
+  std::vector<std::string> a = contractions(seq), b = contractions(il);
+  CHECK(a != b);
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  CHECK(a == b);
+  // The host reads an operand of a contraction while another network's GEMM computes: the read
+  // goes to that GEMM's step, which neither produced nor reads the tensor.
+  auto overlapped = [](const Program& q) {
+    std::map<int32_t, std::set<int32_t>> users;  // tensor -> steps producing or reading it
+    for (size_t r = 0; r < q.steps.size(); ++r) {
+      const ProgramStep& st = q.steps[r];
+      users[st.intermediate].insert(static_cast<int32_t>(r));
+      for (const std::vector<int32_t>* ops : {&st.a, &st.b})
+        for (int32_t t : *ops) users[t].insert(static_cast<int32_t>(r));
+    }
+    int64_t n = 0;
+    for (const Op& op : q.ops)
+      if (op.code == OpCode::read_saved && op.host_counted && op.source < 0 && !users[op.tensor].contains(op.report)) ++n;
+    return n;
+  };
+  CHECK(overlapped(seq) == 0);
+  CHECK(overlapped(il) > 0);
+  // fastest: whichever the wall-cycle model predicts shorter (a tie keeps the sequential order).
+  const int64_t t_seq = predict_wall(seq, cfg).total(), t_il = predict_wall(il, cfg).total();
+  CAPTURE(t_seq, t_il);
+  const Program& want = t_il < t_seq ? il : seq;
+  CHECK(fast.interleaved == want.interleaved);
+  CHECK(fast.words == want.words);
+  CHECK(fast.ops.size() == want.ops.size());
+  CHECK(parse_network_order("interleaved") == NetworkOrder::interleaved);
+  CHECK_THROWS_WITH(parse_network_order("random"), Catch::Contains("allowed: sequential, interleaved, fastest"));
 }

@@ -20,9 +20,18 @@
 
 namespace fetta::mapper {
 
-inline constexpr int kProgramFormatVersion = 5;
+inline constexpr int kProgramFormatVersion = 6;
 
 // How the compiler decides (the options of `fetta compile` / `fetta run`).
+// The order the layer's networks are emitted in (docs/program.md, "Interleaved networks"):
+// sequential, each to its end before the next; interleaved, step by step in turns, two at a time,
+// so that the host reads one network's operands and writes its first images while another's
+// contraction computes; fastest, whichever of the two the wall-cycle model predicts shorter
+// (Program::interleaved says which).
+enum class NetworkOrder { sequential, interleaved, fastest };
+NetworkOrder parse_network_order(const std::string& s);  // std::invalid_argument naming the allowed values
+std::string to_string(NetworkOrder o);
+
 struct ProgramOptions {
   MapFor map_for = MapFor::compute;
   bool through_host = false;      // no intermediate kept on chip
@@ -37,6 +46,7 @@ struct ProgramOptions {
   // repeated: that result is kept in DRAM and every later network reads it (ARCHITECTURE.md §1,
   // "intermediates from FP may be kept for WG"). false: every network contracts on its own.
   bool reuse = true;
+  NetworkOrder order = NetworkOrder::fastest;
   bool operator==(const ProgramOptions&) const = default;
 };
 
@@ -170,6 +180,7 @@ struct Program {
   std::vector<Op> ops;
   std::vector<uint32_t> words;  // instruction words, in push order
   std::vector<int64_t> maps;    // element maps and lane lists the ops refer to
+  bool interleaved = false;     // the networks were emitted in turns (ProgramOptions::order)
 };
 
 // Compiles the layers (files) for cfg. Throws what plan_network throws (CompileError,

@@ -661,6 +661,7 @@ RunOptions parse_run_args(int argc, char** argv) {
   std::string config, program, phases = "fp,bp,wg", map_for = "compute";
   std::vector<std::string> layers;
   bool through_host = false, terms_separately = false, dma = true, reuse = true;
+  std::string network_order = "fastest";
   CLI::App app("fetta system simulation (one Verilated accelerator)");
   auto* prog = app.add_option("--program", program, "A compiled program (the directory `fetta compile` writes)");
   app.add_option("--config", config,
@@ -684,6 +685,10 @@ RunOptions parse_run_args(int argc, char** argv) {
   compile_opts.push_back(app.add_flag("--reuse,!--no-reuse", reuse,
                                       "Compute a contraction that an earlier network of the layer computes too only "
                                       "once, its result kept in DRAM for every reader (the default)"));
+  compile_opts.push_back(app.add_option("--network-order", network_order,
+                                        "The order of the layer's networks: sequential, interleaved or fastest (the "
+                                        "wall-cycle model's choice; the default)")
+                             ->check(CLI::IsMember({"sequential", "interleaved", "fastest"})));
   for (CLI::Option* c : compile_opts) c->excludes(prog);
   app.add_option("--seed", o.seed, "Seed of the random tensors");
   app.add_option("--timeout-cycles", o.timeout_cycles,
@@ -725,7 +730,8 @@ RunOptions parse_run_args(int argc, char** argv) {
   if (config.empty() || layers.empty())
     throw std::invalid_argument("--config and --layer are required unless --program names a compiled program");
   o.cfg = arch::load_arch_config(config);
-  const mapper::ProgramOptions po{mapper::parse_map_for(map_for), through_host, terms_separately, dma, reuse};
+  const mapper::ProgramOptions po{mapper::parse_map_for(map_for), through_host, terms_separately, dma, reuse,
+                                  mapper::parse_network_order(network_order)};
   auto p = std::make_shared<mapper::Program>(mapper::compile_program(o.cfg, layers, mapper::parse_phases(phases), po));
   p->hw_id = hw::hardware_id_hex(o.cfg);
   o.program = std::move(p);
@@ -771,7 +777,7 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
     j["map_for"] = map_for;
     j["controller_busy_cycles"] = bench.busy_cycles();
     j["program"] = {{"config_sha256", prog.config_hash}, {"hw_id", prog.hw_id}, {"ops", prog.ops.size()},
-                    {"words", prog.words.size()}};
+                    {"words", prog.words.size()}, {"interleaved", prog.interleaved}};
     j["dma"] = {{"enabled", prog.options.dma}, {"bytes", bench.dma_bytes()}, {"saved_bytes", bench.dma_saved_bytes()},
                 {"host_wait_cycles", bench.dma_wait_cycles()}};
     j["overlap"] = to_json(overlap);
