@@ -183,9 +183,13 @@ std::string slurp(const std::string& path) {
 
 class ProgramBuilder {
  public:
-  ProgramBuilder(const arch::ArchConfig& cfg, const ProgramOptions& o, bool interleave, Program& out)
+  // The plans of every network, per (layer file, phase, problem, term): plan_network depends only
+  // on the configuration and the options, so the programs of both network orders share them.
+  using PlanCache = std::map<std::tuple<std::string, verif::Phase, int, size_t>, NetworkPlan>;
+
+  ProgramBuilder(const arch::ArchConfig& cfg, const ProgramOptions& o, bool interleave, PlanCache& plans, Program& out)
       : cfg_(cfg), opt_(o), interleave_(interleave), isa_(cfg), out_(out), host_lanes_(arch::host_port_lanes(cfg)),
-        dma_(arch::dma_geometry(cfg)) {}
+        dma_(arch::dma_geometry(cfg)), plans_(plans) {}
 
   void layer(const std::string& file, const std::vector<verif::Phase>& phases) {
     const verif::LayerSpec spec = verif::load_layer(file);
@@ -204,7 +208,7 @@ class ProgramBuilder {
             throw CompileError(fmt::format("{} ({}): {}", file, verif::to_string(phases[i]), e.what()));
           }
     };
-    plan_layer(each_problem);
+    plan_layer(file, each_problem);
     std::vector<Unit> units;
     each_problem([&](verif::Phase ph, int pi, const verif::PhaseProblem& prob) { add_units(ph, pi, prob, units); });
     schedule(units, file);
@@ -445,7 +449,7 @@ class ProgramBuilder {
   // names what it computes (its operands' keys and its result's labels and sizes), a step whose
   // key an earlier network computed is a repeat, and readers_ counts the steps that read each
   // result once repeats are dropped. A result with more than one reader stays in DRAM.
-  void plan_layer(const std::function<void(const ProblemVisitor&)>& each_problem) {
+  void plan_layer(const std::string& file, const std::function<void(const ProblemVisitor&)>& each_problem) {
     planned_.clear();
     readers_.clear();
     reused_.clear();
@@ -454,13 +458,19 @@ class ProgramBuilder {
     each_problem([&](verif::Phase ph, int pi, const verif::PhaseProblem& prob) {
       for (size_t term = 0; term < prob.terms.size(); ++term) {
         PlannedNetwork pn;
-        pn.plan = plan_network(
-            cfg_, prob, term,
-            [this](const CompiledGemm* p, const CompiledGemm& c, bool as_a) {
-              // Mapped for compute with every result through the host: no tie is worth breaking.
-              return opt_.through_host && opt_.map_for == MapFor::compute ? 0 : movement_cost(p, c, as_a);
-            },
-            opt_.map_for);
+        const auto cache_key = std::tuple{file, ph, pi, term};
+        if (const auto hit = plans_.find(cache_key); hit != plans_.end()) {
+          pn.plan = hit->second;
+        } else {
+          pn.plan = plan_network(
+              cfg_, prob, term,
+              [this](const CompiledGemm* p, const CompiledGemm& c, bool as_a) {
+                // Mapped for compute with every result through the host: no tie is worth breaking.
+                return opt_.through_host && opt_.map_for == MapFor::compute ? 0 : movement_cost(p, c, as_a);
+              },
+              opt_.map_for);
+          plans_.emplace(cache_key, pn.plan);
+        }
         const Problem& p = pn.plan.problem;
         std::map<NodeSet, std::string> key;  // what each node group holds: an input, or what a step computed
         for (int i = 0; i < p.size(); ++i) {
@@ -1484,6 +1494,7 @@ class ProgramBuilder {
   std::map<std::tuple<verif::Phase, int, size_t>, PlannedNetwork> planned_;
   std::map<std::string, int> readers_;     // per key: the emitted steps that read that result
   std::map<std::string, int32_t> reused_;  // per key read by more than one step: the tensor holding it
+  PlanCache& plans_;
 };
 
 }  // namespace
@@ -1492,14 +1503,15 @@ namespace {
 
 // The program of the layers with the networks interleaved (schedule) or not.
 Program build(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
-              const std::vector<verif::Phase>& phases, const ProgramOptions& options, bool interleave) {
+              const std::vector<verif::Phase>& phases, const ProgramOptions& options, bool interleave,
+              ProgramBuilder::PlanCache& plans) {
   Program p;
   p.config_yaml = arch::to_yaml(cfg);
   p.config_name = cfg.name;
   p.config_hash = program_sha256(p.config_yaml);
   p.options = options;
   p.interleaved = interleave;
-  ProgramBuilder b(cfg, options, interleave, p);
+  ProgramBuilder b(cfg, options, interleave, plans, p);
   for (const std::string& file : layer_files) b.layer(file, phases);
   return p;
 }
@@ -1509,13 +1521,14 @@ Program build(const arch::ArchConfig& cfg, const std::vector<std::string>& layer
 Program compile_program(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
                         const std::vector<verif::Phase>& phases, const ProgramOptions& options) {
   arch::validate(cfg);
+  ProgramBuilder::PlanCache plans;
   if (options.order != NetworkOrder::fastest)
-    return build(cfg, layer_files, phases, options, options.order == NetworkOrder::interleaved);
-  Program sequential = build(cfg, layer_files, phases, options, false);
+    return build(cfg, layer_files, phases, options, options.order == NetworkOrder::interleaved, plans);
+  Program sequential = build(cfg, layer_files, phases, options, false, plans);
   // Interleaving helps where a network's steps wait for their producers' results and another
   // network can compute meanwhile; where the DMA is the bottleneck it can reorder the traffic for
   // the worse. The wall-cycle model (within 0.13 % of the RTL) picks; a tie keeps the plain order.
-  Program interleaved = build(cfg, layer_files, phases, options, true);
+  Program interleaved = build(cfg, layer_files, phases, options, true, plans);
   return predict_wall(interleaved, cfg).total() < predict_wall(sequential, cfg).total() ? std::move(interleaved)
                                                                                           : std::move(sequential);
 }
