@@ -2,8 +2,9 @@
 // each stated once here: which intermediates stay on chip and where their images wait
 // (on_chip_plan, place_and_plan, store_that_pays), what data movement costs (movement_cost,
 // host_path_cycles, image_write_cycles), the FLIP parity and the B images a half already holds
-// (emit_jobs), the STORE halves (emit_store), sums formed in the accumulator (emit_sum) and the
-// DRAM map (allocate, input_tensor).
+// (emit_jobs), the STORE halves (emit_store), sums formed in the accumulator (emit_sum), the order
+// of the networks and what overlaps the GEMM before (schedule, overlaps_gemm_before) and the DRAM
+// map (allocate, input_tensor).
 #include "mapper/program.hpp"
 
 #include <fmt/format.h>
