@@ -314,8 +314,9 @@ class ProgramBuilder {
       u.w = Where{ph, index, &prob};
       u.term = t;
       u.defer_final = T > 1;
-      u.pn = &planned_.at({ph, index, t});
-      u.plan = u.pn->plan;
+      PlannedNetwork& pn = planned_.at({ph, index, t});
+      u.pn = &pn;
+      u.plan = std::move(pn.plan);  // the unit's own: on_chip_plan may move its consumers' images
       skip_repeats(u);
       terms.push_back(units.size());
       units.push_back(std::move(u));
@@ -1019,11 +1020,6 @@ class ProgramBuilder {
     return early;
   }
 
-  // Operand tensor t into the host's buffer for step `report`: a DRAM read, or for an intermediate
-  // the DMA saved, its saved rows. Those need every save done: the last job's waits for a FLIP,
-  // so a FLIP pair lends the host its half meanwhile (the second FLIP waits for the save and puts
-  // the halves back, so every later job's half stays as planned). Then the producer's check and
-  // end, which needed the words.
   // Whether a contraction's operands can be read and its first job's images written while the
   // GEMM last pushed computes (at the hoist point), where interleaving (schedule) put another
   // network's contraction before it: on the DMA path, when none of them is that GEMM's result
@@ -1040,47 +1036,47 @@ class ProgramBuilder {
     return true;
   }
 
-  // `overlap`: into the GEMM computing at the hoist point (overlaps_gemm_before), whose step the
-  // reads' cycles are; the saves they need are pushed by then.
+  // Operand tensor t into the host's buffer for step `report`: a DRAM read, or for an intermediate
+  // the DMA saved, its saved rows. Those need every save done: the last job's waits for a FLIP,
+  // so a FLIP pair lends the host its half meanwhile (the second FLIP waits for the save and puts
+  // the halves back, so every later job's half stays as planned). Then the producer's check and
+  // end, which needed the words.
+  // `overlap`: at the hoist point instead, while the GEMM there computes (overlaps_gemm_before):
+  // the saves the reads need are pushed by then, and their cycles are that GEMM's step's.
   void fetch(int32_t t, int32_t report, bool overlap = false) {
     const auto it = saved_fetch_.find(t);
     if (const auto again = read_again_.find(t); it == saved_fetch_.end() && again != read_again_.end())
       return fetch_again(again->second, report);
     if (it == saved_fetch_.end()) return op({.code = OpCode::fetch, .report = report, .tensor = t});
     const SavedFetch& sf = it->second;
+    std::vector<Op> ops;
     if (overlap) {
-      std::vector<Op> ops{{.code = OpCode::wait_dma_idle, .report = hoist_report_}};
-      for (const Op& rd : sf.reads) ops.push_back(host_read(rd, t, hoist_report_));
-      if (sf.shared)
-        for (const Op& rd : sf.all) {
-          Op again = host_read(rd, t, report);
-          again.source = t;
-          read_again_[t].push_back(again);
-        }
-      ops.push_back({.code = OpCode::check, .convert = sf.convert, .report = sf.producer, .tensor = t, .shift = sf.shift});
-      ops.push_back({.code = OpCode::finish, .report = sf.producer});
-      insert_at_hoist(ops);
-      saved_fetch_.erase(it);
-      return;
+      ops.push_back({.code = OpCode::wait_dma_idle, .report = hoist_report_});
+    } else {
+      if (!pending_saves_.empty()) {
+        push(arch::encode_flip(isa_), sf.producer, Account::store, 1);
+        push_saves(sf.producer, Account::store);
+        push(arch::encode_flip(isa_), sf.producer, Account::store, 1);
+        step_of(sf.producer).store_predicted += 2;
+        flip_retired_ = pushed_;
+      }
+      ops.push_back({.code = OpCode::wait_dma_idle, .account = Account::store, .report = sf.producer});
+      ops.push_back({.code = OpCode::wait_idle, .account = Account::store, .report = sf.producer});  // the FLIPs' cycles are its
     }
-    if (!pending_saves_.empty()) {
-      push(arch::encode_flip(isa_), sf.producer, Account::store, 1);
-      push_saves(sf.producer, Account::store);
-      push(arch::encode_flip(isa_), sf.producer, Account::store, 1);
-      step_of(sf.producer).store_predicted += 2;
-      flip_retired_ = pushed_;
-    }
-    op({.code = OpCode::wait_dma_idle, .account = Account::store, .report = sf.producer});
-    op({.code = OpCode::wait_idle, .account = Account::store, .report = sf.producer});  // the FLIPs' cycles are its
-    for (const Op& rd : sf.reads) op(host_read(rd, t, report));
+    for (const Op& rd : sf.reads) ops.push_back(host_read(rd, t, overlap ? hoist_report_ : report));
     if (sf.shared)
       for (const Op& rd : sf.all) {
         Op again = host_read(rd, t, report);
         again.source = t;  // read again: the save's bytes are counted once
         read_again_[t].push_back(again);
       }
-    op({.code = OpCode::check, .convert = sf.convert, .report = sf.producer, .tensor = t, .shift = sf.shift});
-    op({.code = OpCode::finish, .report = sf.producer});
+    ops.push_back({.code = OpCode::check, .convert = sf.convert, .report = sf.producer, .tensor = t, .shift = sf.shift});
+    ops.push_back({.code = OpCode::finish, .report = sf.producer});
+    if (overlap) {
+      insert_at_hoist(ops);
+    } else {
+      for (const Op& o : ops) op(o);
+    }
     saved_fetch_.erase(it);
   }
 
@@ -1497,10 +1493,6 @@ class ProgramBuilder {
   std::map<std::string, int32_t> reused_;  // per key read by more than one step: the tensor holding it
   PlanCache& plans_;
 };
-
-}  // namespace
-
-namespace {
 
 // The program of the layers with the networks interleaved (schedule) or not.
 Program build(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,

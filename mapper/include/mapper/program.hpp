@@ -22,7 +22,6 @@ namespace fetta::mapper {
 
 inline constexpr int kProgramFormatVersion = 6;
 
-// How the compiler decides (the options of `fetta compile` / `fetta run`).
 // The order the layer's networks are emitted in (docs/program.md, "Interleaved networks"):
 // sequential, each to its end before the next; interleaved, step by step in turns, two at a time,
 // so that the host reads one network's operands and writes its first images while another's
@@ -32,6 +31,7 @@ enum class NetworkOrder { sequential, interleaved, fastest };
 NetworkOrder parse_network_order(const std::string& s);  // std::invalid_argument naming the allowed values
 std::string to_string(NetworkOrder o);
 
+// How the compiler decides (the options of `fetta compile` / `fetta run`).
 struct ProgramOptions {
   MapFor map_for = MapFor::compute;
   bool through_host = false;      // no intermediate kept on chip

@@ -615,6 +615,7 @@ struct Overlap {
   int64_t simulated = 0;
   int64_t floor() const { return std::max(a.controller, a.moving); }
   int64_t could_overlap() const { return std::min(a.controller, a.moving); }
+  double per_floor() const { return floor() > 0 ? static_cast<double>(simulated) / static_cast<double>(floor()) : 0.0; }
   double overlap_percent() const {
     return could_overlap() > 0 ? 100.0 * static_cast<double>(a.overlapped) / static_cast<double>(could_overlap()) : 100.0;
   }
@@ -624,7 +625,7 @@ nlohmann::json to_json(const Overlap& o) {
   return {{"controller_cycles", o.a.controller}, {"dma_busy_cycles", o.a.dma}, {"host_transfer_cycles", o.a.host},
           {"moving_cycles", o.a.moving},         {"overlapped_cycles", o.a.overlapped}, {"idle_cycles", o.a.none},
           {"overlap_percent", o.overlap_percent()}, {"floor_cycles", o.floor()},
-          {"simulated_per_floor", o.floor() > 0 ? static_cast<double>(o.simulated) / static_cast<double>(o.floor()) : 0.0}};
+          {"simulated_per_floor", o.per_floor()}};
 }
 
 std::string overlap_line(const Overlap& o) {
@@ -632,7 +633,7 @@ std::string overlap_line(const Overlap& o) {
                      "transferred {} (data moved in {} cycles); they overlapped in {} of the {} they could ({:.1f} %), and "
                      "nothing ran in {}; simulated / the larger of the two = {:.2f}\n",
                      o.a.controller, o.a.dma, o.a.host, o.a.moving, o.a.overlapped, o.could_overlap(), o.overlap_percent(),
-                     o.a.none, o.floor() > 0 ? static_cast<double>(o.simulated) / static_cast<double>(o.floor()) : 0.0);
+                     o.a.none, o.per_floor());
 }
 
 nlohmann::json to_json(const std::vector<StepReport>& reps, const arch::ArchConfig& cfg, double wall_s, int64_t sim_cycles) {
