@@ -24,11 +24,11 @@ std::string read_manifest_top(const std::string& dir) {
 namespace {
 
 bool generate_one(const arch::ArchConfig& cfg, const std::string& config, const std::string& part,
-                  const std::string& out, bool lint) {
-  rtl::Design design;
+                  const std::string& out, bool lint, rtl::View view) {
+  rtl::Design design(view);
   std::string top = hw::elaborate_part(design, cfg, part);
   auto res = rtl::write_design(design, top, out, hw::config_summary(cfg));
-  fmt::print("fetta gen: {} ({}) -> {}\n", cfg.name, config, out);
+  fmt::print("fetta gen: {} ({}, {} view) -> {}\n", cfg.name, config, rtl::to_string(view), out);
   fmt::print("  top module {}, {} modules:\n", top, res.files.size());
   for (const auto& f : res.files)
     fmt::print("    {:<40} {:>8} bytes  sha256 {}\n", f.file, f.bytes, f.sha256.substr(0, 16));
@@ -40,13 +40,15 @@ bool generate_one(const arch::ArchConfig& cfg, const std::string& config, const 
 
 }  // namespace
 
-void generate(const std::string& config, const std::string& part, const std::string& out, bool lint) {
+void generate(const std::string& config, const std::string& part, const std::string& out, bool lint,
+              const std::string& view_name) {
+  const rtl::View view = rtl::parse_view(view_name);
   arch::ArchConfig cfg = arch::load_arch_config(config);
   std::vector<std::string> failed;
   if (part == "all") {
     for (const std::string& p : hw::part_list())
-      if (!generate_one(cfg, config, p, out + "/" + p, lint)) failed.push_back(p);
-  } else if (!generate_one(cfg, config, part, out, lint)) {
+      if (!generate_one(cfg, config, p, out + "/" + p, lint, view)) failed.push_back(p);
+  } else if (!generate_one(cfg, config, part, out, lint, view)) {
     failed.push_back(part);
   }
   if (!failed.empty())
@@ -58,6 +60,7 @@ void add_gen_command(CLI::App& app) {
     std::string config = "configs/default.yaml";
     std::string out = "out/rtl";
     std::string part = "all";
+    std::string view = "synthesis";
     bool lint = true;
   };
   auto o = std::make_shared<Opts>();
@@ -65,8 +68,14 @@ void add_gen_command(CLI::App& app) {
   cmd->add_option("--config", o->config, "Architecture configuration (YAML)")->capture_default_str();
   cmd->add_option("--out", o->out, "Output directory")->capture_default_str();
   cmd->add_option("--part", o->part, "What to generate: " + hw::part_names() + ", or all (one directory each)")->capture_default_str();
+  cmd->add_option("--view", o->view,
+                  "synthesis (the structural arithmetic that synthesis maps and times) or simulation (behavioural "
+                  "arithmetic with the same ports, latency and bits, proven equal by `ctest -L equiv`: what the "
+                  "Verilated models run; docs/rtl_gen.md, \"Views\")")
+      ->check(CLI::IsMember({"synthesis", "simulation"}))
+      ->capture_default_str();
   cmd->add_flag("!--no-lint", o->lint, "Skip the lint flow after emitting");
-  cmd->callback([o] { generate(o->config, o->part, o->out, o->lint); });
+  cmd->callback([o] { generate(o->config, o->part, o->out, o->lint, o->view); });
 }
 
 }  // namespace fetta::app

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "arch/config.hpp"
 #include "commands.hpp"
@@ -55,11 +56,17 @@ struct CompileOpts {
   std::string map_for = "compute";
 };
 
+// Verilator threads of a run's model: two where the machine has two cores (the default top
+// simulates about twice as fast; docs/results.md, "Simulation speed"), else one.
+int default_sim_threads() { return std::thread::hardware_concurrency() >= 2 ? 2 : 1; }
+
 // What the simulation is asked (fetta run, fetta exec).
 struct ExecOpts {
   int64_t max_cycles = kDefaultMaxCycles;
   uint64_t seed = 1;
   std::string inputs, dump_dir, trace, trace_sample, cache_dir;
+  std::string view = "simulation";  // rtl::View of the Verilated top; a traced run takes synthesis
+  int sim_threads = default_sim_threads();
   bool json = false;
 };
 
@@ -119,10 +126,20 @@ fs::path build_simulator(const arch::ArchConfig& cfg, const ExecOpts& o, bool qu
   // Generate into a staging directory; its manifest (the sha256 of every file) names the model.
   const fs::path staging = cache / fmt::format("staging-{}", ::getpid());
   fs::remove_all(staging);
-  rtl::Design design;
+  // The simulation view (behavioural arithmetic, proven equal: docs/rtl_gen.md "Views") unless the
+  // run is traced: fetta power maps a trace's registers onto the synthesized structural netlist.
+  rtl::Design design(o.trace.empty() ? rtl::parse_view(o.view) : rtl::View::synthesis);
   const std::string top = hw::elaborate_part(design, cfg, "top");
   rtl::write_design(design, top, staging);
-  const std::string key = rtl::sha256_hex(slurp(staging / "manifest.json") + (o.trace.empty() ? "" : "+fst")).substr(0, 16);
+  // Verilator's threads split each cycle's evaluation over cores (the results do not depend on them).
+  const std::string verilate = fmt::format(
+      "verilator --sc -Wall -O3 --x-assign fast --x-initial fast{}{} --Mdir ../obj --prefix Vsys -f filelist.f",
+      o.trace.empty() ? "" : " --trace-fst", o.sim_threads > 1 ? fmt::format(" --threads {}", o.sim_threads) : "");
+  const std::string make = fmt::format("make -s -j2 -C ../obj -f Vsys.mk Vsys__ALL.a VM_PARALLEL_BUILDS=1 OPT_FAST={} OPT_SLOW={} CXX={}",
+                                       flows::shell_quote(toolchain::kOptFast), flows::shell_quote(toolchain::kOptSlow),
+                                       flows::shell_quote(toolchain::kCxx));
+  // The model's name: its RTL (the manifest holds every file's sha256) and how it is built.
+  const std::string key = rtl::sha256_hex(slurp(staging / "manifest.json") + verilate + make).substr(0, 16);
   const fs::path dir = cache / fmt::format("{}-{}", top, key);
   const fs::path lib = dir / "obj" / "Vsys__ALL.a";
   // One process builds and links a model at a time: a second first run of the same RTL (two
@@ -133,17 +150,12 @@ fs::path build_simulator(const arch::ArchConfig& cfg, const ExecOpts& o, bool qu
     fs::remove_all(dir);
     fs::create_directories(dir);
     fs::rename(staging, dir / "rtl");
-    if (!quiet) fmt::print(stderr, "fetta run: Verilating {} into {} (first run of this RTL: a few minutes on 2 cores)\n", top, dir.string());
+    if (!quiet)
+      fmt::print(stderr, "fetta run: Verilating {} ({} view) into {} (first run of this RTL: a few minutes on 2 cores)\n", top,
+                 rtl::to_string(design.view()), dir.string());
     const auto t0 = std::chrono::steady_clock::now();
-    run_or_throw("verilator",
-                 fmt::format("verilator --sc -Wall -O3 --x-assign fast --x-initial fast {} --Mdir ../obj --prefix Vsys -f filelist.f",
-                             o.trace.empty() ? "" : "--trace-fst"),
-                 (dir / "rtl").string());
-    run_or_throw("make (Verilated model)",
-                 fmt::format("make -s -j2 -C ../obj -f Vsys.mk Vsys__ALL.a VM_PARALLEL_BUILDS=1 OPT_FAST={} OPT_SLOW={} CXX={}",
-                             flows::shell_quote(toolchain::kOptFast), flows::shell_quote(toolchain::kOptSlow),
-                             flows::shell_quote(toolchain::kCxx)),
-                 (dir / "rtl").string());
+    run_or_throw("verilator", verilate, (dir / "rtl").string());
+    run_or_throw("make (Verilated model)", make, (dir / "rtl").string());
     if (!quiet)
       fmt::print(stderr, "fetta run: model built in {:.0f} s\n",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -151,12 +163,15 @@ fs::path build_simulator(const arch::ArchConfig& cfg, const ExecOpts& o, bool qu
     fs::remove_all(staging);
     if (!quiet) fmt::print(stderr, "fetta run: using the cached model {}\n", dir.string());
   }
-  // The executable: relinked whenever the testbench libraries are newer than it.
+  // The executable: relinked whenever the testbench libraries or the bench's main differ from the
+  // ones it was linked from, by content (a cache copied without its timestamps stays right).
   const fs::path exe = dir / "fetta_sim";
-  bool stale = !fs::exists(exe);
-  for (const std::string& l : toolchain::kLibs)
-    if (!stale && fs::last_write_time(l) > fs::last_write_time(exe)) stale = true;
-  if (!stale && fs::exists(toolchain::kSimMain) && fs::last_write_time(toolchain::kSimMain) > fs::last_write_time(exe)) stale = true;
+  std::string link_inputs = o.trace.empty() ? "untraced" : "traced";
+  for (const std::string& l : toolchain::kLibs) link_inputs += rtl::sha256_hex(slurp(l));
+  if (fs::exists(toolchain::kSimMain)) link_inputs += rtl::sha256_hex(slurp(toolchain::kSimMain));
+  const std::string link_key = rtl::sha256_hex(link_inputs);
+  const fs::path key_file = dir / "fetta_sim.sha256";
+  const bool stale = !fs::exists(exe) || !fs::exists(key_file) || slurp(key_file) != link_key;
   if (stale) {
     const fs::path main_cpp = dir / "sim_main.cpp";
     std::ofstream(main_cpp) << "#define FETTA_TOP_HEADER \"Vsys.h\"\n#define FETTA_TOP_CLASS Vsys\n"
@@ -174,6 +189,7 @@ fs::path build_simulator(const arch::ArchConfig& cfg, const ExecOpts& o, bool qu
     cmd += std::string(" ") + toolchain::kSysLibs + (o.trace.empty() ? "" : " -lz") + " -o " + tmp;
     run_or_throw("linking the simulator", cmd, dir.string());
     fs::rename(dir / tmp, exe);
+    std::ofstream(key_file, std::ios::binary) << link_key;
   }
   return exe;
 }
@@ -226,6 +242,17 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
             return fmt::format("{}: allowed: W/N, W traced cycles of every N with 1 <= W <= N (e.g. 1000/10000)", v);
           },
           "W/N"));
+  cmd->add_option("--view", o.view,
+                  "The RTL simulated: simulation (behavioural arithmetic, proven equal to the structural by fetta "
+                  "equiv; the default) or synthesis (the structural RTL synthesis maps; always taken with --trace, "
+                  "whose registers fetta power maps onto the netlist)")
+      ->check(CLI::IsMember({"simulation", "synthesis"}))
+      ->capture_default_str();
+  cmd->add_option("--sim-threads", o.sim_threads,
+                  "Verilator threads of the model (a model is built per thread count; results do not depend on it; "
+                  "1 where several runs share the cores, as sweeps do; at most this machine's hardware threads)")
+      ->check(CLI::Range(1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))))
+      ->capture_default_str();
   cmd->add_option("--cache-dir", o.cache_dir, "Where Verilated models are cached (default $FETTA_CACHE_DIR or ~/.cache/fetta)");
   cmd->add_option("--max-cycles", o.max_cycles,
                   "Run budget: refuse programs that take more compute cycles (the model's) than this")

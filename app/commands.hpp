@@ -17,10 +17,13 @@ void add_search_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
 void add_power_command(CLI::App& app);
+void add_equiv_command(CLI::App& app);
 
 // Shared helpers.
 bool print_lint(const std::string& dir, const std::string& top);  // true when every tool is clean
 std::string read_manifest_top(const std::string& dir);
 // Generates `part` of the configuration into `out`, prints the files; lints unless told not to.
-void generate(const std::string& config, const std::string& part, const std::string& out, bool lint);
+// view: "synthesis" or "simulation" (rtl::View).
+void generate(const std::string& config, const std::string& part, const std::string& out, bool lint,
+              const std::string& view = "synthesis");
 }  // namespace fetta::app

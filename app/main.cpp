@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   fetta::app::add_synth_command(app);
   fetta::app::add_sweep_command(app);
   fetta::app::add_power_command(app);
+  fetta::app::add_equiv_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {  // a command that already reported, with its exit code

@@ -124,8 +124,9 @@ function(fetta_lint_tests)
   endforeach()
 endfunction()
 
-# A system-simulation executable for one configuration: `fetta gen --part top` writes the RTL at
-# build time (files rewritten only when they change; manifest.json carries their hashes), Verilator
+# A system-simulation executable for one configuration: `fetta gen --part top --view simulation`
+# writes the RTL at build time (its behavioural arithmetic, proven equal to the structural view by
+# `ctest -L equiv`; files rewritten only when they change; manifest.json carries their hashes), Verilator
 # builds the SystemC model once, and sim/system/src/sim_main.cpp links it with fetta_sim_system.
 # Creates the executable `target` and sets ${target}_RTL_DIR in the caller's scope.
 function(fetta_system_model target)
@@ -135,7 +136,7 @@ function(fetta_system_model target)
   set(prefix V${target})
   set(lib ${mdir}/${prefix}__ALL.a)
   add_custom_command(OUTPUT ${dir}/manifest.json
-    COMMAND $<TARGET_FILE:fetta> gen --config ${ARG_CONFIG} --part top --no-lint --out ${dir}
+    COMMAND $<TARGET_FILE:fetta> gen --config ${ARG_CONFIG} --part top --view simulation --no-lint --out ${dir}
     DEPENDS fetta ${ARG_CONFIG}
     COMMENT "Generating the top of ${ARG_CONFIG}"
     VERBATIM)

@@ -265,7 +265,8 @@ struct Sweep {
     const std::string name = verif::load_layer(layer_file).name;
     const fs::path json = dir / ("run_" + safe_name(name) + ".json"), log = dir / ("run_" + safe_name(name) + ".log");
     const fs::path exe = fs::read_symlink("/proc/self/exe");
-    const std::string cmd = fmt::format("{} run --config {} --layer {} --phases {} --map-for {} --json > {} 2> {}",
+    // One Verilator thread: the sweep runs its points side by side on the cores.
+    const std::string cmd = fmt::format("{} run --config {} --layer {} --phases {} --map-for {} --sim-threads 1 --json > {} 2> {}",
                                         flows::shell_quote(exe.string()), flows::shell_quote((dir / "config.yaml").string()),
                                         flows::shell_quote(fs::absolute(layer_file).string()), phases, grid.map_for,
                                         flows::shell_quote(json.string()), flows::shell_quote(log.string()));

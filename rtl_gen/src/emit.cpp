@@ -480,6 +480,7 @@ std::string ModuleEmitter::run() {
   std::vector<std::string> ps;
   for (const auto& [k, v] : m_.params()) ps.push_back(k + "=" + v);
   out += fmt::format("// parameters : {}\n", ps.empty() ? "(none)" : fmt::format("{}", fmt::join(ps, ", ")));
+  if (!m_.simulation_view().empty()) out += fmt::format("// view       : simulation: {}\n", m_.simulation_view());
   for (const std::string& c : m_.comments()) out += "// " + c + "\n";
   out += "`default_nettype none\n\n";
 
@@ -581,6 +582,7 @@ EmitResult write_design(const Design& d, const std::string& top, const std::file
   nlohmann::ordered_json cfg = nlohmann::ordered_json::object();
   for (const auto& [k, v] : info) cfg[k] = v;
   manifest["config"] = cfg;
+  if (d.view() == View::simulation) manifest["view"] = to_string(d.view());
   manifest["modules"] = nlohmann::ordered_json::array();
   std::string filelist;
   for (const auto& m : d.hierarchy(top)) {
@@ -592,6 +594,10 @@ EmitResult write_design(const Design& d, const std::string& top, const std::file
     for (const auto& [k, v] : m->params()) params[k] = v;
     manifest["modules"].push_back({{"name", f.module}, {"file", f.file}, {"generator", m->generator()},
                                    {"source", m->origin().str()}, {"parameters", params}, {"sha256", f.sha256}});
+    if (!m->simulation_view().empty()) {
+      manifest["modules"].back()["view"] = m->simulation_view();
+      manifest["modules"].back()["view_latency"] = m->view_latency();
+    }
     res.files.push_back(f);
   }
   write_if_changed(dir / "filelist.f", filelist);

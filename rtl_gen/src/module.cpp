@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 
 #include "rtl_gen/check.hpp"
 #include "rtl_gen/naming.hpp"
@@ -467,6 +468,14 @@ void Module::set_origin(std::string generator, ParamList params, SourceLoc loc) 
 }
 
 // ---------------------------------------------------------------------------------------- Design
+
+std::string to_string(View v) { return v == View::simulation ? "simulation" : "synthesis"; }
+
+View parse_view(const std::string& s) {
+  if (s == "synthesis") return View::synthesis;
+  if (s == "simulation") return View::simulation;
+  throw std::invalid_argument(fmt::format("view '{}'; allowed: synthesis, simulation", s));
+}
 
 std::shared_ptr<const Module> Design::elaborate(const GeneratorBase& gen, std::source_location l) {
   SourceLoc loc = SourceLoc::from(l);

@@ -172,6 +172,15 @@ class Module {
   const SourceLoc& origin() const { return origin_; }
   void add_comment(std::string text) { comments_.push_back(std::move(text)); }
   const std::vector<std::string>& comments() const { return comments_; }
+  // A generator that builds this module differently in the simulation view says how (the header
+  // and the manifest carry it) and the latency both views share (an equivalence proof compares
+  // outputs from that cycle on); empty: the module is the same in both views.
+  void set_simulation_view(std::string how, int latency) {
+    simulation_view_ = std::move(how);
+    view_latency_ = latency;
+  }
+  const std::string& simulation_view() const { return simulation_view_; }
+  int view_latency() const { return view_latency_; }
 
   // ---- read access for checks and the emitter
   const std::vector<PortDecl>& ports() const { return ports_; }
@@ -206,6 +215,8 @@ class Module {
   ParamList params_;
   SourceLoc origin_;
   std::vector<std::string> comments_;
+  std::string simulation_view_;
+  int view_latency_ = 0;
   std::vector<PortDecl> ports_;
   std::vector<SignalPtr> signals_;
   std::map<std::string, SourceLoc> names_;
@@ -237,10 +248,22 @@ class Generator : public GeneratorBase {
   P p;
 };
 
+// Which form of each module a design is elaborated in. A generator may give a module a
+// simulation view: the same name, ports, latency and bits as its synthesis view, written so a
+// simulator evaluates it in fewer operations (a behavioural datapath for a gate-structured one).
+// The two views of a module are proven equal by formal equivalence (docs/rtl_gen.md, "Views");
+// generators without a simulation view build the same module in both.
+enum class View { synthesis, simulation };
+std::string to_string(View v);
+View parse_view(const std::string& s);  // throws std::invalid_argument naming the allowed values
+
 // The set of elaborated modules. Elaborating the same generator parameters twice returns the
 // same module (one definition, many instances).
 class Design {
  public:
+  Design() = default;
+  explicit Design(View view) : view_(view) {}
+  View view() const { return view_; }
   std::shared_ptr<const Module> elaborate(const GeneratorBase& gen,
                                           std::source_location l = std::source_location::current());
   const std::vector<std::shared_ptr<Module>>& modules() const { return modules_; }  // children first
@@ -251,6 +274,7 @@ class Design {
  private:
   std::vector<std::shared_ptr<Module>> modules_;
   std::vector<std::string> building_;
+  View view_ = View::synthesis;
 };
 
 }  // namespace fetta::rtl
