@@ -39,8 +39,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The run-time budget: the default top simulates some 4,500 cycles a second, so 2^24 compute cycles
-// (plus the host transfers the run also simulates) are an hour or more; larger runs must ask for it.
+// The run-time budget: the default top simulates some 10,000 to 16,000 cycles a second, so 2^24
+// compute cycles (plus the data movement the run also simulates) are half an hour or more; larger
+// runs must ask for it.
 constexpr int64_t kDefaultMaxCycles = int64_t{1} << 24;
 
 // What the compiler is asked (fetta run, fetta compile).
