@@ -11,26 +11,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flows/lint.hpp"
 #include "flows/run.hpp"
 
 namespace fetta::flows {
 
 namespace {
 
-std::vector<std::string> files_of(const std::string& dir) {
-  std::ifstream in(dir + "/filelist.f");
-  std::vector<std::string> files;
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) files.push_back(std::filesystem::absolute(std::filesystem::path(dir) / line).string());
-  return files;
-}
-
 // One side, flattened into a single module named `as` (so both sides may share submodule names).
 std::string flatten_script(const EquivSide& s, const std::string& as, const std::string& out) {
-  const std::vector<std::string> files = files_of(s.dir);
+  const std::vector<std::string> files = read_filelist(s.dir);
   if (files.empty()) throw std::runtime_error(fmt::format("equiv: no filelist.f (or an empty one) in {}", s.dir));
   std::string quoted;  // a Yosys script: paths as they are (the build's and the user's --out)
-  for (const std::string& f : files) quoted += " " + f;
+  for (const std::string& f : files) quoted += " " + std::filesystem::absolute(std::filesystem::path(s.dir) / f).string();
   return fmt::format("read_verilog -sv{}; hierarchy -check -top {}; proc; flatten; opt_clean; rename {} {}; write_rtlil {}",
                      quoted, s.top, s.top, as, out);
 }

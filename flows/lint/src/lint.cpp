@@ -10,8 +10,6 @@
 
 namespace fetta::flows {
 
-namespace {
-
 std::vector<std::string> read_filelist(const std::string& dir) {
   std::ifstream in(dir + "/filelist.f");
   std::vector<std::string> files;
@@ -19,6 +17,8 @@ std::vector<std::string> read_filelist(const std::string& dir) {
     if (!line.empty()) files.push_back(line);
   return files;
 }
+
+namespace {
 
 LintResult run_tool(const std::string& tool, const std::string& package, const std::string& cmd,
                     const std::string& dir, bool output_must_be_empty) {

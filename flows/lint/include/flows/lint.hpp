@@ -18,6 +18,8 @@ struct LintResult {
 };
 
 std::vector<LintResult> lint_design(const std::string& dir, const std::string& top);
+// The files an emitted design's filelist.f names (relative to `dir`), in order; empty when it has none.
+std::vector<std::string> read_filelist(const std::string& dir);
 bool all_clean(const std::vector<LintResult>& r);
 
 }  // namespace fetta::flows
