@@ -23,7 +23,10 @@ std::string flatten_script(const EquivSide& s, const std::string& as, const std:
   const std::vector<std::string> files = read_filelist(s.dir);
   if (files.empty()) throw std::runtime_error(fmt::format("equiv: no filelist.f (or an empty one) in {}", s.dir));
   std::string quoted;  // a Yosys script: paths as they are (the build's and the user's --out)
-  for (const std::string& f : files) quoted += " " + std::filesystem::absolute(std::filesystem::path(s.dir) / f).string();
+  for (const std::string& f : files) {
+    quoted += ' ';
+    quoted += std::filesystem::absolute(std::filesystem::path(s.dir) / f).string();
+  }
   return fmt::format("read_verilog -sv{}; hierarchy -check -top {}; proc; flatten; opt_clean; rename {} {}; write_rtlil {}",
                      quoted, s.top, s.top, as, out);
 }
@@ -61,9 +64,10 @@ EquivResult prove_equivalent(const EquivSide& gold, const EquivSide& gate, int l
       "sat -prove-asserts -show-inputs -show-outputs{} equiv_miter",
       flatten_script(gold, "equiv_gold", gold_il), flatten_script(gate, "equiv_gate", gate_il), gold_il, gate_il, seq);
   std::ofstream(std::filesystem::path(work_dir) / "equiv.ys") << script << "\n";
-  r.command = fmt::format("yosys -l equiv.log -s equiv.ys (in {})", work_dir);
+  const std::string yosys = "yosys -l equiv.log -s equiv.ys";
+  r.command = fmt::format("{} (in {})", yosys, work_dir);
   const auto t0 = std::chrono::steady_clock::now();
-  const CommandResult c = run_command("yosys -l equiv.log -s equiv.ys", work_dir);
+  const CommandResult c = run_command(yosys, work_dir);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.output = c.output;
   r.proven = c.exit_code == 0 && c.output.find("SUCCESS!") != std::string::npos && c.output.find("FAIL") == std::string::npos;
@@ -79,9 +83,9 @@ std::vector<ViewProof> prove_views(const std::string& synthesis_dir, const std::
   const nlohmann::json j = nlohmann::json::parse(in);
   std::vector<ViewProof> proofs;
   for (const nlohmann::json& m : j.at("modules")) {
-    if (!m.contains("view") || skip.count(m.at("name").get<std::string>())) continue;
     ViewProof p;
     p.module = m.at("name").get<std::string>();
+    if (!m.contains("view") || skip.count(p.module)) continue;
     p.latency = m.value("view_latency", 0);
     p.result = prove_equivalent({synthesis_dir, p.module}, {simulation_dir, p.module}, p.latency,
                                 (std::filesystem::path(work_dir) / p.module).string());
