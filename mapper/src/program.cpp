@@ -1,10 +1,11 @@
-// compile_program: the host program of a run (mapper/program.hpp). The policies a run applies,
-// each stated once here: which intermediates stay on chip and where their images wait
-// (on_chip_plan, place_and_plan, store_that_pays), what data movement costs (movement_cost,
-// host_path_cycles, image_write_cycles), the FLIP parity and the B images a half already holds
-// (emit_jobs), the STORE halves (emit_store), sums formed in the accumulator (emit_sum), the order
-// of the networks and what overlaps the GEMM before (schedule, overlaps_gemm_before) and the DRAM
-// map (allocate, input_tensor).
+// compile_program: the host program of a run (mapper/program.hpp). The builder emits it; the
+// policies it applies are units of their own: which contractions are computed once for several
+// networks (mapper/reuse.hpp), the order of the networks (mapper/network_schedule.hpp), what moving
+// an intermediate costs and whether it stays on chip (mapper/movement.hpp), the DRAM map
+// (mapper/dram_map.hpp) and the DMA's descriptors (mapper/dma_transfers.hpp). Here: the FLIP parity
+// and the B images a half already holds (emit_jobs), the STOREs of images kept on chip
+// (emit_store), the saves and the host's reads of saved rows (save_rows, fetch), sums formed in
+// the accumulator (emit_sum) and what overlaps the GEMM before (overlaps_gemm_before).
 #include "mapper/program.hpp"
 
 #include <fmt/format.h>
@@ -12,8 +13,6 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
-#include <cmath>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -24,8 +23,11 @@
 
 #include "arch/dma.hpp"
 #include "arch/isa.hpp"
-#include "mapper/placement.hpp"
-#include "mapper/store.hpp"
+#include "mapper/dma_transfers.hpp"
+#include "mapper/dram_map.hpp"
+#include "mapper/movement.hpp"
+#include "mapper/network_schedule.hpp"
+#include "mapper/reuse.hpp"
 #include "mapper/wall_model.hpp"
 
 namespace fetta::mapper {
@@ -76,63 +78,7 @@ CompiledGemm rebuild_gemm(const arch::ArchConfig& cfg, const GemmRecord& r) {
   return c;
 }
 
-ProgramCost program_cost(const Program& p) {
-  ProgramCost cost;
-  int64_t operand_bytes = 0;
-  std::set<std::pair<int, std::string>> inputs;  // a layer input has a tensor per view; count it once
-  for (const ProgramTensor& t : p.tensors) {
-    if (t.kind != ProgramTensor::Kind::input) continue;
-    operand_bytes = t.dram_bytes;
-    if (inputs.insert({t.layer, t.input}).second) cost.least_dram_bytes += t.numel() * t.dram_bytes;
-  }
-  for (const ProgramLayer& l : p.layers) cost.repeats += l.repeats;
-  for (const ProgramStep& s : p.steps) {
-    ++cost.contractions;
-    cost.compute_cycles += s.predicted;
-    cost.macs += s.macs;
-    if (s.step + 1 == s.steps && s.term + 1 == s.terms) cost.least_dram_bytes += s.m * s.n * operand_bytes;
-  }
-  return cost;
-}
-
-std::vector<StepTraffic> program_traffic(const Program& p, const arch::ArchConfig& cfg) {
-  std::vector<StepTraffic> t(p.steps.size());
-  const int64_t H = arch::host_port_lanes(cfg), operand = arch::operand_bits(cfg.dtype) / 8;
-  const auto bytes_of = [&](int32_t id) {
-    const ProgramTensor& pt = p.tensors.at(static_cast<size_t>(id));
-    return pt.numel() * pt.dram_bytes;
-  };
-  for (const Op& o : p.ops) {
-    if (o.report < 0) continue;
-    StepTraffic& s = t.at(static_cast<size_t>(o.report));
-    switch (o.code) {
-      case OpCode::fetch: s.read += bytes_of(o.tensor); break;
-      case OpCode::store: s.written += bytes_of(o.tensor); break;
-      case OpCode::preload_image: s.read += o.b * ((o.c + H - 1) / H * H) * operand; break;  // whole beats per row
-      case OpCode::read_saved:
-        if (o.host_counted) s.read += o.b * o.c * operand;
-        if (o.source < 0) s.written += o.b * o.c * operand;
-        break;
-      default: break;
-    }
-  }
-  return t;
-}
-
-int64_t end_to_end_bound(const ProgramCost& c, const arch::ArchConfig& cfg) {
-  const double bytes_per_cycle = cfg.dram.bandwidth_gbps * 1e3 / cfg.clock_mhz;  // GB/s = bytes per ns
-  return std::max(c.compute_cycles, static_cast<int64_t>(std::ceil(static_cast<double>(c.least_dram_bytes) / bytes_per_cycle)));
-}
-
 namespace {
-
-// Requantization of an integer intermediate: arithmetic shift right by the operands' fraction
-// bits + ceil(log2 K), saturated to the operand type: the shifted values stay within the inputs' range.
-int requant_shift(arch::DataType t, int64_t K) {
-  int b = 0;
-  while ((int64_t{1} << b) < K) ++b;
-  return arch::operand_frac_bits(t) + b;
-}
 
 std::vector<std::string> out_labels_of(const CompiledGemm& c) {
   std::vector<std::string> l = c.shape.m.labels;
@@ -143,32 +89,6 @@ std::vector<int64_t> out_dims_of(const CompiledGemm& c) {
   std::vector<int64_t> d = c.shape.m.dims;
   d.insert(d.end(), c.shape.n.dims.begin(), c.shape.n.dims.end());
   return d;
-}
-
-// Which B image a job reads (its N and K tiles): jobs over M with the same one share it, so the
-// host writes it into a half once (emit_jobs) and the movement estimate counts it once.
-std::array<int64_t, 2> b_image(const GemmJob& j) { return {j.nt0, j.kt0}; }
-
-// The rows job `j` of c writes into its half: its A and B images.
-std::array<RowRange, 2> footprint(const CompiledGemm& c, size_t j) {
-  const GemmJob& jb = c.jobs[j];
-  return {RowRange{jb.a_base, image_shape(c, true, j).rows}, RowRange{jb.b_base, image_shape(c, false, j).rows}};
-}
-
-// A quantity summed over the STORE programs of one result (one per consumer job).
-template <typename F>
-int64_t total(const std::vector<StorePlan>& plans, F of) {
-  int64_t n = 0;
-  for (const StorePlan& sp : plans) n += static_cast<int64_t>(of(sp));
-  return n;
-}
-
-// "800 moves of 4 lane(s)"; with diagonal moves (whose width varies) "800 moves (768 diagonal)".
-std::string moves_text(const std::vector<StorePlan>& plans) {
-  const int64_t moves = total(plans, [](const StorePlan& sp) { return sp.moves; });
-  const int64_t diag = total(plans, [](const StorePlan& sp) { return sp.diagonal_moves; });
-  if (diag == 0) return fmt::format("{} moves of {} lane(s)", moves, plans[0].program[0].count);
-  return fmt::format("{} moves ({} diagonal: an element per bank)", moves, diag);
 }
 
 GemmRecord record_of(const CompiledGemm& c) {
@@ -190,15 +110,14 @@ class ProgramBuilder {
 
   ProgramBuilder(const arch::ArchConfig& cfg, const ProgramOptions& o, bool interleave, PlanCache& plans, Program& out)
       : cfg_(cfg), opt_(o), interleave_(interleave), isa_(cfg), out_(out), host_lanes_(arch::host_port_lanes(cfg)),
-        dma_(arch::dma_geometry(cfg)), plans_(plans) {}
+        movement_(cfg, o.dma, o.through_host), dma_(arch::dma_geometry(cfg)), plans_(plans) {}
 
   void layer(const std::string& file, const std::vector<verif::Phase>& phases) {
     const verif::LayerSpec spec = verif::load_layer(file);
     layer_ = static_cast<int>(out_.layers.size());
     out_.layers.push_back({spec.name, slurp(file), phases});
-    dram_next_ = 0;  // the layer's tensors from address 0: its inputs at first use, then every result
+    dram_.reset();  // the layer's tensors from address 0: its inputs at first use, then every result
     hoist_at_ = kNoHoist;  // a layer's DMA loads never move into the layer before (its DRAM is reused)
-    dram_inputs_.clear();
     std::vector<std::vector<verif::PhaseProblem>> problems;
     for (verif::Phase ph : phases) problems.push_back(verif::phase_problems(spec, ph));
     auto each_problem = [&](const ProblemVisitor& f) {
@@ -214,13 +133,7 @@ class ProgramBuilder {
     each_problem([&](verif::Phase ph, int pi, const verif::PhaseProblem& prob) { add_units(ph, pi, prob, units); });
     schedule(units, file);
     end_saves();
-    const uint64_t capacity = static_cast<uint64_t>(cfg_.dram.capacity_mb) << 20;
-    if (dram_next_ > capacity)
-      throw CompileError(fmt::format("dram.capacity_mb: {} needs {:.2f} MiB of DRAM (its inputs, {}every result the "
-                                     "host stores there); the configuration has {} MiB; allowed: >= {}",
-                                     file, static_cast<double>(dram_next_) / (1 << 20),
-                                     opt_.dma ? "their operand images for the DMA (--no-dma: none), " : "",
-                                     cfg_.dram.capacity_mb, (dram_next_ + (1 << 20) - 1) >> 20));
+    dram_.check_capacity(cfg_, file, opt_.dma);
   }
 
  private:
@@ -246,24 +159,6 @@ class ProgramBuilder {
     int index;
     const verif::PhaseProblem* prob;
   };
-  // A result kept on chip: STORE programs write it, rounded or requantized, into the operand
-  // images of the contraction that consumes it (right after the producer: the accumulator is
-  // overwritten by the next contraction), each into the half its consumer job computes on.
-  struct OnChip {
-    const PlannedStep* consumer = nullptr;
-    int consumer_step = 0;
-    bool as_a = true;
-    std::vector<StorePlan> stores;      // one per job of the consumer (in parts: one per producer chunk)
-    std::vector<size_t> half_of;        // per consumer job: the half it computes on
-    std::vector<size_t> producer_half;  // per producer job: the half it computes on
-    std::vector<RowRange> rows;         // per consumer job: where its image is
-  };
-  // An image a STORE wrote that waits in a half for its consumer (a step of the current network).
-  struct Parked {
-    size_t half = 0;
-    RowRange rows;
-    int consumer = 0;
-  };
   // One job of an instruction sequence: its operand images come from tensors `a` and `b`; `b_key`
   // names the B tensor (a B image the free half already holds is not written again).
   struct Work {
@@ -279,13 +174,6 @@ class ProgramBuilder {
     int32_t read_into = -1;   // a saved intermediate's tensor: the host reads the rows into it early
     int32_t z = -1;           // the accumulator tensor read into
     int32_t report = -1;
-  };
-
-  // The layer's networks, planned before they are emitted (plan_layer), per (phase, problem, term).
-  struct PlannedNetwork {
-    NetworkPlan plan;
-    std::vector<std::string> keys;  // per step: what it computes
-    std::vector<bool> repeat;       // per step: an earlier network computes it (not emitted)
   };
 
   // What the compiler emits, a step at a time, in the order schedule() picks: one network (a term
@@ -353,39 +241,22 @@ class ProgramBuilder {
     return true;
   }
 
-  // The units' steps in an order that lets the host prepare one network's next contraction while
-  // another's computes (its operands read and its first images written during that GEMM; see
-  // emit_step): round robin over the two oldest units not done, each taking one step when ready.
-  // A network whose result waits on chip for a later contraction (parked images) keeps the turn:
-  // those images' rows are planned against its own jobs only. Not interleaving, each unit runs to
-  // its end.
+  // The units' steps in the order mapper/network_schedule.hpp describes. A network whose result
+  // waits on chip for a later contraction (parked images) keeps the turn: those images' rows are
+  // planned against its own jobs only.
   void schedule(std::vector<Unit>& units, const std::string& file) {
-    constexpr size_t kWindow = 2;
-    size_t last = units.size();
-    for (size_t oldest = 0; oldest < units.size();) {
-      size_t pick = oldest;  // the oldest is always ready: it reads only what earlier units computed
-      if (last < units.size() && !units[last].done && (!interleave_ || !parked_.empty())) {
-        pick = last;
-      } else if (interleave_) {
-        for (size_t i = oldest, seen = 0; i < units.size() && seen < kWindow; ++i) {
-          if (units[i].done) continue;
-          ++seen;
-          if (i != last && ready(units[i], units)) {
-            pick = i;
-            break;
-          }
-        }
-      }
-      if (!ready(units[pick], units))
-        throw std::logic_error(fmt::format("internal: step {} of a network reads a result no earlier network keeps", units[pick].s));
-      try {
-        advance(units, pick);
-      } catch (const std::exception& e) {
-        throw CompileError(fmt::format("{} ({}): {}", file, verif::to_string(units[pick].w.phase), e.what()));
-      }
-      last = pick;
-      while (oldest < units.size() && units[oldest].done) ++oldest;
-    }
+    run_schedule(units.size(), interleave_,
+                 {.done = [&](size_t i) { return units[i].done; },
+                  .ready = [&](size_t i) { return ready(units[i], units); },
+                  .keep_turn = [&] { return !parked_.empty(); },
+                  .advance =
+                      [&](size_t i) {
+                        try {
+                          advance(units, i);
+                        } catch (const std::exception& e) {
+                          throw CompileError(fmt::format("{} ({}): {}", file, verif::to_string(units[i].w.phase), e.what()));
+                        }
+                      }});
   }
 
   // The next step of unit i: its network's next contraction, or its sum's terms.
@@ -428,8 +299,8 @@ class ProgramBuilder {
       return;
     }
     std::string why;
-    const auto readers = readers_.find(key);
-    const int shared = readers != readers_.end() && readers->second > 1 ? readers->second : 0;
+    const int readers = reuse_.readers(key);
+    const int shared = readers > 1 ? readers : 0;
     const std::optional<OnChip> oc = on_chip_plan(u.plan, u.s, u.defer_final, why, u.pn->repeat, shared);
     const std::optional<Operand> res = emit_step(u.w, u.term, u.s, nsteps, st, lhs, rhs, oc ? &*oc : nullptr, why, shared > 0);
     if (res) u.live[st.left | st.right] = *res;
@@ -447,67 +318,33 @@ class ProgramBuilder {
     }
   }
 
-  // The layer's networks planned before any is emitted (ProgramOptions::reuse): each step's key
-  // names what it computes (its operands' keys and its result's labels and sizes), a step whose
-  // key an earlier network computed is a repeat, and readers_ counts the steps that read each
-  // result once repeats are dropped. A result with more than one reader stays in DRAM.
+  // The layer's networks planned before any is emitted (ProgramOptions::reuse, mapper/reuse.hpp):
+  // a step an earlier network computes is a repeat, and a result more than one emitted step reads
+  // stays in DRAM.
   void plan_layer(const std::string& file, const std::function<void(const ProblemVisitor&)>& each_problem) {
     planned_.clear();
-    readers_.clear();
+    reuse_ = ReusePlan(opt_.reuse);
     reused_.clear();
     read_again_.clear();
-    std::set<std::string> computed;
     each_problem([&](verif::Phase ph, int pi, const verif::PhaseProblem& prob) {
       for (size_t term = 0; term < prob.terms.size(); ++term) {
-        PlannedNetwork pn;
         const auto cache_key = std::tuple{file, ph, pi, term};
-        if (const auto hit = plans_.find(cache_key); hit != plans_.end()) {
-          pn.plan = hit->second;
-        } else {
-          pn.plan = plan_network(
+        auto hit = plans_.find(cache_key);
+        if (hit == plans_.end()) {
+          NetworkPlan plan = plan_network(
               cfg_, prob, term,
               [this](const CompiledGemm* p, const CompiledGemm& c, bool as_a) {
                 // Mapped for compute with every result through the host: no tie is worth breaking.
-                return opt_.through_host && opt_.map_for == MapFor::compute ? 0 : movement_cost(p, c, as_a);
+                return opt_.through_host && opt_.map_for == MapFor::compute ? 0 : movement_.movement_cost(p, c, as_a);
               },
               opt_.map_for);
-          plans_.emplace(cache_key, pn.plan);
+          hit = plans_.emplace(cache_key, std::move(plan)).first;
         }
-        const Problem& p = pn.plan.problem;
-        std::map<NodeSet, std::string> key;  // what each node group holds: an input, or what a step computed
-        for (int i = 0; i < p.size(); ++i) {
-          std::vector<std::string> labels;
-          for (int l : p.node_modes[static_cast<size_t>(i)]) labels.push_back(p.labels[static_cast<size_t>(l)]);
-          key[NodeSet{1} << i] = fmt::format("{}[{}]", p.node_names[static_cast<size_t>(i)], fmt::join(labels, ","));
-        }
-        for (const PlannedStep& st : pn.plan.steps) {
-          const std::string k = step_key(p, st, key.at(st.left), key.at(st.right));
-          const bool repeat = opt_.reuse && !st.last && computed.contains(k);
-          if (!repeat && opt_.reuse) {  // else every network reads only its own results
-            if (!st.last) computed.insert(k);
-            for (NodeSet operand : {st.left, st.right})
-              if (std::popcount(operand) > 1) ++readers_[key.at(operand)];
-          }
-          key[st.left | st.right] = k;
-          out_.layers[static_cast<size_t>(layer_)].repeats += repeat;
-          pn.keys.push_back(k);
-          pn.repeat.push_back(repeat);
-        }
-        planned_[{ph, pi, term}] = std::move(pn);
+        const int64_t before = reuse_.repeats();
+        planned_[{ph, pi, term}] = reuse_.add(hit->second);
+        out_.layers[static_cast<size_t>(layer_)].repeats += reuse_.repeats() - before;
       }
     });
-  }
-
-  // What step st computes: its operands' keys (in either order) and its result's labels and sizes.
-  static std::string step_key(const Problem& p, const PlannedStep& st, std::string a, std::string b) {
-    if (b < a) std::swap(a, b);
-    std::vector<std::string> out;
-    for (const std::string& l : st.keep) {
-      const auto li = std::find(p.labels.begin(), p.labels.end(), l) - p.labels.begin();
-      out.push_back(fmt::format("{}:{}", l, p.dims.at(static_cast<size_t>(li))));
-    }
-    std::sort(out.begin(), out.end());
-    return fmt::format("({} * {} -> {})", a, b, fmt::join(out, ","));
   }
 
   // Whether step s's result can stay on chip (docs/architecture.md §5): its consumer is not a
@@ -546,183 +383,13 @@ class ProgramBuilder {
     for (int u = s + 1; u < t; ++u)
       if (!repeat[static_cast<size_t>(u)]) between.push_back(&plan.steps[static_cast<size_t>(u)].compiled.gemm);
     CompiledGemm c = next.compiled.gemm;
-    std::optional<OnChip> oc = place_and_plan(st.compiled.gemm, c, as_a, flips_, between, parked_, why);
+    std::optional<OnChip> oc = movement_.place_and_plan(st.compiled.gemm, c, as_a, flips_, between, parked_, why);
     if (!oc) return std::nullopt;
     next.compiled.gemm = std::move(c);
     oc->consumer = &next;
     oc->consumer_step = t;
     for (size_t j = 0; j < oc->half_of.size(); ++j) parked_.push_back({oc->half_of[j], oc->rows[j], t});
     return oc;
-  }
-
-  // Places consumer c's images of p's result, each job's in the half it will compute on, clear of
-  // what is written there before it runs (the producer's jobs after its first output chunk, the
-  // `between` contractions' jobs, the `waiting` images, the consumer's earlier jobs and its other
-  // operand; c's bases move where needed), and plans the STOREs into them, when they take fewer
-  // cycles than the host path they replace; else nullopt and why not. `flips`: FLIPs pushed before
-  // the producer's first job (the i-th job from there computes on half (flips + 1 + i) % 2).
-  // `estimate`: as store_that_pays.
-  std::optional<OnChip> place_and_plan(const CompiledGemm& p, CompiledGemm& c, bool as_a, int64_t flips,
-                                       const std::vector<const CompiledGemm*>& between,
-                                       const std::vector<Parked>& waiting, std::string& why, bool estimate = false) const {
-    OnChip oc;
-    oc.as_a = as_a;
-    std::array<std::vector<RowRange>, 2> taken;
-    int64_t i = flips;  // FLIPs before the next job
-    const std::vector<size_t> chunks = output_chunks(p);
-    const size_t first_chunk_end = chunks.front();
-    for (size_t k = 0; k < p.jobs.size(); ++k, ++i) {
-      oc.producer_half.push_back(static_cast<size_t>((i + 1) % 2));
-      if (k > first_chunk_end)  // runs after the first STOREs
-        for (const RowRange& r : footprint(p, k)) taken[oc.producer_half.back()].push_back(r);
-    }
-    for (const CompiledGemm* cu : between)
-      for (size_t j = 0; j < cu->jobs.size(); ++j, ++i)
-        for (const RowRange& r : footprint(*cu, j)) taken[static_cast<size_t>((i + 1) % 2)].push_back(r);
-    for (const Parked& pk : waiting) taken[pk.half].push_back(pk.rows);
-    for (size_t j = 0; j < c.jobs.size(); ++j) oc.half_of.push_back(static_cast<size_t>((i + 1 + static_cast<int64_t>(j)) % 2));
-
-    const int64_t half_rows = cfg_.memory.unified_depth / 2;
-    const size_t own = as_a ? 0 : 1;
-    for (size_t j = 0; j < c.jobs.size(); ++j) {
-      std::array<RowRange, 2> fp = footprint(c, j);
-      std::vector<RowRange> clear_of = taken[oc.half_of[j]];
-      clear_of.push_back(fp[1 - own]);
-      const std::optional<int64_t> at = place_rows(half_rows, fp[own].rows, fp[own].first, clear_of);
-      if (!at) {
-        why = fmt::format("no room for its consumer's job {} image ({} rows) in a half of {} rows beside what {} "
-                          "write there before it runs",
-                          j, fp[own].rows, half_rows,
-                          !between.empty() ? fmt::format("the {} contraction(s) in between and the waiting images", between.size())
-                          : chunks.size() > 1 ? std::string("the producer's later jobs and the consumer's earlier ones")
-                                              : std::string("the consumer's earlier jobs"));
-        return std::nullopt;
-      }
-      if (*at != fp[own].first) relocate_image(cfg_, c, j, as_a, *at);
-      // The consumer's later jobs in this half must not overwrite this job's images.
-      for (const RowRange& r : footprint(c, j)) taken[oc.half_of[j]].push_back(r);
-      oc.rows.push_back(footprint(c, j)[own]);
-    }
-    std::optional<std::vector<StorePlan>> sp = store_that_pays(p, c, as_a, why, estimate);
-    if (!sp) return std::nullopt;
-    oc.stores = std::move(*sp);
-    return oc;
-  }
-
-  // The STOREs of p's result into consumer c's operand images, one per job of c, when the
-  // hardware can place them there and they take fewer cycles than the way through the host they
-  // replace; else why not. `estimate`: the caller wants only the cost, so planning stops as soon
-  // as the STOREs planned so far cost the host path (the planner's look ahead asks often).
-  std::optional<std::vector<StorePlan>> store_that_pays(const CompiledGemm& p, const CompiledGemm& c, bool as_a,
-                                                        std::string& why, bool estimate) const {
-    const uint32_t shift =
-        cfg_.dtype == arch::DataType::bf16 ? 0 : static_cast<uint32_t>(requant_shift(cfg_.dtype, p.shape.k.size()));
-    const int64_t host = host_path_cycles(p, c, as_a);
-    std::vector<StorePlan> plans;
-    for (size_t j = 0; j < c.jobs.size(); ++j) {
-      plans.push_back(plan_store(cfg_, p, c, as_a, j, shift, true));
-      if (!plans.back().ok()) {
-        why = plans.back().why_not;
-        return std::nullopt;
-      }
-      if (!cfg_.memory.store_reorder && changes_layout(plans.back())) {
-        why = fmt::format("the layout changes ({}) and this configuration reorders only through DRAM "
-                          "(memory.store_reorder: false)",
-                          moves_text(plans));
-        return std::nullopt;
-      }
-      if (estimate && store_cost(plans) >= host) {
-        why = "STORE would cost the host path";
-        return std::nullopt;
-      }
-    }
-    const int64_t store = store_cost(plans);
-    if (store >= host) {
-      why = fmt::format("STORE would take {} cycles ({}), the host and DRAM {}", store, moves_text(plans), host);
-      return std::nullopt;
-    }
-    return plans;
-  }
-
-  // Whether a STORE program moves any element out of its lane (a rotation, a lane gather, a
-  // diagonal move): what a configuration without on-chip reordering cannot do.
-  bool changes_layout(const StorePlan& sp) const {
-    const int64_t lanes = cfg_.network.lanes;
-    auto mod = [lanes](int64_t v) { return ((v % lanes) + lanes) % lanes; };
-    for (const arch::StoreInstr& st : sp.program) {
-      if (st.diag || st.src_lane_base != st.dst_lane_base) return true;
-      for (int l = 0; l < arch::StoreInstr::kLevels; ++l)
-        if (st.bound[static_cast<size_t>(l)] > 1 &&
-            mod(st.src_lane_stride[static_cast<size_t>(l)]) != mod(st.dst_lane_stride[static_cast<size_t>(l)]))
-          return true;
-    }
-    return false;
-  }
-
-  // STORE programs' cost: their busy cycles and the host's pushes of their instructions.
-  int64_t store_cost(const std::vector<StorePlan>& plans) const {
-    return total(plans, [this](const StorePlan& sp) {
-      return sp.predicted_cycles + static_cast<int64_t>(sp.program.size()) * isa_.words();
-    });
-  }
-
-  // Host cycles writing consumer c's A (a_operand) or B images through the host port, as
-  // emit_jobs does: A for every job, B only when the half the job computes on (they alternate)
-  // does not hold that job's B image already (its N and K tiles; jobs over M share it).
-  int64_t image_write_cycles(const CompiledGemm& c, bool a_operand) const {
-    const int H = host_lanes_;
-    int64_t cyc = 0;
-    std::array<std::array<int64_t, 2>, 2> held{{{-1, -1}, {-1, -1}}};  // per half: the B image it holds
-    for (size_t j = 0; j < c.jobs.size(); ++j) {
-      if (!a_operand) {
-        if (held[j % 2] == b_image(c.jobs[j])) continue;
-        held[j % 2] = b_image(c.jobs[j]);
-      }
-      const ImageShape img = image_shape(c, a_operand, j);
-      cyc += img.rows * ((img.lanes + H - 1) / H);
-    }
-    return cyc;
-  }
-
-  // The data movement around step c, for plan_network's choice of mapping (MapFor): for a
-  // consumer of the previous result p, the STORE (when it pays; not with through_host) or the
-  // host path of that operand, plus the host writes of the other operand's images; without p the
-  // host writes of both. c runs next after p (plan_network asks about adjacent steps); images
-  // waiting for later consumers are not known yet.
-  int64_t movement_cost(const CompiledGemm* p, const CompiledGemm& c, bool as_a) const {
-    if (!p) return image_write_cycles(c, true) + image_write_cycles(c, false);
-    std::string why;
-    CompiledGemm placed = c;
-    const std::optional<OnChip> oc = opt_.through_host ? std::nullopt : place_and_plan(*p, placed, as_a, 0, {}, {}, why, true);
-    return (oc ? store_cost(oc->stores) : host_path_cycles(*p, c, as_a)) + image_write_cycles(c, !as_a);
-  }
-
-  // The cycles an intermediate takes through DRAM. On the host path: reading its accumulator rows,
-  // the DRAM round trip (a write and a read), writing the consumer's operand images (every job).
-  // On the DMA path the rows leave by STORE and a save beside the next job (save_rows), so the
-  // STOREs and the host's read of the saved beats (one per job) replace the first two.
-  int64_t host_path_cycles(const CompiledGemm& p, const CompiledGemm& c, bool as_a) const {
-    const int H = host_lanes_;
-    int64_t cyc = image_write_cycles(c, as_a);
-    if (opt_.dma) {
-      const auto beats = static_cast<uint64_t>(saved_beats(p)[1]);
-      double ns = 0;
-      for (const GemmJob& j : p.jobs) {
-        if (!j.last_k) continue;
-        const int64_t rows = acc_rows(p, j);
-        cyc += rows + 4 + isa_.words();  // the STORE: its moves, drain and push
-        ns += arch::dram_transfer_ns(cfg_.dram, static_cast<uint64_t>(rows) * beats * static_cast<uint64_t>(H) *
-                                                    static_cast<uint64_t>(dram_operand_bytes(cfg_.dtype)));
-      }
-      return cyc + static_cast<int64_t>(std::ceil(ns * cfg_.clock_mhz / 1000.0));
-    }
-    std::set<int> groups;
-    for (int l : acc_lanes(p)) groups.insert(l / H);
-    for (const GemmJob& j : p.jobs)
-      if (j.last_k) cyc += acc_rows(p, j) * static_cast<int64_t>(groups.size());
-    const auto bytes = static_cast<uint64_t>(p.shape.m.size() * p.shape.n.size() * dram_operand_bytes(cfg_.dtype));
-    const double ns = 2 * arch::dram_transfer_ns(cfg_.dram, bytes);
-    return cyc + static_cast<int64_t>(std::ceil(ns * cfg_.clock_mhz / 1000.0));
   }
 
   // ---- the program's tensors, DRAM map and operations
@@ -733,12 +400,6 @@ class ProgramBuilder {
     return static_cast<int32_t>(out_.tensors.size() - 1);
   }
   const ProgramTensor& tensor(int32_t id) const { return out_.tensors[static_cast<size_t>(id)]; }
-
-  uint64_t allocate(int64_t elements, int bytes) {
-    const uint64_t addr = dram_next_;
-    dram_next_ += dram_extent(elements, bytes);
-    return addr;
-  }
 
   // Network node i as an operand: the layer's input placed in DRAM at its first use.
   int32_t input_tensor(const Problem& p, int i) {
@@ -751,12 +412,10 @@ class ProgramBuilder {
       t.dims.push_back(static_cast<int64_t>(p.dims[static_cast<size_t>(l)]));
     }
     t.dram_bytes = dram_operand_bytes(cfg_.dtype);
-    auto it = dram_inputs_.find(t.name);
-    const bool first = it == dram_inputs_.end();
-    t.dram_addr = static_cast<int64_t>(first ? allocate(t.numel(), t.dram_bytes) : it->second);
-    if (first) dram_inputs_[t.name] = static_cast<uint64_t>(t.dram_addr);
+    const DramMap::Input at = dram_.input(t.name, t.numel(), t.dram_bytes);
+    t.dram_addr = static_cast<int64_t>(at.addr);
     const int32_t id = add_tensor(std::move(t));
-    if (first) op({.code = OpCode::preload, .tensor = id});
+    if (at.placed) op({.code = OpCode::preload, .tensor = id});
     return id;
   }
 
@@ -843,28 +502,14 @@ class ProgramBuilder {
   void dma_image(const RowImage& img, const std::vector<int64_t>& map, uint16_t pad, int32_t t, size_t half,
                  int32_t report) {
     const arch::DmaGeometry& g = dma_.geometry();
-    const int64_t groups = int64_t{1} << g.group_bits;
-    const int64_t per_row = (img.lanes + g.lanes - 1) / g.lanes;  // beats per image row
-    const int64_t whole = img.lanes / g.lanes;                    // beats with every lane of the image
-    const uint64_t at = allocate(img.rows * per_row * g.lanes, g.width / 8);
+    const uint64_t at = dram_.allocate(img.rows * image_beats_per_row(g, img.lanes) * g.lanes, g.width / 8);
     // The GEMM running while the host pushes the descriptors keeps its cycles.
     const int32_t in_flight = hoist_at_ != kNoHoist ? hoist_report_ : report;
     std::vector<Op> ops;
     ops.push_back({.code = OpCode::preload_image, .pad = pad, .report = report, .tensor = t, .a = static_cast<int64_t>(at),
                    .b = img.rows, .c = img.lanes, .map = add_map(map), .map_len = map.size()});
-    auto descriptor = [&](int64_t first_beat, int64_t beats, uint64_t mask) {
-      arch::DmaDescriptor d;
-      d.half = half != 0;
-      d.dram_base = (at >> g.beat_shift()) + static_cast<uint64_t>(first_beat);
-      d.slot_base = static_cast<uint64_t>(img.first_row * groups + first_beat);
-      d.bound = {static_cast<uint64_t>(beats), static_cast<uint64_t>(img.rows), 1};
-      d.dram_stride = {1, per_row, 0};
-      d.slot_stride = {1, groups, 0};
-      d.lane_mask = mask;
+    for (const arch::DmaDescriptor& d : image_load(g, img.first_row, img.rows, img.lanes, at, half != 0))
       ops.push_back(words_op(OpCode::dma, arch::encode_dma(dma_, d), in_flight, Account::compute));
-    };
-    if (whole > 0) descriptor(0, whole, ~uint64_t{0});
-    if (whole < per_row) descriptor(whole, 1, (uint64_t{1} << (img.lanes % g.lanes)) - 1);
     insert_at_hoist(ops);
   }
 
@@ -931,14 +576,6 @@ class ProgramBuilder {
     return cfg_.dtype == arch::DataType::bf16 ? 0 : requant_shift(cfg_.dtype, c.shape.k.size());
   }
 
-  // The beats of an accumulator row that hold c's result lanes, the ones a save moves: the first
-  // (a beat is one group of the host port's lanes) and how many.
-  std::array<int64_t, 2> saved_beats(const CompiledGemm& c) const {
-    const std::vector<int> acc = acc_lanes(c);
-    const int64_t H = host_lanes_, first = acc.front() / H;
-    return {first, acc.back() / H - first + 1};
-  }
-
   // Job j's finished accumulator rows out through the DMA: a STORE of whole rows into `row` ..
   // of the half the job computed on (waited for, so its cycles are the step's STORE cycles), a
   // save descriptor held until the next FLIP, and the read of the DRAM it fills (saved_reads_),
@@ -960,18 +597,9 @@ class ProgramBuilder {
     op({.code = OpCode::wait_idle, .account = Account::store, .report = report});
 
     const arch::DmaGeometry& g = dma_.geometry();
-    const int64_t groups = int64_t{1} << g.group_bits;  // beats per row
-    const auto [g0, beats] = saved_beats(c);
-    const uint64_t at = allocate(rows * beats * g.lanes, g.width / 8);
-    arch::DmaDescriptor d;
-    d.to_dram = true;
-    d.half = half != 0;
-    d.dram_base = at >> g.beat_shift();
-    d.slot_base = static_cast<uint64_t>(row * groups + g0);
-    d.bound = {static_cast<uint64_t>(beats), static_cast<uint64_t>(rows), 1};
-    d.dram_stride = {1, beats, 0};
-    d.slot_stride = {1, groups, 0};
-    d.lane_mask = ~uint64_t{0};
+    const auto [g0, beats] = saved_beats(c, host_lanes_);
+    const uint64_t at = dram_.allocate(rows * beats * g.lanes, g.width / 8);
+    const arch::DmaDescriptor d = result_save(g, row, rows, g0, beats, at, half != 0);
     pending_saves_.push_back({words_op(OpCode::dma, arch::encode_dma(dma_, d), report, Account::compute),
                               early ? static_cast<int64_t>(saved_reads_.size()) : -1});  // the read below
 
@@ -1308,7 +936,7 @@ class ProgramBuilder {
       t.kind = ProgramTensor::Kind::intermediate;
       t.dram_bytes = dram_operand_bytes(cfg_.dtype);
       const int shift = out_shift(c);
-      if (!oc && !saved) t.dram_addr = static_cast<int64_t>(allocate(t.numel(), t.dram_bytes));
+      if (!oc && !saved) t.dram_addr = static_cast<int64_t>(dram_.allocate(t.numel(), t.dram_bytes));
       const int32_t id = add_tensor(std::move(t));
       if (saved && id != into) throw std::logic_error("internal: a saved intermediate's tensor id moved");
       step_of(r).intermediate = id;
@@ -1337,7 +965,7 @@ class ProgramBuilder {
   void store_result(int32_t z, int32_t report) {
     ProgramTensor& t = out_.tensors[static_cast<size_t>(z)];
     t.dram_bytes = dram_result_bytes(cfg_.dtype);
-    t.dram_addr = static_cast<int64_t>(allocate(t.numel(), t.dram_bytes));
+    t.dram_addr = static_cast<int64_t>(dram_.allocate(t.numel(), t.dram_bytes));
     op({.code = OpCode::store, .report = report, .tensor = z, .source = z});
   }
 
@@ -1452,8 +1080,8 @@ class ProgramBuilder {
   Program& out_;
   int host_lanes_ = 0;
   int layer_ = 0;
-  uint64_t dram_next_ = 0;
-  std::map<std::string, uint64_t> dram_inputs_;  // the current layer's inputs placed in DRAM
+  Movement movement_;  // what moving an intermediate costs, and whether it stays on chip
+  DramMap dram_;       // the current layer's
   int64_t flips_ = 0;  // FLIPs pushed so far: the TCU computes on half flips_ % 2
   arch::DmaLayout dma_;
   static constexpr size_t kNoHoist = ~size_t{0};
@@ -1489,7 +1117,7 @@ class ProgramBuilder {
   std::map<int32_t, std::vector<Op>> read_again_;  // a saved intermediate's reads, for its later readers
   // The layer's networks, planned before they are emitted (plan_layer), per (phase, problem, term).
   std::map<std::tuple<verif::Phase, int, size_t>, PlannedNetwork> planned_;
-  std::map<std::string, int> readers_;     // per key: the emitted steps that read that result
+  ReusePlan reuse_{true};                  // the layer's: repeats, and the steps reading each result
   std::map<std::string, int32_t> reused_;  // per key read by more than one step: the tensor holding it
   PlanCache& plans_;
 };

@@ -1,0 +1,61 @@
+// The program's costs known before it runs (mapper/program.hpp): its contractions and compute
+// cycles, the DRAM traffic of each step, and the end-to-end bound.
+#include "mapper/program.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "arch/config.hpp"
+
+namespace fetta::mapper {
+
+ProgramCost program_cost(const Program& p) {
+  ProgramCost cost;
+  int64_t operand_bytes = 0;
+  std::set<std::pair<int, std::string>> inputs;  // a layer input has a tensor per view; count it once
+  for (const ProgramTensor& t : p.tensors) {
+    if (t.kind != ProgramTensor::Kind::input) continue;
+    operand_bytes = t.dram_bytes;
+    if (inputs.insert({t.layer, t.input}).second) cost.least_dram_bytes += t.numel() * t.dram_bytes;
+  }
+  for (const ProgramLayer& l : p.layers) cost.repeats += l.repeats;
+  for (const ProgramStep& s : p.steps) {
+    ++cost.contractions;
+    cost.compute_cycles += s.predicted;
+    cost.macs += s.macs;
+    if (s.step + 1 == s.steps && s.term + 1 == s.terms) cost.least_dram_bytes += s.m * s.n * operand_bytes;
+  }
+  return cost;
+}
+
+std::vector<StepTraffic> program_traffic(const Program& p, const arch::ArchConfig& cfg) {
+  std::vector<StepTraffic> t(p.steps.size());
+  const int64_t H = arch::host_port_lanes(cfg), operand = arch::operand_bits(cfg.dtype) / 8;
+  const auto bytes_of = [&](int32_t id) {
+    const ProgramTensor& pt = p.tensors.at(static_cast<size_t>(id));
+    return pt.numel() * pt.dram_bytes;
+  };
+  for (const Op& o : p.ops) {
+    if (o.report < 0) continue;
+    StepTraffic& s = t.at(static_cast<size_t>(o.report));
+    switch (o.code) {
+      case OpCode::fetch: s.read += bytes_of(o.tensor); break;
+      case OpCode::store: s.written += bytes_of(o.tensor); break;
+      case OpCode::preload_image: s.read += o.b * ((o.c + H - 1) / H * H) * operand; break;  // whole beats per row
+      case OpCode::read_saved:
+        if (o.host_counted) s.read += o.b * o.c * operand;
+        if (o.source < 0) s.written += o.b * o.c * operand;
+        break;
+      default: break;
+    }
+  }
+  return t;
+}
+
+int64_t end_to_end_bound(const ProgramCost& c, const arch::ArchConfig& cfg) {
+  const double bytes_per_cycle = cfg.dram.bandwidth_gbps * 1e3 / cfg.clock_mhz;  // GB/s = bytes per ns
+  return std::max(c.compute_cycles, static_cast<int64_t>(std::ceil(static_cast<double>(c.least_dram_bytes) / bytes_per_cycle)));
+}
+
+}  // namespace fetta::mapper

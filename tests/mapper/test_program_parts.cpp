@@ -1,0 +1,335 @@
+// The compiler's units that compile_program is built from, each on its own: which contractions
+// are computed once for several networks (mapper/reuse.hpp), the order of the networks
+// (mapper/network_schedule.hpp), what moving an intermediate costs and where its images wait on
+// chip (mapper/movement.hpp), the DRAM map (mapper/dram_map.hpp) and the DMA's descriptors
+// (mapper/dma_transfers.hpp). tests/mapper/test_program.cpp checks the programs they make.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "arch/dma.hpp"
+#include "mapper/compile.hpp"
+#include "mapper/dma_transfers.hpp"
+#include "mapper/dram_map.hpp"
+#include "mapper/movement.hpp"
+#include "mapper/network_schedule.hpp"
+#include "mapper/reuse.hpp"
+#include "verif/layer.hpp"
+
+using namespace fetta;
+using namespace fetta::mapper;
+using Catch::Matchers::Contains;
+
+namespace {
+
+const std::string kSrc = FETTA_SOURCE_DIR;
+arch::ArchConfig config(const std::string& name) { return arch::load_arch_config(kSrc + "configs/" + name + ".yaml"); }
+
+// Every network (problem, term) of a layer's phases, planned for compute.
+std::vector<NetworkPlan> networks_of(const arch::ArchConfig& cfg, const std::string& layer,
+                                     const std::vector<verif::Phase>& phases) {
+  const verif::LayerSpec spec = verif::load_layer(kSrc + "configs/layers/" + layer + ".yaml");
+  std::vector<NetworkPlan> out;
+  for (verif::Phase ph : phases)
+    for (const verif::PhaseProblem& prob : verif::phase_problems(spec, ph))
+      for (size_t t = 0; t < prob.terms.size(); ++t) out.push_back(plan_network(cfg, prob, t));
+  return out;
+}
+
+}  // namespace
+
+// ---- reuse
+
+TEST_CASE("reuse: a network planned twice is computed once, its shared result read by both", "[reuse]") {
+  const arch::ArchConfig cfg = config("default");
+  const NetworkPlan net = networks_of(cfg, "tt_small", {verif::Phase::fp}).at(0);
+  const size_t n = net.steps.size();
+  REQUIRE(n >= 3);
+
+  ReusePlan reuse(true);
+  const PlannedNetwork first = reuse.add(net);
+  CHECK(reuse.repeats() == 0);
+  CHECK(std::none_of(first.repeat.begin(), first.repeat.end(), [](bool r) { return r; }));
+  const std::string penultimate = first.keys[n - 2];
+  CHECK(reuse.readers(penultimate) == 1);  // the first network's last step
+
+  const PlannedNetwork second = reuse.add(net);
+  CHECK(second.keys == first.keys);
+  for (size_t s = 0; s + 1 < n; ++s) CHECK(second.repeat[s]);
+  CHECK_FALSE(second.repeat.back());  // every network's result is its own
+  CHECK(reuse.repeats() == static_cast<int64_t>(n - 1));
+  CHECK(reuse.readers(penultimate) == 2);  // both last steps read the one result
+  CHECK(reuse.readers("no such key") == 0);
+
+  ReusePlan none(false);
+  none.add(net);
+  const PlannedNetwork again = none.add(net);
+  CHECK(std::none_of(again.repeat.begin(), again.repeat.end(), [](bool r) { return r; }));
+  CHECK(none.repeats() == 0);
+  CHECK(none.readers(penultimate) == 0);
+}
+
+TEST_CASE("reuse: a step's key names its operands in either order and its result's labels and sizes", "[reuse]") {
+  const arch::ArchConfig cfg = config("default");
+  const NetworkPlan net = networks_of(cfg, "tt_small", {verif::Phase::fp}).at(0);
+  const PlannedStep& st = net.steps.front();
+  const std::string k = step_key(net.problem, st, "X[a,b]", "G1[b,c]");
+  CHECK(k == step_key(net.problem, st, "G1[b,c]", "X[a,b]"));
+  CHECK_THAT(k, Contains("X[a,b]") && Contains("G1[b,c]") && Contains("->"));
+  for (const std::string& l : st.keep) CHECK_THAT(k, Contains(l + ":"));
+}
+
+TEST_CASE("reuse: a TT layer's WG gradients share their prefixes with each other and with FP", "[reuse]") {
+  const arch::ArchConfig cfg = config("default");
+  const std::vector<NetworkPlan> nets = networks_of(cfg, "tt_small", {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg});
+  ReusePlan reuse(true);
+  int64_t steps = 0;
+  std::set<std::string> emitted;
+  for (const NetworkPlan& n : nets) {
+    const PlannedNetwork pn = reuse.add(n);
+    steps += static_cast<int64_t>(n.steps.size());
+    for (size_t s = 0; s < pn.keys.size(); ++s)
+      if (!pn.repeat[s] && !n.steps[s].last) CHECK(emitted.insert(pn.keys[s]).second);  // each computed once
+  }
+  CHECK(reuse.repeats() > 0);
+  CHECK(reuse.repeats() < steps);
+}
+
+// ---- the schedule of networks
+
+namespace {
+
+// Units of `steps[i]` steps each; (unit, step) may need another unit to have taken some steps.
+struct FakeUnits {
+  std::vector<int> steps, taken;
+  std::map<std::pair<size_t, int>, std::pair<size_t, int>> needs;
+  std::vector<size_t> order;
+  std::set<size_t> keeps;  // units that keep the turn
+  explicit FakeUnits(std::vector<int> s) : steps(std::move(s)), taken(steps.size(), 0) {}
+  ScheduleHooks hooks() {
+    return {.done = [this](size_t i) { return taken[i] == steps[i]; },
+            .ready =
+                [this](size_t i) {
+                  const auto it = needs.find({i, taken[i]});
+                  return it == needs.end() || taken[it->second.first] >= it->second.second;
+                },
+            .keep_turn = [this] { return !order.empty() && keeps.contains(order.back()); },
+            .advance =
+                [this](size_t i) {
+                  ++taken[i];
+                  order.push_back(i);
+                }};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("schedule: sequential runs each unit to its end; interleaved takes turns among the two oldest", "[schedule]") {
+  FakeUnits seq({2, 3, 1});
+  run_schedule(3, false, seq.hooks());
+  CHECK(seq.order == std::vector<size_t>{0, 0, 1, 1, 1, 2});
+
+  FakeUnits il({2, 3, 2});
+  run_schedule(3, true, il.hooks());
+  CHECK(il.order == std::vector<size_t>{0, 1, 0, 1, 2, 1, 2});  // unit 2 joins once unit 0 is done
+}
+
+TEST_CASE("schedule: a unit waits for the result it reads; one whose images wait on chip keeps the turn", "[schedule]") {
+  FakeUnits dep({3, 2});
+  dep.needs[{1, 0}] = {0, 2};  // unit 1's first step reads unit 0's second result
+  run_schedule(2, true, dep.hooks());
+  CHECK(dep.order == std::vector<size_t>{0, 0, 1, 0, 1});
+
+  FakeUnits keep({3, 2});
+  keep.keeps = {0};
+  run_schedule(2, true, keep.hooks());
+  CHECK(keep.order == std::vector<size_t>{0, 0, 0, 1, 1});
+
+  FakeUnits broken({1, 1});
+  broken.needs[{0, 0}] = {1, 1};  // the oldest unit can never start: a compiler bug, reported
+  CHECK_THROWS_AS(run_schedule(2, false, broken.hooks()), std::logic_error);
+}
+
+// ---- movement
+
+TEST_CASE("movement: B images shared by jobs over M are written once per half", "[movement]") {
+  const arch::ArchConfig cfg = config("default");
+  const Movement mv(cfg, true, false);
+  const CompiledGemm c = compile_gemm(cfg, gemm_shape("A", {"m", "k"}, {16384, 64}, "B", {"k", "n"}, {64, 16}, {"m", "n"}), 1);
+  REQUIRE(c.jobs.size() >= 3);
+  const int H = arch::host_port_lanes(cfg);
+  int64_t a = 0, b_one = 0;
+  std::set<std::array<int64_t, 2>> b_images;
+  for (size_t j = 0; j < c.jobs.size(); ++j) {
+    const ImageShape ia = image_shape(c, true, j), ib = image_shape(c, false, j);
+    a += ia.rows * ((ia.lanes + H - 1) / H);
+    b_one = ib.rows * ((ib.lanes + H - 1) / H);
+    b_images.insert(b_image(c.jobs[j]));
+  }
+  REQUIRE(b_images.size() == 1);
+  CHECK(mv.image_write_cycles(c, true) == a);
+  CHECK(mv.image_write_cycles(c, false) == 2 * b_one);  // once into each half
+}
+
+TEST_CASE("movement: an intermediate stays on chip when the STOREs pay, in rows clear of what runs before", "[movement]") {
+  arch::ArchConfig cfg = config("default");
+  const CompiledGemm p = compile_gemm(cfg, gemm_shape("A", {"m", "k"}, {8, 16}, "B", {"k", "n"}, {16, 8}, {"m", "n"}));
+  const CompiledGemm c0 = compile_gemm(cfg, gemm_shape("Z", {"m", "n"}, {8, 8}, "W", {"n", "o"}, {8, 4}, {"m", "o"}));
+  {
+    const Movement mv(cfg, true, false);
+    CompiledGemm c = c0;
+    std::string why;
+    const std::optional<OnChip> oc = mv.place_and_plan(p, c, true, 0, {}, {}, why);
+    REQUIRE(oc);
+    CHECK(why.empty());
+    REQUIRE(oc->stores.size() == c.jobs.size());
+    CHECK(oc->producer_half.front() == 1);  // no FLIP yet: the first job computes on half 1
+    CHECK(oc->half_of.front() == (1 + p.jobs.size()) % 2);
+    CHECK(mv.store_cost(oc->stores) < mv.host_path_cycles(p, c, true));
+    CHECK(mv.movement_cost(&p, c0, true) == mv.store_cost(oc->stores) + mv.image_write_cycles(c0, false));
+
+    // A half whose every row waits for another consumer has no room for the image.
+    CompiledGemm full = c0;
+    const std::vector<Parked> waiting{{oc->half_of[0], {0, cfg.memory.unified_depth / 2}, 9}};
+    CHECK_FALSE(mv.place_and_plan(p, full, true, 0, {}, waiting, why));
+    CHECK_THAT(why, Contains("no room for its consumer's job 0 image"));
+
+    // The images move out of the way of rows already taken, within the half.
+    CompiledGemm moved = c0;
+    const RowRange own = footprint(c0, 0)[0];
+    const std::vector<Parked> in_place{{oc->half_of[0], own, 9}};
+    const std::optional<OnChip> oc2 = mv.place_and_plan(p, moved, true, 0, {}, in_place, why);
+    REQUIRE(oc2);
+    CHECK_FALSE(oc2->rows[0].overlaps(own));
+    CHECK(oc2->rows[0].end() <= cfg.memory.unified_depth / 2);
+  }
+  {  // through the host: never on chip, the host path's cost
+    const Movement th(cfg, true, true);
+    CHECK(th.movement_cost(&p, c0, true) == th.host_path_cycles(p, c0, true) + th.image_write_cycles(c0, false));
+    CHECK(th.movement_cost(nullptr, c0, true) == th.image_write_cycles(c0, true) + th.image_write_cycles(c0, false));
+  }
+}
+
+TEST_CASE("movement: without on-chip reordering a STORE that changes the layout is refused, saying so", "[movement]") {
+  arch::ArchConfig cfg = config("default");
+  cfg.memory.store_reorder = false;
+  const Movement mv(cfg, true, false);
+  // Z[m, n] read as B over (n, o): a transposition (a result row's elements go to different rows).
+  const CompiledGemm p = compile_gemm(cfg, gemm_shape("A", {"m", "k"}, {16, 16}, "B", {"k", "n"}, {16, 16}, {"m", "n"}));
+  CompiledGemm c = compile_gemm(cfg, gemm_shape("W", {"o", "m"}, {4, 16}, "Z", {"m", "n"}, {16, 16}, {"o", "n"}));
+  std::string why;
+  CHECK_FALSE(mv.place_and_plan(p, c, false, 0, {}, {}, why));
+  CHECK_THAT(why, Contains("memory.store_reorder: false"));
+
+  arch::StoreInstr copy;
+  copy.count = static_cast<uint32_t>(cfg.network.lanes);
+  copy.bound[0] = 4;
+  copy.src_row_stride[0] = copy.dst_row_stride[0] = 1;
+  StorePlan rows;
+  rows.program = {copy};
+  CHECK_FALSE(mv.changes_layout(rows));
+  StorePlan diag = rows;
+  diag.program[0].diag = true;
+  CHECK(mv.changes_layout(diag));
+  StorePlan rotate = rows;
+  rotate.program[0].count = 4;
+  rotate.program[0].dst_lane_base = 4;
+  CHECK(mv.changes_layout(rotate));
+}
+
+TEST_CASE("movement: the requantization shift keeps a K-term sum within the operands' range", "[movement]") {
+  CHECK(requant_shift(arch::DataType::int8, 1) == arch::operand_frac_bits(arch::DataType::int8));
+  CHECK(requant_shift(arch::DataType::int8, 2) == arch::operand_frac_bits(arch::DataType::int8) + 1);
+  CHECK(requant_shift(arch::DataType::int16, 64) == arch::operand_frac_bits(arch::DataType::int16) + 6);
+  CHECK(requant_shift(arch::DataType::int16, 65) == arch::operand_frac_bits(arch::DataType::int16) + 7);
+}
+
+// ---- the DRAM map
+
+TEST_CASE("DRAM map: extents in order from 0, each input once, and the capacity named when exceeded", "[drammap]") {
+  DramMap m;
+  CHECK(m.allocate(10, 2) == 0);
+  const uint64_t second = m.allocate(1, 4);
+  CHECK(second == dram_extent(10, 2));
+  const DramMap::Input x = m.input("X", 100, 2);
+  CHECK(x.placed);
+  CHECK(x.addr == second + dram_extent(1, 4));
+  const DramMap::Input again = m.input("X", 100, 2);
+  CHECK_FALSE(again.placed);
+  CHECK(again.addr == x.addr);
+  CHECK(m.used() == x.addr + dram_extent(100, 2));
+  m.reset();
+  CHECK(m.used() == 0);
+  CHECK(m.input("X", 100, 2).placed);  // a new layer places its inputs again
+
+  arch::ArchConfig cfg = config("default");
+  cfg.dram.capacity_mb = 1;
+  DramMap big;
+  big.allocate(int64_t{3} << 20, 1);
+  try {
+    big.check_capacity(cfg, "layer.yaml", true);
+    FAIL("a map past the capacity was accepted");
+  } catch (const CompileError& e) {
+    CHECK_THAT(e.what(), Contains("dram.capacity_mb: layer.yaml needs 3.00 MiB") && Contains("has 1 MiB") &&
+                             Contains("allowed: >= 3") && Contains("operand images for the DMA"));
+  }
+  CHECK_NOTHROW(m.check_capacity(cfg, "layer.yaml", false));
+}
+
+// ---- the DMA's descriptors
+
+namespace {
+
+// Every (DRAM beat, slot, lane) an image load writes, by descriptor expansion (arch::dma_beats).
+std::set<std::array<uint64_t, 3>> lanes_loaded(const arch::DmaLayout& layout, const std::vector<arch::DmaDescriptor>& ds) {
+  std::set<std::array<uint64_t, 3>> out;
+  for (const arch::DmaDescriptor& d : ds) {
+    CHECK_FALSE(d.to_dram);
+    for (const arch::DmaBeat& b : arch::dma_beats(layout, d))
+      for (int l = 0; l < layout.geometry().lanes; ++l)
+        if ((d.lane_mask >> l) & 1U) CHECK(out.insert({b.dram, b.slot, static_cast<uint64_t>(l)}).second);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("DMA descriptors: an image's every lane loaded once into its rows, lanes past it untouched", "[dmatransfers]") {
+  const arch::DmaGeometry g = arch::dma_geometry(config("default"));
+  const arch::DmaLayout layout(g);
+  const int64_t groups = int64_t{1} << g.group_bits;
+  for (const int64_t lanes : {int64_t{8}, int64_t{g.lanes}, int64_t{2 * g.lanes}, int64_t{2 * g.lanes + 5}}) {
+    CAPTURE(lanes);
+    const int64_t first_row = 5, rows = 3, per_row = image_beats_per_row(g, lanes);
+    const uint64_t at = 64 * 1024;
+    const std::vector<arch::DmaDescriptor> ds = image_load(g, first_row, rows, lanes, at, true);
+    CHECK(ds.size() == (lanes % g.lanes == 0 ? 1U : lanes < g.lanes ? 1U : 2U));
+    for (const arch::DmaDescriptor& d : ds) CHECK(d.half);
+    std::set<std::array<uint64_t, 3>> want;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t e = 0; e < lanes; ++e) {
+        const int64_t beat = e / g.lanes;
+        want.insert({(at >> g.beat_shift()) + static_cast<uint64_t>(r * per_row + beat),
+                     static_cast<uint64_t>((first_row + r) * groups + beat), static_cast<uint64_t>(e % g.lanes)});
+      }
+    CHECK(lanes_loaded(layout, ds) == want);
+  }
+}
+
+TEST_CASE("DMA descriptors: a save moves the result's beats of each row, rows packed in DRAM", "[dmatransfers]") {
+  const arch::DmaGeometry g = arch::dma_geometry(config("default"));
+  const arch::DmaLayout layout(g);
+  const int64_t groups = int64_t{1} << g.group_bits;
+  const arch::DmaDescriptor d = result_save(g, 7, 4, 1, 2, 4096, false);
+  CHECK(d.to_dram);
+  CHECK_FALSE(d.half);
+  std::vector<arch::DmaBeat> want;
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t b = 0; b < 2; ++b)
+      want.push_back({(4096U >> g.beat_shift()) + static_cast<uint64_t>(r * 2 + b), static_cast<uint64_t>((7 + r) * groups + 1 + b)});
+  CHECK(arch::dma_beats(layout, d) == want);
+}
