@@ -18,7 +18,10 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <iostream>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "arch/config.hpp"
 #include "commands.hpp"
@@ -364,23 +367,52 @@ void add_run_command(CLI::App& app) {
 void add_compile_command(CLI::App& app) {
   auto c = std::make_shared<CompileOpts>();
   auto out = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("compile", "Compile tensorized layers for a configuration into a program (docs/program.md)");
   add_compile_options(cmd, *c);
   cmd->add_option("--out", *out, "The program's directory (created)")->required();
-  cmd->callback([c, out] {
+  cmd->add_flag("--json", *json,
+                "A JSON summary on stdout (the program's cost, the wall-cycle model's end to end and what the controller "
+                "waited for, the bound, where the intermediates go) instead of the text");
+  cmd->callback([c, out, json] {
     const arch::ArchConfig cfg = arch::load_arch_config(c->config);
     const mapper::Program p = compile(cfg, *c);
     mapper::save_program(p, *out);
     const mapper::ProgramCost cost = mapper::program_cost(p);
+    const mapper::WallPrediction w = mapper::predict_wall(p, cfg);
+    const mapper::IntermediateFates fates = mapper::intermediate_fates(p);
+    if (*json) {
+      nlohmann::json leave = nlohmann::json::object();
+      for (int f = 0; f < mapper::kFates; ++f)
+        if (const auto fate = static_cast<mapper::Fate>(f); fate != mapper::Fate::result && fate != mapper::Fate::on_chip)
+          leave[mapper::to_string(fate)] = fates.of(fate);
+      const nlohmann::json j = {
+          {"program", *out}, {"config", cfg.name}, {"hw_id", p.hw_id}, {"layers", p.layers.size()},
+          {"contractions", cost.contractions}, {"repeats", cost.repeats}, {"compute_cycles", cost.compute_cycles},
+          {"macs", cost.macs}, {"interleaved", p.interleaved},
+          {"end_to_end", {{"model_cycles", w.total()}, {"model_simulated_cycles", w.simulated},
+                          {"dram_accounted_cycles", w.dram_accounted}, {"probe_cycles", w.probe},
+                          {"bound_cycles", mapper::end_to_end_bound(cost, cfg)}, {"least_dram_bytes", cost.least_dram_bytes},
+                          {"model_controller", {{"busy_cycles", w.busy}, {"idle_cycles", w.stalls.total()},
+                                                {"waiting_for", {{"dma", w.stalls.dma},
+                                                                 {"host_writes", w.stalls.host_writes},
+                                                                 {"host_reads", w.stalls.host_reads},
+                                                                 {"host_reads_again", w.stalls.host_reads_again},
+                                                                 {"accumulator_reads", w.stalls.accumulator_reads},
+                                                                 {"other", w.stalls.other}}}}}}},
+          {"intermediates", {{"count", fates.intermediates}, {"on_chip", fates.of(mapper::Fate::on_chip)}, {"leave", leave}}}};
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
     fmt::print("program {}: {} ({}, hw_id {}), {} layer(s), {} contraction(s){}, {} compute cycles, {} MACs; {} operations, "
                "{} instruction words; {}\n",
                *out, cfg.name, c->config, p.hw_id, p.layers.size(), cost.contractions, repeats_text(cost), cost.compute_cycles,
                cost.macs, p.ops.size(), p.words.size(), order_text(p));
-    const mapper::WallPrediction w = mapper::predict_wall(p, cfg);
     fmt::print("end to end (the wall-cycle model, docs/program.md): {} cycles = {} simulated ({} of them the scoreboard's "
                "probes) + {} of the host path's DRAM time; bound {}\n",
                w.total(), w.simulated, w.probe, w.dram_accounted, mapper::end_to_end_bound(cost, cfg));
     fmt::print("{}\n", mapper::stalls_text(w));
+    fmt::print("{}\n", mapper::fates_text(fates));
   });
 }
 

@@ -97,7 +97,7 @@ bool Movement::changes_layout(const StorePlan& sp) const {
 }
 
 std::optional<std::vector<StorePlan>> Movement::store_that_pays(const CompiledGemm& p, const CompiledGemm& c, bool as_a,
-                                                                std::string& why, bool estimate) const {
+                                                                Why& why, bool estimate) const {
   const uint32_t shift =
       cfg_.dtype == arch::DataType::bf16 ? 0 : static_cast<uint32_t>(requant_shift(cfg_.dtype, p.shape.k.size()));
   const int64_t host = host_path_cycles(p, c, as_a);
@@ -105,23 +105,24 @@ std::optional<std::vector<StorePlan>> Movement::store_that_pays(const CompiledGe
   for (size_t j = 0; j < c.jobs.size(); ++j) {
     plans.push_back(plan_store(cfg_, p, c, as_a, j, shift, true));
     if (!plans.back().ok()) {
-      why = plans.back().why_not;
+      why = {Fate::cannot_join, plans.back().why_not};
       return std::nullopt;
     }
     if (!cfg_.memory.store_reorder && changes_layout(plans.back())) {
-      why = fmt::format("the layout changes ({}) and this configuration reorders only through DRAM "
-                        "(memory.store_reorder: false)",
-                        moves_text(plans));
+      why = {Fate::reorder_off_chip, fmt::format("the layout changes ({}) and this configuration reorders only "
+                                                 "through DRAM (memory.store_reorder: false)",
+                                                 moves_text(plans))};
       return std::nullopt;
     }
     if (estimate && store_cost(plans) >= host) {
-      why = "STORE would cost the host path";
+      why = {Fate::store_slower, "STORE would cost the host path"};
       return std::nullopt;
     }
   }
   const int64_t store = store_cost(plans);
   if (store >= host) {
-    why = fmt::format("STORE would take {} cycles ({}), the host and DRAM {}", store, moves_text(plans), host);
+    why = {Fate::store_slower,
+           fmt::format("STORE would take {} cycles ({}), the host and DRAM {}", store, moves_text(plans), host)};
     return std::nullopt;
   }
   return plans;
@@ -129,7 +130,7 @@ std::optional<std::vector<StorePlan>> Movement::store_that_pays(const CompiledGe
 
 std::optional<OnChip> Movement::place_and_plan(const CompiledGemm& p, CompiledGemm& c, bool as_a, int64_t flips,
                                                const std::vector<const CompiledGemm*>& between,
-                                               const std::vector<Parked>& waiting, std::string& why,
+                                               const std::vector<Parked>& waiting, Why& why,
                                                bool estimate) const {
   OnChip oc;
   oc.as_a = as_a;
@@ -156,12 +157,13 @@ std::optional<OnChip> Movement::place_and_plan(const CompiledGemm& p, CompiledGe
     clear_of.push_back(fp[1 - own]);
     const std::optional<int64_t> at = place_rows(half_rows, fp[own].rows, fp[own].first, clear_of);
     if (!at) {
-      why = fmt::format("no room for its consumer's job {} image ({} rows) in a half of {} rows beside what {} "
-                        "write there before it runs",
-                        j, fp[own].rows, half_rows,
-                        !between.empty() ? fmt::format("the {} contraction(s) in between and the waiting images", between.size())
-                        : chunks.size() > 1 ? std::string("the producer's later jobs and the consumer's earlier ones")
-                                            : std::string("the consumer's earlier jobs"));
+      why = {Fate::no_room,
+             fmt::format("no room for its consumer's job {} image ({} rows) in a half of {} rows beside what {} "
+                         "write there before it runs",
+                         j, fp[own].rows, half_rows,
+                         !between.empty() ? fmt::format("the {} contraction(s) in between and the waiting images", between.size())
+                         : chunks.size() > 1 ? std::string("the producer's later jobs and the consumer's earlier ones")
+                                             : std::string("the consumer's earlier jobs"))};
       return std::nullopt;
     }
     if (*at != fp[own].first) relocate_image(cfg_, c, j, as_a, *at);
@@ -177,7 +179,7 @@ std::optional<OnChip> Movement::place_and_plan(const CompiledGemm& p, CompiledGe
 
 int64_t Movement::movement_cost(const CompiledGemm* p, const CompiledGemm& c, bool as_a) const {
   if (!p) return image_write_cycles(c, true) + image_write_cycles(c, false);
-  std::string why;
+  Why why;
   CompiledGemm placed = c;
   const std::optional<OnChip> oc = through_host_ ? std::nullopt : place_and_plan(*p, placed, as_a, 0, {}, {}, why, true);
   return (oc ? store_cost(oc->stores) : host_path_cycles(*p, c, as_a)) + image_write_cycles(c, !as_a);

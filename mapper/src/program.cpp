@@ -298,7 +298,7 @@ class ProgramBuilder {
       u.done = true;
       return;
     }
-    std::string why;
+    Why why;
     const int readers = reuse_.readers(key);
     const int shared = readers > 1 ? readers : 0;
     const std::optional<OnChip> oc = on_chip_plan(u.plan, u.s, u.defer_final, why, u.pn->repeat, shared);
@@ -314,7 +314,7 @@ class ProgramBuilder {
     if (!opt_.terms_separately && summable(finals)) return emit_sum(w, finals);
     for (const Final& f : finals) {  // each term's result on its own (the report has no "summed on chip" rows)
       const int n = static_cast<int>(f.plan.steps.size());
-      emit_step(w, f.term, n - 1, n, f.step(), f.lhs, f.rhs, nullptr, {});
+      emit_step(w, f.term, n - 1, n, f.step(), f.lhs, f.rhs, nullptr, {Fate::result, {}});
     }
   }
 
@@ -355,19 +355,22 @@ class ProgramBuilder {
   // is updated) and the images are registered as parked. Otherwise `why` says why not.
   // `repeat`: the network's steps that are not emitted (plan_layer); `readers`: how many steps
   // read the result when more than one (then it stays in DRAM for all of them).
-  std::optional<OnChip> on_chip_plan(NetworkPlan& plan, int s, bool defer_final, std::string& why,
+  std::optional<OnChip> on_chip_plan(NetworkPlan& plan, int s, bool defer_final, Why& why,
                                      const std::vector<bool>& repeat, int readers) {
-    why.clear();
+    why = {};
     const int nsteps = static_cast<int>(plan.steps.size());
     const PlannedStep& st = plan.steps[static_cast<size_t>(s)];
     std::erase_if(parked_, [s](const Parked& pk) { return pk.consumer <= s; });  // read by now (or by s)
-    if (st.last) return std::nullopt;  // a final result: always read out
+    if (st.last) {  // a final result: always read out
+      why = {Fate::result, {}};
+      return std::nullopt;
+    }
     if (opt_.through_host) {
-      why = "--through-host";
+      why = {Fate::option, "--through-host"};
       return std::nullopt;
     }
     if (readers > 1) {
-      why = fmt::format("read by {} contractions (later networks reuse it): kept in DRAM for all", readers);
+      why = {Fate::shared, fmt::format("read by {} contractions (later networks reuse it): kept in DRAM for all", readers)};
       return std::nullopt;
     }
     int t = s + 1;
@@ -375,7 +378,7 @@ class ProgramBuilder {
     if (t == nsteps) throw std::logic_error(fmt::format("internal: no step consumes {}", st.out));
     PlannedStep& next = plan.steps[static_cast<size_t>(t)];
     if (next.last && defer_final) {
-      why = "its consumer is a term's last contraction, run later with the other terms";
+      why = {Fate::deferred_term, "its consumer is a term's last contraction, run later with the other terms"};
       return std::nullopt;
     }
     const bool as_a = (next.lhs == st.out) == next.compiled.lhs_is_a;
@@ -888,7 +891,7 @@ class ProgramBuilder {
   // when `oc` says how, else stored in DRAM) unless it is the network's result.
   // `shared`: later networks read the result too (a saved one is then read again from DRAM).
   std::optional<Operand> emit_step(const Where& w, size_t term, int s, int nsteps, const PlannedStep& st,
-                                   const Operand& lhs, const Operand& rhs, const OnChip* oc, const std::string& why_not,
+                                   const Operand& lhs, const Operand& rhs, const OnChip* oc, const Why& why_not,
                                    bool shared = false) {
     const CompiledGemm& c = st.compiled.gemm;
     const Operand& A = st.compiled.lhs_is_a ? lhs : rhs;
@@ -920,8 +923,9 @@ class ProgramBuilder {
       for (size_t j = 0; j < oc->rows.size(); ++j)
         rep.images.push_back({static_cast<int64_t>(oc->half_of[j]), oc->rows[j].first, oc->rows[j].rows});
     } else if (!st.last) {
-      rep.through_host_because = why_not;
+      rep.through_host_because = why_not.text;
     }
+    rep.fate = oc ? Fate::on_chip : st.last ? Fate::result : why_not.fate;
     rep.gemms = {record_of(c)};
     rep.a = {A.tensor};
     rep.b = {B.tensor};

@@ -2,6 +2,8 @@
 // cycles, the DRAM traffic of each step, and the end-to-end bound.
 #include "mapper/program.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -56,6 +58,31 @@ std::vector<StepTraffic> program_traffic(const Program& p, const arch::ArchConfi
 int64_t end_to_end_bound(const ProgramCost& c, const arch::ArchConfig& cfg) {
   const double bytes_per_cycle = cfg.dram.bandwidth_gbps * 1e3 / cfg.clock_mhz;  // GB/s = bytes per ns
   return std::max(c.compute_cycles, static_cast<int64_t>(std::ceil(static_cast<double>(c.least_dram_bytes) / bytes_per_cycle)));
+}
+
+}  // namespace fetta::mapper
+
+namespace fetta::mapper {
+
+IntermediateFates intermediate_fates(const Program& p) {
+  IntermediateFates f;
+  for (const ProgramStep& s : p.steps) {
+    if (s.fate == Fate::result) continue;
+    ++f.intermediates;
+    ++f.count[static_cast<size_t>(s.fate)];
+  }
+  return f;
+}
+
+std::string fates_text(const IntermediateFates& f) {
+  std::string text = fmt::format("{} of {} intermediates kept on chip", f.of(Fate::on_chip), f.intermediates);
+  std::string leave;
+  for (int i = 0; i < kFates; ++i) {
+    const auto fate = static_cast<Fate>(i);
+    if (fate == Fate::result || fate == Fate::on_chip || f.of(fate) == 0) continue;
+    leave += fmt::format("{}{} {}", leave.empty() ? "" : ", ", f.of(fate), describe(fate));
+  }
+  return leave.empty() ? text : text + "; the others leave through DRAM: " + leave;
 }
 
 }  // namespace fetta::mapper

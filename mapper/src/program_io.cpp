@@ -131,7 +131,7 @@ json to_json(const ProgramStep& s) {
           {"term", s.term}, {"terms", s.terms}, {"step", s.step}, {"steps", s.steps}, {"lhs", s.lhs}, {"rhs", s.rhs},
           {"mapping", s.mapping}, {"m", s.m}, {"k", s.k}, {"n", s.n}, {"macs", s.macs}, {"predicted_cycles", s.predicted},
           {"store_predicted_cycles", s.store_predicted}, {"last", s.last}, {"summed", s.summed}, {"on_chip", s.on_chip}, {"saved", s.saved},
-          {"store", s.store}, {"through_host_because", s.through_host_because}, {"images", s.images}, {"gemms", g}, {"a", s.a}, {"b", s.b},
+          {"store", s.store}, {"through_host_because", s.through_host_because}, {"fate", to_string(s.fate)}, {"images", s.images}, {"gemms", g}, {"a", s.a}, {"b", s.b},
           {"intermediate", s.intermediate}, {"requant_shift", s.requant_shift}};
 }
 ProgramStep step_from(const json& j) {
@@ -159,6 +159,7 @@ ProgramStep step_from(const json& j) {
   s.saved = j.at("saved");
   s.store = j.at("store");
   s.through_host_because = j.at("through_host_because");
+  s.fate = parse_fate(j.at("fate"));
   s.images = j.at("images").get<std::vector<std::array<int64_t, 3>>>();
   for (const json& g : j.at("gemms")) s.gemms.push_back(gemm_from(g));
   s.a = j.at("a").get<std::vector<int32_t>>();

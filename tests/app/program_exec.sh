@@ -1,5 +1,6 @@
 #!/bin/sh
-# fetta compile + fetta exec reproduce fetta run: the same instruction and write streams (their
+# fetta compile + fetta exec reproduce fetta run (and fetta compile --json predicts its end to end
+# and where its intermediates go): the same instruction and write streams (their
 # digests), the same cycles and results per contraction. A program is refused on another
 # configuration's top; --inputs replaces the seed's tensors (the dumps of a run read back give the
 # same results under another seed, and another seed alone does not).
@@ -11,12 +12,21 @@ cfg=configs/ce2x4_x8.yaml
 layers="--layer configs/layers/tt_small.yaml --layer configs/layers/bt_small.yaml"
 # shellcheck disable=SC2086  # $layers is a list of options
 "$fetta" compile --config $cfg $layers --out "$work/prog"
+# shellcheck disable=SC2086
+"$fetta" compile --config $cfg $layers --out "$work/prog-json" --json > "$work/compile.json"
 "$fetta" exec --program "$work/prog" --cache-dir "$cache" --json > "$work/exec.json"
 # shellcheck disable=SC2086
 "$fetta" run --config $cfg $layers --cache-dir "$cache" --json > "$work/run.json"
-python3 - "$work/run.json" "$work/exec.json" <<'PY'
+python3 - "$work/run.json" "$work/exec.json" "$work/compile.json" <<'PY'
 import json, sys
-run, ex = (json.load(open(f)) for f in sys.argv[1:3])
+run, ex, comp = (json.load(open(f)) for f in sys.argv[1:4])
+# fetta compile --json predicts what the run reports: the model's end to end, the bound, the fates.
+for k in ("model_cycles", "bound_cycles", "least_dram_bytes"):
+    assert comp["end_to_end"][k] == run["end_to_end"][k], (k, comp["end_to_end"][k], run["end_to_end"][k])
+assert comp["intermediates"] == run["intermediates"], (comp["intermediates"], run["intermediates"])
+assert comp["intermediates"]["count"] == sum(1 for s in run["steps"] if s["fate"] != "result") > 0
+assert comp["intermediates"]["on_chip"] == sum(1 for s in run["steps"] if s["kept_on_chip"])
+assert comp["contractions"] == len(run["steps"])
 assert run["streams"] == ex["streams"], (run["streams"], ex["streams"])
 keys = ("mapping", "cycles", "host_cycles", "store_cycles", "dram_cycles", "dram_bytes", "mismatches", "kept_on_chip")
 assert len(run["steps"]) == len(ex["steps"]) > 0

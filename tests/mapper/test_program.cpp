@@ -90,6 +90,7 @@ TEST_CASE("a program is deterministic and round-trips through its files", "[prog
     CHECK(q.steps[i].predicted == p.steps[i].predicted);
     CHECK(q.steps[i].a == p.steps[i].a);
     CHECK(q.steps[i].images == p.steps[i].images);
+    CHECK(q.steps[i].fate == p.steps[i].fate);
     CHECK(q.steps[i].gemms.size() == p.steps[i].gemms.size());
   }
   // Everything the files hold is read back: written again, they are the same bytes.
@@ -822,4 +823,47 @@ TEST_CASE("interleaved networks: the host prepares one network's contraction whi
   CHECK(fast.ops.size() == want.ops.size());
   CHECK(parse_network_order("interleaved") == NetworkOrder::interleaved);
   CHECK_THROWS_WITH(parse_network_order("random"), Catch::Contains("allowed: sequential, interleaved, fastest"));
+}
+
+TEST_CASE("every intermediate's fate is recorded: kept on chip, or why it leaves", "[program]") {
+  const arch::ArchConfig cfg = config("default");
+  const std::vector<std::string> layers{layer("tt_small"), layer("bt_small")};
+  const std::vector<verif::Phase> all{verif::Phase::fp, verif::Phase::bp, verif::Phase::wg};
+  auto check_consistent = [](const Program& p) {
+    const IntermediateFates f = intermediate_fates(p);
+    int64_t intermediates = 0, sum = 0;
+    for (const ProgramStep& s : p.steps) {
+      intermediates += s.fate != Fate::result;
+      CHECK((s.fate == Fate::on_chip) == s.on_chip);                // the STORE into the consumer's images
+      CHECK((s.fate == Fate::result) == s.last);                    // network results are not intermediates
+      CHECK(s.through_host_because.empty() == (s.fate == Fate::result || s.fate == Fate::on_chip));  // a reason when it leaves
+    }
+    for (int i = 0; i < kFates; ++i) sum += f.count[static_cast<size_t>(i)];
+    CHECK(f.intermediates == intermediates);
+    CHECK(sum == intermediates);
+    return f;
+  };
+  // With reuse, the results several networks read leave for all of them; the rest may stay.
+  const IntermediateFates reuse = check_consistent(compile_program(cfg, layers, all));
+  CHECK(reuse.of(Fate::shared) > 0);
+  // Without reuse nothing is shared, and some stay on chip.
+  ProgramOptions no_reuse;
+  no_reuse.reuse = false;
+  const IntermediateFates own = check_consistent(compile_program(cfg, layers, all, no_reuse));
+  CHECK(own.of(Fate::shared) == 0);
+  CHECK(own.of(Fate::on_chip) > 0);
+  CHECK(own.of(Fate::deferred_term) > 0);  // bt_small's terms' last contractions run together
+  // --through-host: every intermediate leaves for that reason alone.
+  ProgramOptions host;
+  host.through_host = true;
+  const IntermediateFates th = check_consistent(compile_program(cfg, layers, all, host));
+  CHECK(th.of(Fate::option) == th.intermediates);
+  CHECK_THAT(fates_text(th), Catch::Matchers::StartsWith(fmt::format("0 of {} intermediates kept on chip", th.intermediates)));
+  // A top that reorders only through DRAM says so for a layout change STORE could have made.
+  ProgramOptions plain;
+  plain.reuse = false;
+  const IntermediateFates off = check_consistent(compile_program(config("baseline_tpu_offchip"), layers, all, plain));
+  CHECK(off.of(Fate::reorder_off_chip) > 0);
+  CHECK(parse_fate(to_string(Fate::no_room)) == Fate::no_room);
+  CHECK_THROWS_WITH(parse_fate("gone"), Catch::Matchers::Contains("allowed: result, on_chip"));
 }

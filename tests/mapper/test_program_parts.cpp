@@ -5,6 +5,7 @@
 // (mapper/dma_transfers.hpp). tests/mapper/test_program.cpp checks the programs they make.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -182,10 +183,10 @@ TEST_CASE("movement: an intermediate stays on chip when the STOREs pay, in rows 
   {
     const Movement mv(cfg, true, false);
     CompiledGemm c = c0;
-    std::string why;
+    Why why;
     const std::optional<OnChip> oc = mv.place_and_plan(p, c, true, 0, {}, {}, why);
     REQUIRE(oc);
-    CHECK(why.empty());
+    CHECK(why.text.empty());
     REQUIRE(oc->stores.size() == c.jobs.size());
     CHECK(oc->producer_half.front() == 1);  // no FLIP yet: the first job computes on half 1
     CHECK(oc->half_of.front() == (1 + p.jobs.size()) % 2);
@@ -196,7 +197,8 @@ TEST_CASE("movement: an intermediate stays on chip when the STOREs pay, in rows 
     CompiledGemm full = c0;
     const std::vector<Parked> waiting{{oc->half_of[0], {0, cfg.memory.unified_depth / 2}, 9}};
     CHECK_FALSE(mv.place_and_plan(p, full, true, 0, {}, waiting, why));
-    CHECK_THAT(why, Contains("no room for its consumer's job 0 image"));
+    CHECK(why.fate == Fate::no_room);
+    CHECK_THAT(why.text, Contains("no room for its consumer's job 0 image"));
 
     // The images move out of the way of rows already taken, within the half.
     CompiledGemm moved = c0;
@@ -221,9 +223,10 @@ TEST_CASE("movement: without on-chip reordering a STORE that changes the layout 
   // Z[m, n] read as B over (n, o): a transposition (a result row's elements go to different rows).
   const CompiledGemm p = compile_gemm(cfg, gemm_shape("A", {"m", "k"}, {16, 16}, "B", {"k", "n"}, {16, 16}, {"m", "n"}));
   CompiledGemm c = compile_gemm(cfg, gemm_shape("W", {"o", "m"}, {4, 16}, "Z", {"m", "n"}, {16, 16}, {"o", "n"}));
-  std::string why;
+  Why why;
   CHECK_FALSE(mv.place_and_plan(p, c, false, 0, {}, {}, why));
-  CHECK_THAT(why, Contains("memory.store_reorder: false"));
+  CHECK(why.fate == Fate::reorder_off_chip);
+  CHECK_THAT(why.text, Contains("memory.store_reorder: false"));
 
   arch::StoreInstr copy;
   copy.count = static_cast<uint32_t>(cfg.network.lanes);
@@ -332,4 +335,25 @@ TEST_CASE("DMA descriptors: a save moves the result's beats of each row, rows pa
     for (int64_t b = 0; b < 2; ++b)
       want.push_back({(4096U >> g.beat_shift()) + static_cast<uint64_t>(r * 2 + b), static_cast<uint64_t>((7 + r) * groups + 1 + b)});
   CHECK(arch::dma_beats(layout, d) == want);
+}
+
+// ---- the paper's kinds of workload (configs/layers, docs/results.md "The paper's kinds of workload")
+
+TEST_CASE("the paper-like workloads plan on FETTA and both baselines", "[workloads]") {
+  for (const char* top : {"default", "baseline_tpu_offchip", "baseline_hier"}) {
+    const arch::ArchConfig cfg = config(top);
+    for (const char* l : {"tt_atis", "tt_wmt_long", "ttm_ucf11", "ht_ucf11", "tr_ucf11", "bt_ucf11"}) {
+      CAPTURE(top, l);
+      const LayersPlan p = plan_layers(cfg, {kSrc + "configs/layers/" + l + ".yaml"},
+                                       {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg});
+      CHECK(p.contractions > 0);
+      CHECK(p.compute_cycles * cfg.total_pes() >= p.macs);  // no mapping beats the array's peak
+    }
+  }
+  // tt_wmt_long is there for intermediates larger than a unified-memory half.
+  const arch::ArchConfig cfg = config("default");
+  const NetworkPlan fp = networks_of(cfg, "tt_wmt_long", {verif::Phase::fp}).at(0);
+  const int64_t half = cfg.memory.unified_depth / 2 * cfg.network.lanes;
+  CHECK(std::any_of(fp.steps.begin(), fp.steps.end(),
+                    [&](const PlannedStep& s) { return s.compiled.gemm.shape.m.size() * s.compiled.gemm.shape.n.size() > half; }));
 }

@@ -342,6 +342,7 @@ TEST_CASE("layers beyond the size budget are refused when parsed", "[layer]") {
              Contains("big.yaml:3: field 'out_modes': 17 entries (allowed: at most 16)"));
   // Every shipped layer is inside the budget.
   for (const char* name : {"tt_transformer_768", "ttm_transformer_768", "tr_transformer_768", "ht_transformer_768",
-                           "bt_transformer_768", "tt_fetta_example"})
+                           "bt_transformer_768", "tt_fetta_example", "tt_atis", "tt_wmt_long", "ttm_ucf11", "ht_ucf11",
+                           "tr_ucf11", "bt_ucf11"})
     CHECK_NOTHROW(load_layer(std::string(FETTA_SOURCE_DIR) + "configs/layers/" + name + ".yaml"));
 }

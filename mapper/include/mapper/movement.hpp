@@ -15,6 +15,7 @@
 #include "arch/config.hpp"
 #include "arch/isa.hpp"
 #include "mapper/compile.hpp"
+#include "mapper/fate.hpp"
 #include "mapper/placement.hpp"
 #include "mapper/store.hpp"
 
@@ -66,6 +67,12 @@ struct Parked {
   int consumer = 0;
 };
 
+// Why an intermediate leaves the chip, when it does: the fate and the reason in words.
+struct Why {
+  Fate fate = Fate::on_chip;
+  std::string text;
+};
+
 class Movement {
  public:
   // `dma`: results leave by STORE and a DMA save (docs/dma.md §5), else through the host's port;
@@ -95,7 +102,7 @@ class Movement {
   // else nullopt and why not. `estimate`: the caller wants only the cost, so planning stops as
   // soon as the STOREs planned so far cost the host path.
   std::optional<std::vector<StorePlan>> store_that_pays(const CompiledGemm& p, const CompiledGemm& c, bool as_a,
-                                                        std::string& why, bool estimate) const;
+                                                        Why& why, bool estimate) const;
 
   // Places consumer c's images of p's result, each job's in the half it will compute on, clear of
   // what is written there before it runs (the producer's jobs after its first output chunk, the
@@ -105,7 +112,7 @@ class Movement {
   // job (the i-th job from there computes on half (flips + 1 + i) % 2).
   std::optional<OnChip> place_and_plan(const CompiledGemm& p, CompiledGemm& c, bool as_a, int64_t flips,
                                        const std::vector<const CompiledGemm*>& between,
-                                       const std::vector<Parked>& waiting, std::string& why,
+                                       const std::vector<Parked>& waiting, Why& why,
                                        bool estimate = false) const;
 
   // The data movement around step c, for plan_network's choice of mapping (MapFor): for a

@@ -16,11 +16,12 @@
 
 #include "arch/config.hpp"
 #include "mapper/compile.hpp"
+#include "mapper/fate.hpp"
 #include "verif/layer.hpp"
 
 namespace fetta::mapper {
 
-inline constexpr int kProgramFormatVersion = 6;
+inline constexpr int kProgramFormatVersion = 7;
 
 // The order the layer's networks are emitted in (docs/program.md, "Interleaved networks"):
 // sequential, each to its end before the next; interleaved, step by step in turns, two at a time,
@@ -157,6 +158,7 @@ struct ProgramStep {
   bool on_chip = false;  // its result kept on chip by STORE
   bool saved = false;    // a final result that leaves by STORE and a DMA save (rounded to the operand type)
   std::string store, through_host_because;
+  Fate fate = Fate::result;  // where the result goes (an intermediate: on chip, or why it leaves)
   std::vector<std::array<int64_t, 3>> images;  // kept on chip: per consumer job, (half, first row, rows) of its image
   // The check: A x B (one per term for a sum, checked on the last term's row; earlier terms'
   // rows have none), their operand tensors, and the intermediate the result becomes.
@@ -188,6 +190,17 @@ struct Program {
 // dram.capacity_mb.
 Program compile_program(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
                         const std::vector<verif::Phase>& phases, const ProgramOptions& options = {});
+
+// Where a program's intermediates go (docs/program.md, "Where intermediates go"): per fate, the
+// steps whose result it is, network results left out.
+struct IntermediateFates {
+  int64_t intermediates = 0;
+  std::array<int64_t, kFates> count{};
+  int64_t of(Fate f) const { return count[static_cast<size_t>(f)]; }
+};
+IntermediateFates intermediate_fates(const Program& p);
+// "0 of 74 intermediates kept on chip; 60 leave read by several contractions (...), 14 no room ..."
+std::string fates_text(const IntermediateFates& f);
 
 // What running a program costs, known before it runs.
 struct ProgramCost {

@@ -305,6 +305,7 @@ class Executor {
       r.index = static_cast<int64_t>(pending_.size());
       r.store = s.store;
       r.through_host_because = s.through_host_because;
+      r.fate = mapper::to_string(s.fate);
       pending_.push_back(std::move(r));
     }
     dram_time_.assign(prog_.steps.size(), sc_core::SC_ZERO_TIME);
@@ -648,7 +649,7 @@ nlohmann::json to_json(const std::vector<StepReport>& reps, const arch::ArchConf
                      {"elements", r.elements}, {"mismatches", r.mismatches}, {"summed_on_chip", r.summed},
                      {"kept_on_chip", r.on_chip}, {"saved_by_dma", r.saved}, {"stored_mismatches", r.stored_mismatches},
                      {"store_cycles", r.store_cycles}, {"store_predicted_cycles", r.store_predicted},
-                     {"through_host_because", r.through_host_because}, {"store", r.store},
+                     {"through_host_because", r.through_host_because}, {"fate", r.fate}, {"store", r.store},
                      {"fp64_rel_error", r.rel_error >= 0 ? nlohmann::json(r.rel_error) : nlohmann::json(nullptr)}});
   return {{"config", cfg.name}, {"dtype", arch::to_string(cfg.dtype)}, {"pes", cfg.total_pes()}, {"steps", steps},
           {"sim_cycles", sim_cycles}, {"sim_seconds", wall_s}};
@@ -782,6 +783,12 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
     j["dma"] = {{"enabled", prog.options.dma}, {"bytes", bench.dma_bytes()}, {"saved_bytes", bench.dma_saved_bytes()},
                 {"host_wait_cycles", bench.dma_wait_cycles()}};
     j["overlap"] = to_json(overlap);
+    const mapper::IntermediateFates fates = mapper::intermediate_fates(prog);
+    nlohmann::json leave = nlohmann::json::object();
+    for (int f = 0; f < mapper::kFates; ++f)
+      if (const auto fate = static_cast<mapper::Fate>(f); fate != mapper::Fate::result && fate != mapper::Fate::on_chip)
+        leave[mapper::to_string(fate)] = fates.of(fate);
+    j["intermediates"] = {{"count", fates.intermediates}, {"on_chip", fates.of(mapper::Fate::on_chip)}, {"leave", leave}};
     j["end_to_end"] = {{"cycles", end_to_end}, {"simulated_cycles", bench.now()}, {"dram_accounted_cycles", dram_accounted},
                        {"probe_cycles", exec.probe_cycles}, {"bound_cycles", bound},
                        {"least_dram_bytes", cost.least_dram_bytes}, {"model_cycles", model.total()},
@@ -816,6 +823,7 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
                model.total(), model.simulated, model.dram_accounted, model_error);
     fmt::print("{}\n", mapper::stalls_text(model));
     fmt::print("{}", overlap_line(overlap));
+    fmt::print("{}\n", mapper::fates_text(mapper::intermediate_fates(prog)));
     fmt::print("bound: {} cycles, the larger of {} compute cycles and {:.1f} KiB (each input read once, each result "
                "written once) at {} GB/s; end to end / bound = {:.2f}\n",
                bound, cost.compute_cycles, static_cast<double>(cost.least_dram_bytes) / 1024.0, opt.cfg.dram.bandwidth_gbps,

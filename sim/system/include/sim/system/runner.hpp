@@ -64,6 +64,7 @@ struct StepReport {
   int64_t stored_mismatches = 0;  // elements of that image (read back by the scoreboard) not as the golden model's
   int64_t store_cycles = 0, store_predicted = 0;  // the controller's busy cycles for those STOREs, and the model's
   std::string through_host_because;  // an intermediate not kept on chip: why
+  std::string fate;                  // mapper::Fate: on_chip, result, or why it leaves (shared, no_room, ...)
   std::string store;                 // one kept on chip: its STORE program in words
 };
 
