@@ -31,6 +31,7 @@
 #include "mapper/compile.hpp"
 #include "mapper/layer_search.hpp"
 #include "mapper/program.hpp"
+#include "mapper/verify.hpp"
 #include "mapper/wall_model.hpp"
 #include "rtl_gen/emit.hpp"
 #include "run_toolchain.hpp"
@@ -259,7 +260,7 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
       ->capture_default_str();
   cmd->add_option("--cache-dir", o.cache_dir, "Where Verilated models are cached (default $FETTA_CACHE_DIR or ~/.cache/fetta)");
   cmd->add_option("--max-cycles", o.max_cycles,
-                  "Run budget: refuse programs that take more compute cycles (the model's) than this")
+                  "Run budget: refuse programs that take more cycles end to end (the wall-cycle model's) than this")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
   cmd->add_flag("--json", o.json, "JSON report on stdout instead of the tables");
@@ -302,7 +303,15 @@ void check_budget(const std::string& what, int64_t cycles, int64_t macs, const a
 void execute(const arch::ArchConfig& cfg, const mapper::Program& p, const std::string& dir, const ExecOpts& o,
              const std::string& config_file) {
   const mapper::ProgramCost cost = mapper::program_cost(p);
-  check_budget("the program takes", cost.compute_cycles, cost.macs, cfg, o.max_cycles);
+  // The budget counts what the run simulates: the wall-cycle model's end to end (within 2 % of the
+  // RTL on every shipped layer), not only the compute cycles.
+  const int64_t end_to_end = mapper::predict_wall(p, cfg).simulated;
+  if (end_to_end > o.max_cycles)
+    throw std::invalid_argument(fmt::format(
+        "--max-cycles: the program takes {} cycles end to end by the wall-cycle model ({} of them compute, {} MACs) on "
+        "{}, over the run budget of {} (RTL simulation runs some thousands of cycles a second); allowed: a smaller batch "
+        "or fewer phases, or --max-cycles {} or more",
+        end_to_end, cost.compute_cycles, cost.macs, cfg.name, o.max_cycles, end_to_end));
   if (!o.json)
     fmt::print(stderr, "fetta: {}, {} layer(s), {} contraction(s){}, {} compute cycles, {}, seed {}\n", cfg.name,
                p.layers.size(), cost.contractions, repeats_text(cost), cost.compute_cycles, order_text(p), o.seed);

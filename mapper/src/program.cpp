@@ -28,6 +28,7 @@
 #include "mapper/movement.hpp"
 #include "mapper/network_schedule.hpp"
 #include "mapper/reuse.hpp"
+#include "mapper/verify.hpp"
 #include "mapper/wall_model.hpp"
 
 namespace fetta::mapper {
@@ -1147,15 +1148,19 @@ Program compile_program(const arch::ArchConfig& cfg, const std::vector<std::stri
                         const std::vector<verif::Phase>& phases, const ProgramOptions& options) {
   arch::validate(cfg);
   ProgramBuilder::PlanCache plans;
-  if (options.order != NetworkOrder::fastest)
-    return build(cfg, layer_files, phases, options, options.order == NetworkOrder::interleaved, plans);
+  if (options.order != NetworkOrder::fastest) {
+    Program p = build(cfg, layer_files, phases, options, options.order == NetworkOrder::interleaved, plans);
+    verify_program(p, cfg, "the compiled program");  // a refusal here is a compiler bug
+    return p;
+  }
   Program sequential = build(cfg, layer_files, phases, options, false, plans);
   // Interleaving helps where a network's steps wait for their producers' results and another
   // network can compute meanwhile; where the DMA is the bottleneck it can reorder the traffic for
   // the worse. The wall-cycle model (within 0.13 % of the RTL) picks; a tie keeps the plain order.
   Program interleaved = build(cfg, layer_files, phases, options, true, plans);
-  return predict_wall(interleaved, cfg).total() < predict_wall(sequential, cfg).total() ? std::move(interleaved)
-                                                                                          : std::move(sequential);
+  Program& p = predict_wall(interleaved, cfg).total() < predict_wall(sequential, cfg).total() ? interleaved : sequential;
+  verify_program(p, cfg, "the compiled program");  // a refusal here is a compiler bug
+  return std::move(p);
 }
 
 }  // namespace fetta::mapper

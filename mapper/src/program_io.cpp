@@ -14,6 +14,7 @@
 
 #include "mapper/layer_search.hpp"
 #include "mapper/program.hpp"
+#include "mapper/verify.hpp"
 
 namespace fetta::mapper {
 
@@ -208,26 +209,14 @@ void write_file(const fs::path& p, const std::string& data) {
   if (!out) throw ProgramError(fmt::format("{}: cannot write it", p.string()));
 }
 
-// Every index an op or step holds points into the program.
-void check_refs(const Program& p, const std::string& where) {
-  const auto nt = static_cast<int64_t>(p.tensors.size()), ns = static_cast<int64_t>(p.steps.size());
-  auto bad = [&](const std::string& what) { throw ProgramError(fmt::format("{}: {}", where, what)); };
+// Every op decodes: a known code, account and conversion (what the fields mean is verify_program's).
+void check_codes(const Program& p, const std::string& where) {
   for (size_t i = 0; i < p.ops.size(); ++i) {
     const Op& o = p.ops[i];
     if (static_cast<int>(o.code) > static_cast<int>(OpCode::wait_dma_idle) || static_cast<int>(o.account) > 2 ||
         static_cast<int>(o.convert) > 2)
-      bad(fmt::format("ops.bin record {}: an unknown op code, account or conversion", i));
-    if (o.report < -1 || o.report >= ns || o.tensor < -1 || o.tensor >= nt || o.source < -1 || o.source >= nt)
-      bad(fmt::format("ops.bin record {} ({}): a step or tensor index out of range", i, to_string(o.code)));
-    if ((o.code == OpCode::push || o.code == OpCode::dma) && (o.a < 0 || o.b <= 0 || static_cast<uint64_t>(o.a + o.b) > p.words.size()))
-      bad(fmt::format("ops.bin record {}: words [{}, {}) outside words.bin's {}", i, o.a, o.a + o.b, p.words.size()));
-    if (o.map + o.map_len > p.maps.size() || o.lanes + o.lanes_len > p.maps.size())
-      bad(fmt::format("ops.bin record {}: a map outside maps.bin's {} entries", i, p.maps.size()));
+      throw ProgramError(fmt::format("{}: ops.bin record {}: field 'code': an unknown op code, account or conversion", where, i));
   }
-  for (const ProgramStep& s : p.steps)
-    for (const std::vector<int32_t>* v : {&s.a, &s.b})
-      for (int32_t t : *v)
-        if (t < 0 || t >= nt) bad(fmt::format("step {} of {}: a tensor index out of range", s.step, s.result));
 }
 
 }  // namespace
@@ -324,7 +313,16 @@ Program load_program(const std::string& dir) {
     at = 0;
     p.maps.resize(data["maps"].size() / 4);
     for (int64_t& m : p.maps) m = static_cast<int32_t>(static_cast<uint32_t>(get(data["maps"], at, 4)));
-    check_refs(p, where);
+    check_codes(p, where);
+    // What the files say, against the configuration they were compiled for (check_program_target
+    // then ties that configuration to the top).
+    arch::ArchConfig own;
+    try {
+      own = arch::parse_arch_config(p.config_yaml, "config.yaml");
+    } catch (const std::exception& e) {
+      throw ProgramError(fmt::format("{}: field 'config.yaml': {}", where, e.what()));
+    }
+    verify_program(p, own, dir);
     return p;
   } catch (const json::exception& e) {
     throw ProgramError(fmt::format("{}: a field is missing or has the wrong type: {}", where, e.what()));
