@@ -28,6 +28,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "arch/config.hpp"
@@ -622,10 +623,39 @@ SlurmJob submit(const Sweep& sw, const Options& o, const std::vector<Point>& tod
   return job;
 }
 
-// The sweep proper, once its inputs are read and its output directory is locked.
-void run_sweep(Sweep& sw, const Options& o) {
+// The grid a sweep's directory holds results of (<out>/grid.yaml, the grid file's text): --resume
+// with another grid would keep the old grid's records as the new one's, so it is refused, naming
+// the first line that differs. A directory without one (a sweep from before) takes this grid.
+void check_resumed_grid(const Sweep& sw, bool resume) {
+  const fs::path kept = sw.out / "grid.yaml";
+  const std::string now = sy::read_text(sw.grid.file);
+  if (resume && fs::exists(kept)) {
+    const std::string before = sy::read_text(kept);
+    if (before != now) {
+      std::istringstream a(before), b(now);
+      std::string la, lb;
+      int line = 0;
+      for (;;) {
+        ++line;
+        const bool ha = static_cast<bool>(std::getline(a, la)), hb = static_cast<bool>(std::getline(b, lb));
+        if (!ha) la = "(end of file)";
+        if (!hb) lb = "(end of file)";
+        if (la != lb || (!ha && !hb)) break;
+      }
+      throw std::runtime_error(fmt::format("--resume: {} holds the results of another grid: line {} is '{}' there and '{}' "
+                                           "in {}; resume with the grid it ran, or give another --out",
+                                           sw.out.string(), line, la, lb, sw.grid.file));
+    }
+  }
+  replace_file(kept, now);
+}
+
+// The sweep proper, once its inputs are read and its output directory is locked. Returns the
+// exit code: 1 when every point failed.
+int run_sweep(Sweep& sw, const Options& o) {
   sw.jsonl_path = sw.out / "results.jsonl";
   sw.csv_path = sw.out / "results.csv";
+  check_resumed_grid(sw, o.resume);
   // A job array of an earlier sweep still running here: --resume follows it to its end first.
   if (fs::exists(slurm_dir(sw.out) / "submission.json")) {
     const std::optional<SlurmJob> prev = read_job(sw.out);
@@ -661,13 +691,24 @@ void run_sweep(Sweep& sw, const Options& o) {
     if (o.no_wait) {
       fmt::print(stderr, "fetta sweep: not waiting; collect with: fetta sweep --grid {} --out {} --backend slurm --resume\n",
                  sw.grid.file, sw.out.string());
-      return;
+      return 0;
     }
     follow(sw, job);
   }
   // Everything recorded, merged in grid order.
-  write_results(sw, kept_records(sw, sw.out, false));
+  const std::map<std::string, nlohmann::json> recs = kept_records(sw, sw.out, false);
+  write_results(sw, recs);
+  size_t points = 0, failed = 0;
+  for (const Point& p : expand(sw.grid))
+    if (const auto it = recs.find(point_key(p)); it != recs.end()) {
+      ++points;
+      failed += it->second["status"] != "ok";
+    }
+  if (failed > 0)
+    fmt::print(stderr, "fetta sweep: {} of {} point(s) failed; results.jsonl has each one's reason{}\n", failed, points,
+               failed == points ? "" : " (--resume --retry-failed runs them again)");
   fmt::print(stderr, "fetta sweep: done; plot with: /usr/bin/python3 scripts/plot_sweep.py {}\n", sw.out.string());
+  return points > 0 && failed == points ? 1 : 0;
 }
 
 }  // namespace
@@ -702,8 +743,7 @@ int run(const Options& o) {
     fmt::print(stderr, "fetta sweep: stopped {} process(es) left running by an earlier sweep of {}\n", n, o.out);
   const int code = flows::run_supervised(marker, [&] {
     try {
-      run_sweep(sw, o);
-      return 0;
+      return run_sweep(sw, o);
     } catch (const std::exception& e) {
       fmt::print(stderr, "fetta: error: {}\n", e.what());
       return 1;

@@ -145,6 +145,14 @@ Grid load_grid(const std::string& file) {
     }
   }
   if (g.axes.empty()) throw std::invalid_argument(file + ": grid: no parameter to sweep");
+  uint64_t points = 1;
+  for (const auto& [k, vals] : g.axes) {
+    if (vals.empty() || points > kMaxGridPoints / vals.size())
+      throw std::invalid_argument(fmt::format("{}: grid: more than {} points (at '{}'; allowed: at most {} points); split "
+                                              "the sweep into several grids",
+                                              file, kMaxGridPoints, k, kMaxGridPoints));
+    points *= vals.size();
+  }
   // The data movement a mapping implies is the simulator's estimate: the model-cycle count has none.
   if (g.map_for != "compute" && g.cycles != "rtl")
     throw std::invalid_argument(fmt::format("{}: map_for: {} needs cycles: rtl (the data movement is counted by the "

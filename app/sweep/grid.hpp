@@ -1,6 +1,7 @@
 // The grid of a sweep (docs/results.md, "Sweeps"): its YAML file, the points it expands to, and
 // each point's configuration derived from the base one.
 #pragma once
+#include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
@@ -33,6 +34,10 @@ struct Grid {
 
 // A point: the grid's parameters with one value each, in the grid's order.
 using Point = std::vector<std::pair<std::string, std::string>>;
+
+// The most points a grid may expand to: far more than a cluster runs in a day, far fewer than
+// exhaust the submitter's memory.
+inline constexpr uint64_t kMaxGridPoints = 100'000;
 
 // Reads and checks a grid file; errors name the file, line, field and the allowed values.
 Grid load_grid(const std::string& file);
