@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -229,7 +230,17 @@ void add_compile_options(CLI::App* cmd, CompileOpts& o) {
 }
 
 void add_exec_options(CLI::App* cmd, ExecOpts& o) {
-  cmd->add_option("--seed", o.seed, "Seed of the random tensors (printed)")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Seed of the random tensors (printed)")
+      ->check(CLI::Validator(
+          [](const std::string& v) {
+            // Checked as text: a negative number would otherwise wrap to a huge unsigned seed.
+            uint64_t seed = 0;
+            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seed);
+            if (!v.empty() && ec == std::errc() && end == v.data() + v.size()) return std::string();
+            return fmt::format("{}: allowed: an integer 0 .. 18446744073709551615", v);
+          },
+          "UINT64"))
+      ->capture_default_str();
   cmd->add_option("--inputs", o.inputs, "Read the layers' inputs from <layer>_in_<tensor>.npy files (as --dump-dir writes them)");
   cmd->add_option("--dump-dir", o.dump_dir, "Write every input and output tensor as .npy, with manifest.json");
   auto* trace = cmd->add_option("--trace", o.trace, "FST waveform file (builds a traced model; open with GTKWave)");

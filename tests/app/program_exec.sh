@@ -53,3 +53,22 @@ for f in "$work"/d1/*.npy; do
 done
 test "$n" -gt 0 || { echo "FAIL: seed 7 gave seed 1's tensors: --inputs is not what made them equal"; exit 1; }
 echo "--inputs: $(ls "$work"/d1/*.npy | wc -l) tensors equal to seed 1's; $n differ under seed 7 alone"
+# --inputs is checked whole before anything simulates: a file of layer 2 (bt_small) with another
+# tensor's shape is refused, naming it, before layer 1 runs.
+mkdir -p "$work/d4"
+cp "$work"/d1/*.npy "$work/d4/"
+cp "$work/d1/tt_small_in_X.npy" "$work/d4/bt_small_in_X.npy"
+if "$fetta" exec --program "$work/prog" --cache-dir "$cache" --inputs "$work/d4" > "$work/d4.out" 2> "$work/d4.err"; then
+  echo "FAIL: a wrong-shaped input of layer 2 was accepted"; exit 1
+fi
+grep -q "bt_small_in_X.npy holds <u2 of shape" "$work/d4.err" || { cat "$work/d4.err"; exit 1; }
+if grep -q "tt_small fp" "$work/d4.err"; then echo "FAIL: layer 1 simulated before the bad input was found"; exit 1; fi
+# Two layers with different contents whose file names collide ("tt small" and "tt_small") are
+# refused with --dump-dir instead of overwriting each other's dumps.
+sed 's/^name: tt_small/name: tt small/; s/^batch: .*/batch: 3/' configs/layers/tt_small.yaml > "$work/tt_space.yaml"
+if "$fetta" run --config $cfg --layer configs/layers/tt_small.yaml --layer "$work/tt_space.yaml" --phases fp --cache-dir "$cache" \
+    --dump-dir "$work/d5" > /dev/null 2> "$work/d5.err"; then
+  echo "FAIL: colliding dump names were accepted"; exit 1
+fi
+grep -q "both name their files tt_small_\*.npy" "$work/d5.err" || { cat "$work/d5.err"; exit 1; }
+echo "--inputs checked whole before simulating; colliding dump names refused"

@@ -200,3 +200,32 @@ TEST_CASE("npy: bf16 saved as float32 for viewing; errors", "[npy]") {
   std::ofstream(junk) << "not a numpy file";
   CHECK_THROWS_WITH(load_npy<float>(junk), Catch::Contains("not a .npy file"));
 }
+
+TEST_CASE("npy: a shape too large, or larger than the file, is refused before anything is allocated", "[npy]") {
+  // A valid file of 4 elements whose header is rewritten to claim another shape (same header length).
+  const Tensor<uint16_t> t({"i"}, {4}, {1, 2, 3, 4});
+  const std::string path = temp_path("shape.npy");
+  save_npy(path, t);
+  auto with_shape = [&](const std::string& shape) {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t at = bytes.find("(4,)");
+    REQUIRE(at != std::string::npos);
+    std::string header = bytes.substr(0, bytes.find('\n') + 1);
+    const size_t len = header.size();
+    header.replace(at, 4, shape);
+    header.erase(header.size() - 1);  // the newline; pad back to the same length
+    header.resize(len - 1, ' ');
+    header += '\n';
+    REQUIRE(header.size() == len);
+    const std::string edited = temp_path("edited.npy");
+    std::ofstream(edited, std::ios::binary) << header << bytes.substr(len);
+    return edited;
+  };
+  CHECK_THROWS_WITH(load_npy<uint16_t>(with_shape("(1000000000000000000000000000000,)")),
+                    Catch::Contains("shape entry 1000000000000000000000000000000 is larger than 1073741824 elements"));
+  CHECK_THROWS_WITH(load_npy<uint16_t>(with_shape("(1000000, 1000000)")), Catch::Contains("has more than 1073741824 elements"));
+  CHECK_THROWS_WITH(load_npy<uint16_t>(with_shape("(1000000,)")),
+                    Catch::Contains("truncated data: shape (1000000) needs 2000000 bytes, the file holds 8"));
+  CHECK(load_npy<uint16_t>(with_shape("(2, 2)")).values() == t.values());
+}

@@ -5,7 +5,9 @@
 
 #include <bit>
 #include <cctype>
+#include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "verif/numerics.hpp"
@@ -162,7 +164,11 @@ Opened open_npy(const std::string& path) {
     size_t j = i;
     while (j < inner.size() && std::isdigit(static_cast<unsigned char>(inner[j]))) ++j;
     if (j == i) throw NpyError(fmt::format("{}: bad shape: {}", path, dict));
-    o.header.shape.push_back(std::stoll(inner.substr(i, j - i)));
+    int64_t size = 0;
+    const auto [ptr, ec] = std::from_chars(inner.data() + i, inner.data() + j, size);
+    if (ec != std::errc() || ptr != inner.data() + j || size > kMaxNpyElements)
+      throw NpyError(fmt::format("{}: shape entry {} is larger than {} elements", path, inner.substr(i, j - i), kMaxNpyElements));
+    o.header.shape.push_back(size);
     i = j;
   }
   return o;
@@ -193,8 +199,21 @@ Tensor<T> load_npy(const std::string& path, std::vector<std::string> labels) {
   } else if (labels.size() != o.header.shape.size()) {
     throw NpyError(fmt::format("{}: {} labels for shape ({})", path, labels.size(), fmt::join(o.header.shape, ", ")));
   }
+  // The element count, checked against the limit and against the bytes the file holds before
+  // anything is allocated.
   int64_t n = 1;
-  for (int64_t s : o.header.shape) n *= s;
+  for (int64_t s : o.header.shape) {
+    if (s > 0 && n > kMaxNpyElements / s)
+      throw NpyError(fmt::format("{}: shape ({}) has more than {} elements", path, fmt::join(o.header.shape, ", "), kMaxNpyElements));
+    n *= s;
+  }
+  const std::streamoff at = o.in.tellg();
+  std::error_code ec;
+  const uintmax_t bytes = std::filesystem::file_size(path, ec);
+  if (!ec && at >= 0 && bytes - static_cast<uintmax_t>(at) < static_cast<uintmax_t>(n) * sizeof(T))
+    throw NpyError(fmt::format("{}: truncated data: shape ({}) needs {} bytes, the file holds {}", path,
+                               fmt::join(o.header.shape, ", "), static_cast<uintmax_t>(n) * sizeof(T),
+                               bytes - static_cast<uintmax_t>(at)));
   std::vector<T> values(static_cast<size_t>(n));
   o.in.read(reinterpret_cast<char*>(values.data()), static_cast<std::streamsize>(values.size() * sizeof(T)));
   if (!o.in) throw NpyError(fmt::format("{}: truncated data ({} elements expected)", path, n));

@@ -26,6 +26,8 @@
 #include "sim/system/bench.hpp"
 #include "sim/system/dram.hpp"
 #include "verif/contract.hpp"
+#include "verif/layer.hpp"
+#include "verif/network.hpp"
 #include "verif/npy.hpp"
 #include "verif/numerics.hpp"
 
@@ -740,7 +742,47 @@ RunOptions parse_run_args(int argc, char** argv) {
   return o;
 }
 
+// Before anything simulates: two layers with different contents never share their dump and input
+// file names (the layer name with every character but [A-Za-z0-9_-] as '_'), and every file
+// --inputs names exists with the layer tensor's dtype and shape (read from its header: nothing is
+// allocated for a bad one).
+void preflight(const RunOptions& opt) {
+  if (opt.dump_dir.empty() && opt.inputs_dir.empty()) return;
+  const mapper::Program& prog = *opt.program;
+  std::map<std::string, const mapper::ProgramLayer*> files;  // file-name stem -> the layer using it
+  for (const mapper::ProgramLayer& pl : prog.layers) {
+    const verif::LayerSpec spec = verif::parse_layer(pl.yaml, pl.name + " (in the program)");
+    const auto [it, fresh] = files.emplace(safe(spec.name), &pl);
+    if (!fresh && it->second->yaml != pl.yaml)
+      throw std::invalid_argument(fmt::format("--dump-dir, --inputs: layers '{}' and '{}' both name their files {}_*.npy; "
+                                              "give the layers distinct names",
+                                              it->second->name, pl.name, it->first));
+    if (opt.inputs_dir.empty()) continue;
+    const std::map<std::string, int64_t> dims = verif::layer_dims(spec);
+    auto shape_of = [&](const std::vector<std::string>& labels) {
+      std::vector<int64_t> s;
+      for (const std::string& l : labels) s.push_back(dims.at(l));
+      return s;
+    };
+    std::map<std::string, std::vector<int64_t>> inputs{{"X", shape_of(verif::x_labels(spec))},
+                                                       {"dY", shape_of(verif::y_labels(spec))}};
+    for (const verif::NetworkNode& core : verif::layer_cores(spec)) inputs[core.name] = shape_of(core.labels);
+    for (const auto& [name, shape] : inputs) {
+      const std::string path = opt.inputs_dir + "/" + safe(spec.name + "_in_" + name) + ".npy";
+      if (!std::filesystem::exists(path))
+        throw std::invalid_argument(fmt::format("--inputs: {} is missing (the layer's inputs are named as --dump-dir "
+                                                "writes them: <layer>_in_<tensor>.npy)", path));
+      const verif::NpyHeader h = verif::read_npy_header(path);
+      if (h.descr != verif::npy_descr<uint16_t>() || h.shape != shape)
+        throw std::invalid_argument(fmt::format("--inputs: {} holds {} of shape ({}); layer {}'s {} is {} of shape ({})", path,
+                                                h.descr, fmt::join(h.shape, ", "), spec.name, name,
+                                                verif::npy_descr<uint16_t>(), fmt::join(shape, ", ")));
+    }
+  }
+}
+
 int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks& hooks) {
+  preflight(opt);
   // SystemC's infos ("Simulation stopped by user") go to stdout, which carries the report.
   sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
   const mapper::Program& prog = *opt.program;

@@ -21,6 +21,10 @@ class NpyError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The most elements a .npy file may hold here (the layer files' own limit, 2^26, with room): a
+// larger shape is refused before anything is allocated, and so is one the file's bytes do not cover.
+inline constexpr int64_t kMaxNpyElements = int64_t{1} << 30;
+
 // The .npy descr string of T (e.g. "<f8").
 template <class T>
 std::string npy_descr();
