@@ -1,6 +1,7 @@
 // The accelerator top and controller generators: parameter checks and emission.
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <set>
 
 #include "hw/sys/system.hpp"
@@ -100,4 +101,42 @@ TEST_CASE("Configurations that generate different tops get different names and h
   }
   CHECK(name(variants[3]) == "fetta_top_bf16_g4_4x4_n16_d2048_a256_ws_s2");
   CHECK(name(variants[8]) == "fetta_top_bf16_g4_4x4_n16_d2048_a256_basic");
+}
+
+TEST_CASE("Configurations whose RTL differs never share a top name or hardware id", "[system_gen]") {
+  // Every module's text of a configuration's top, hashed: what "the same RTL" means.
+  auto rtl_of = [](const arch::ArchConfig& c) {
+    rtl::Design d;
+    (void)hw::elaborate_part(d, c, "top");
+    std::string all;
+    for (const auto& m : d.modules()) all += rtl::emit_module(*m);
+    return rtl::sha256_hex(all);
+  };
+  auto name = [](const arch::ArchConfig& c) { return hw::Accelerator(hw::AcceleratorParams{c}).module_name(); };
+  const arch::ArchConfig base = cfg_named("ce4x4_x4");
+  std::vector<arch::ArchConfig> variants(9, base);
+  variants[0].dram.bandwidth_gbps = 51.2;  // the host port follows the DRAM's bytes per cycle
+  variants[1].dram.bandwidth_gbps = 3.2;
+  variants[2].clock_mhz = 250;
+  variants[3].clock_mhz = 2000;
+  variants[4].dram.latency_ns = 10;  // the bench's, not the RTL's
+  variants[5].dram.capacity_mb = 1024;
+  variants[6].memory.store_reorder = false;  // the compiler's policy: the same RTL (TPU-Offchip)
+  variants[7].dtype = arch::DataType::int8;
+  variants[8].dtype = arch::DataType::int8;
+  variants[8].dram.bandwidth_gbps = 51.2;
+  std::map<std::string, std::string> rtl_by_name{{name(base), rtl_of(base)}};
+  std::map<std::string, std::string> name_by_rtl{{rtl_of(base), name(base)}};
+  for (const arch::ArchConfig& v : variants) {
+    const std::string n = name(v), r = rtl_of(v);
+    INFO(n << " (host port " << arch::host_port_banks(v) << " banks)");
+    if (const auto it = rtl_by_name.find(n); it != rtl_by_name.end()) CHECK(it->second == r);  // one name, one RTL
+    if (const auto it = name_by_rtl.find(r); it != name_by_rtl.end()) CHECK(it->second == n);  // and one RTL, one name
+    CHECK((n == name(base)) == (hw::hardware_id(v) == hw::hardware_id(base)));
+    rtl_by_name.emplace(n, r);
+    name_by_rtl.emplace(r, n);
+  }
+  CHECK(name(variants[0]) == name(base));          // all 4 banks a cycle already: the same port, the same RTL
+  CHECK(name(variants[1]) == name(base) + "_h1");  // tagged only where the port differs from the default DRAM's and clock's
+  CHECK(name(variants[4]) == name(base));
 }

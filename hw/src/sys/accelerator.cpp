@@ -52,6 +52,12 @@ std::string Accelerator::module_name() const {
   if (!c.network.dist_output_register && c.network.topology == arch::NetworkTopology::butterfly) variant += "_nodo";
   if (c.memory.accum_pipeline != 3) variant += fmt::format("_r{}", c.memory.accum_pipeline);
   if (c.network.topology == arch::NetworkTopology::fixed) variant += "_fixed";
+  // The host port's width follows the DRAM's bytes per clock (arch::host_port_banks): tagged where
+  // it is not what the default DRAM and clock give this data type and bank width.
+  arch::ArchConfig ref = c;
+  ref.dram.bandwidth_gbps = arch::ArchConfig{}.dram.bandwidth_gbps;
+  ref.clock_mhz = arch::ArchConfig{}.clock_mhz;
+  if (arch::host_port_banks(c) != arch::host_port_banks(ref)) variant += fmt::format("_h{}", arch::host_port_banks(c));
   return fmt::format("fetta_top_{}_g{}_{}x{}_n{}_d{}_a{}{}", arch::to_string(c.dtype), c.ce.count, c.ce.rows, c.ce.cols,
                      c.network.lanes, c.memory.unified_depth, c.memory.accum_depth, variant);
 }
