@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "flows/sta.hpp"
 #include "flows/synth.hpp"
 #include "flows/synth_tools.hpp"
+#include "hw/sys/system.hpp"
 
 namespace fetta::app {
 
@@ -58,16 +60,52 @@ void run(const PowerOpts& o) {
                                                         "give the activity.json an earlier fetta power --fst wrote",
                                                         "give an activity.json of fetta power"),
                                        o.activity);
+  // The design: its top and, for an accelerator top, the hw_id its `hw_id` port drives.
+  const std::string manifest_text = sy::read_text((fs::path(o.rtl) / "manifest.json").string());
+  const nlohmann::json manifest = nlohmann::json::parse(manifest_text);
+  const std::string top_name = manifest.at("top").get<std::string>();
+  const std::string design_id = hw::hardware_id_hex_of(top_name);
   std::optional<pw::RunWork> work;
-  if (!o.run_report.empty())
-    work = pw::run_work_from_json(read_json_option("--run", o.run_report, "write it with fetta run --trace FILE --json",
-                                                   "give the report of fetta run --json"),
-                                  o.run_report);
+  if (!o.run_report.empty()) {
+    const nlohmann::json report = read_json_option("--run", o.run_report, "write it with fetta run --trace FILE --json",
+                                                   "give the report of fetta run --json");
+    work = pw::run_work_from_json(report, o.run_report);
+    // A report of a run on another top is refused before anything is synthesized.
+    if (report.contains("program") && report["program"].is_object() && report["program"].contains("hw_id") &&
+        report["program"]["hw_id"].is_string() && !report["program"]["hw_id"].get<std::string>().empty() &&
+        report["program"]["hw_id"].get<std::string>() != design_id)
+      throw std::invalid_argument(fmt::format("--run {}: a run on the top with hw_id {} (configuration {}); the design (--rtl "
+                                              "{}) is {} with hw_id {}; give the report of a run on this design",
+                                              o.run_report, report["program"]["hw_id"].get<std::string>(),
+                                              report.value("config", std::string("?")), o.rtl, top_name, design_id));
+  }
   flows::sta::require_sta();
   // A trace whose names do not fit fails before synthesis; its values are read after it, only
   // those of the signals the netlist's annotation can use. An activity read before (--activity,
   // read above) is taken as it is.
-  if (!o.fst.empty()) pw::check_fst(o.fst, o.scope, o.clock, o.window);
+  if (!o.fst.empty()) {
+    pw::check_fst(o.fst, o.scope, o.clock, o.window);
+    // A trace of an accelerator top records the hw_id its port drove: another design's is refused
+    // here, before synthesis (a design without the port has nothing to compare).
+    if (!o.gate_level) {
+      // (The top's ports are always read; no other signal is.)
+      const pw::Activity id = pw::read_fst_activity(o.fst, o.scope, o.clock, "", [](const std::string&) { return false; });
+      uint32_t traced = 0;
+      int bits = 0;
+      for (const pw::BitActivity& b : id.bits) {
+        int bit = -1;
+        if (!b.port || b.name.rfind("hw_id[", 0) != 0 ||
+            std::from_chars(b.name.data() + 6, b.name.data() + b.name.size(), bit).ec != std::errc() || bit < 0 || bit > 31)
+          continue;
+        ++bits;
+        if (b.duty > 0.5) traced |= uint32_t{1} << bit;
+      }
+      if (bits == 32 && fmt::format("{:08x}", traced) != design_id)
+        throw std::invalid_argument(fmt::format("--fst {}: a trace of the top with hw_id {:08x}; the design (--rtl {}) is {} "
+                                                "with hw_id {}; give the trace of a run on this design",
+                                                o.fst, traced, o.rtl, top_name, design_id));
+    }
+  }
   fs::create_directories(o.out);
   sy::Options so;
   so.target = sy::Target::asap7;
@@ -79,10 +117,7 @@ void run(const PowerOpts& o) {
   // this very RTL (its manifest, with every file's sha256) at this clock.
   const fs::path synth_dir = fs::path(o.out) / "asap7";
   const fs::path stamp = synth_dir / "synthesized_from.json";
-  const std::string manifest_text = sy::read_text((fs::path(o.rtl) / "manifest.json").string());
   const std::string want = manifest_text + fmt::format("\nclock_mhz {}\n", o.clock_mhz);
-  const nlohmann::json manifest = nlohmann::json::parse(manifest_text);
-  const std::string top_name = manifest.at("top").get<std::string>();
   const fs::path module_dir = synth_dir / top_name;
   if (fs::exists(stamp) && sy::read_text(stamp.string()) == want && fs::exists(module_dir / "hierarchical.v")) {
     if (!o.json) fmt::print(stderr, "fetta power: reusing the netlist in {} (same RTL and clock)\n", module_dir.string());
@@ -118,10 +153,7 @@ void run(const PowerOpts& o) {
   r.work = work;
   if (r.work) pw::require_same_run(r);  // a report of another run fails before the power analysis
   r.result = pw::run_power(r.run, act);
-  if (r.result.flops_annotated == 0)
-    throw std::runtime_error(fmt::format("--fst {}: none of the {} flip-flops of {} is named in scope '{}' of the trace; "
-                                         "give the design's scope with --scope (and the trace of this design)",
-                                         o.fst, r.result.flops, top_name, act.scope));
+  pw::require_traced_flops(r.result, o.fst, top_name, act.scope);
   const nlohmann::json j = pw::to_json(r);
   std::ofstream(fs::path(o.out) / "power.json") << j.dump(1) << "\n";
   if (o.json) {

@@ -558,3 +558,17 @@ TEST_CASE("power: a gate-level trace's flip-flop states name their registers", "
   CHECK(a.bits[2].name == "in[1]");
   CHECK(a.bits[2].port);
 }
+
+TEST_CASE("power: a trace that names few of the design's flip-flops is refused, saying the share", "[power]") {
+  pw::PowerResult r;
+  r.flops = 129;
+  r.flops_annotated = 1;  // a trace of another design that shares one register name
+  CHECK_THROWS_WITH(pw::require_traced_flops(r, "t.fst", "top_x", "TOP.sys"),
+                    Catch::Contains("128 of the 129 flip-flops of top_x (99.2 %) are not named in scope 'TOP.sys'") &&
+                        Catch::Contains("allowed: at most 2 %"));
+  r.flops_annotated = 0;
+  CHECK_THROWS_WITH(pw::require_traced_flops(r, "t.fst", "top_x", "TOP.sys"), Catch::Contains("none of the 129 flip-flops"));
+  r.flops = 69471;  // the default top's trace: 150 renamed by synthesis
+  r.flops_annotated = 69321;
+  CHECK_NOTHROW(pw::require_traced_flops(r, "t.fst", "top_x", "TOP.sys"));
+}

@@ -453,6 +453,21 @@ void require_same_run(const PowerReport& r) {
                                             w.source, w.sim_cycles, r.activity_source, r.activity_cycles));
 }
 
+void require_traced_flops(const PowerResult& r, const std::string& trace, const std::string& design, const std::string& scope) {
+  if (r.flops_annotated == 0)
+    throw std::runtime_error(fmt::format("--fst {}: none of the {} flip-flops of {} is named in scope '{}' of the trace; "
+                                         "give the design's scope with --scope (and the trace of this design)",
+                                         trace, r.flops, design, scope));
+  const double unmatched =
+      r.flops > 0 ? static_cast<double>(r.flops - r.flops_annotated) / static_cast<double>(r.flops) : 0.0;
+  if (unmatched > kMaxUnmatchedFlops)
+    throw std::runtime_error(fmt::format("--fst {}: {} of the {} flip-flops of {} ({:.1f} %) are not named in scope '{}' of "
+                                         "the trace (allowed: at most {:.0f} %); give the trace of this design, and its "
+                                         "scope with --scope",
+                                         trace, r.flops - r.flops_annotated, r.flops, design, 100 * unmatched, scope,
+                                         100 * kMaxUnmatchedFlops));
+}
+
 Energy energy_of(const PowerReport& r) {
   require_same_run(r);
   const RunWork& w = *r.work;

@@ -341,9 +341,10 @@ void AcceleratorBuilder::host_accumulator_reads() {
 
 void Accelerator::build(Module& m) const { AcceleratorBuilder(m, p.cfg).build(); }
 
+std::string hardware_id_hex_of(const std::string& top) { return rtl::sha256_hex(top).substr(0, 8); }
+
 uint32_t hardware_id(const arch::ArchConfig& cfg) {
-  const std::string h = rtl::sha256_hex(Accelerator(AcceleratorParams{cfg}).module_name());
-  return static_cast<uint32_t>(std::stoul(h.substr(0, 8), nullptr, 16));
+  return static_cast<uint32_t>(std::stoul(hardware_id_hex_of(Accelerator(AcceleratorParams{cfg}).module_name()), nullptr, 16));
 }
 
 std::string hardware_id_hex(const arch::ArchConfig& cfg) { return fmt::format("{:08x}", hardware_id(cfg)); }

@@ -155,6 +155,14 @@ struct PowerReport {
 // run's report); a windowed trace may be shorter than its run.
 void require_same_run(const PowerReport& r);
 Energy energy_of(const PowerReport& r);  // after require_same_run
+
+// The share of a design's flip-flops a trace may leave unnamed: a trace of the design names nearly
+// all (the default top's leaves 150 of 69,471, which synthesis renames); one that names few is of
+// another design or scope, and its power would be mostly OpenSTA's propagation.
+inline constexpr double kMaxUnmatchedFlops = 0.02;
+// Throws std::runtime_error naming the trace, the share and the limit when `r` leaves more of the
+// `design`'s flip-flops unnamed by the activity of `scope` than kMaxUnmatchedFlops allows.
+void require_traced_flops(const PowerResult& r, const std::string& trace, const std::string& design, const std::string& scope);
 std::string format_table(const PowerReport& r);
 nlohmann::json to_json(const PowerReport& r);
 

@@ -54,6 +54,8 @@ class Accelerator : public rtl::Generator<AcceleratorParams> {
 uint32_t hardware_id(const arch::ArchConfig& cfg);
 // The same as 8 hex digits: how a compiled program names the top it is for (mapper::Program::hw_id).
 std::string hardware_id_hex(const arch::ArchConfig& cfg);
+// The hw_id of the top whose module is named `top` (a generated design's manifest names it), as 8 hex digits.
+std::string hardware_id_hex_of(const std::string& top);
 
 std::string elaborate_controller(rtl::Design& design, const arch::ArchConfig& cfg);
 std::string elaborate_accelerator(rtl::Design& design, const arch::ArchConfig& cfg);
