@@ -324,6 +324,14 @@ class Verifier {
             d.bound[2] > static_cast<uint64_t>(slots) || d.beats() > slots)
           fail(op_record(i), "b", fmt::format("a descriptor of {} x {} x {} beats (allowed: at most {}, a half's slots)",
                                               d.bound[0], d.bound[1], d.bound[2], slots));
+        // Every beat inside the DRAM (the target refuses an access past its capacity), as the
+        // hardware computes the addresses (modulo the address space: arch::dma_beats).
+        const int64_t beat = dma_.beat_bytes(), beats = capacity() / beat;
+        for (const arch::DmaBeat& b : arch::dma_beats(layout, d))
+          if (b.dram >= static_cast<uint64_t>(beats))
+            fail(op_record(i), "a", fmt::format("a descriptor reaching DRAM beat {} (allowed: 0 .. {}, the DRAM's {} MiB in "
+                                                "beats of {} bytes)",
+                                                b.dram, beats - 1, cfg_.dram.capacity_mb, beat));
         break;
       }
       case OpCode::wait_retired:

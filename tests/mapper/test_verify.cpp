@@ -142,6 +142,20 @@ TEST_CASE("verify: every op's indices, counts, offsets and rows inside what they
             std::copy(w.begin(), w.end(), p.words.begin() + o.a);
           },
           {"(dma)", "field 'b'", "a half's slots"});
+  {  // a descriptor past the DRAM's capacity (the TLM target would answer with an error)
+    arch::ArchConfig small = cfg();
+    small.dram.capacity_mb = 64;
+    Program p = base();
+    CHECK_NOTHROW(verify_program(p, small, "prog"));
+    const arch::DmaLayout layout(arch::dma_geometry(small));
+    const Op& o = p.ops[first_op(p, OpCode::dma)];
+    arch::DmaDescriptor d = arch::decode_dma(layout, arch::Words(p.words.begin() + o.a, p.words.begin() + o.a + o.b));
+    d.dram_base = (uint64_t{64} << 20) / static_cast<uint64_t>(arch::dma_geometry(small).beat_bytes());  // the first beat past it
+    const arch::Words w = arch::encode_dma(layout, d);
+    std::copy(w.begin(), w.end(), p.words.begin() + o.a);
+    CHECK_THROWS_WITH(verify_program(p, small, "prog"), Contains("(dma)") && Contains("field 'a'") &&
+                                                            Contains("reaching DRAM beat 2097152 (allowed: 0 .. 2097151"));
+  }
   refused(at(OpCode::write_rows, [](Op& o) { o.a = 2047; }), {"(write_rows)", "field 'a'", "a half of 2048 rows"}, host_base());
   refused(at(OpCode::write_rows, [](Op& o) { o.c = 65; }), {"(write_rows)", "field 'c'", "1 .. 64"}, host_base());
   refused(at(OpCode::store, [](Op& o) { o.source = 0; }, [](const Op& o) { return o.source != 0; }),
