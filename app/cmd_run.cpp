@@ -32,6 +32,7 @@
 #include "mapper/compile.hpp"
 #include "mapper/layer_search.hpp"
 #include "mapper/program.hpp"
+#include "mapper/report_json.hpp"
 #include "mapper/verify.hpp"
 #include "mapper/wall_model.hpp"
 #include "rtl_gen/emit.hpp"
@@ -402,10 +403,6 @@ void add_compile_command(CLI::App& app) {
     const mapper::WallPrediction w = mapper::predict_wall(p, cfg);
     const mapper::IntermediateFates fates = mapper::intermediate_fates(p);
     if (*json) {
-      nlohmann::json leave = nlohmann::json::object();
-      for (int f = 0; f < mapper::kFates; ++f)
-        if (const auto fate = static_cast<mapper::Fate>(f); fate != mapper::Fate::result && fate != mapper::Fate::on_chip)
-          leave[mapper::to_string(fate)] = fates.of(fate);
       const nlohmann::json j = {
           {"program", *out}, {"config", cfg.name}, {"hw_id", p.hw_id}, {"layers", p.layers.size()},
           {"contractions", cost.contractions}, {"repeats", cost.repeats}, {"compute_cycles", cost.compute_cycles},
@@ -413,14 +410,8 @@ void add_compile_command(CLI::App& app) {
           {"end_to_end", {{"model_cycles", w.total()}, {"model_simulated_cycles", w.simulated},
                           {"dram_accounted_cycles", w.dram_accounted}, {"probe_cycles", w.probe},
                           {"bound_cycles", mapper::end_to_end_bound(cost, cfg)}, {"least_dram_bytes", cost.least_dram_bytes},
-                          {"model_controller", {{"busy_cycles", w.busy}, {"idle_cycles", w.stalls.total()},
-                                                {"waiting_for", {{"dma", w.stalls.dma},
-                                                                 {"host_writes", w.stalls.host_writes},
-                                                                 {"host_reads", w.stalls.host_reads},
-                                                                 {"host_reads_again", w.stalls.host_reads_again},
-                                                                 {"accumulator_reads", w.stalls.accumulator_reads},
-                                                                 {"other", w.stalls.other}}}}}}},
-          {"intermediates", {{"count", fates.intermediates}, {"on_chip", fates.of(mapper::Fate::on_chip)}, {"leave", leave}}}};
+                          {"model_controller", mapper::controller_json(w)}}},
+          {"intermediates", mapper::to_json(fates)}};
       std::cout << j.dump(2) << "\n";
       return;
     }

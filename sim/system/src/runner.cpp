@@ -22,6 +22,7 @@
 #include "mapper/cost_model.hpp"
 #include "mapper/layer_search.hpp"
 #include "mapper/program.hpp"
+#include "mapper/report_json.hpp"
 #include "mapper/wall_model.hpp"
 #include "sim/system/bench.hpp"
 #include "sim/system/dram.hpp"
@@ -825,24 +826,12 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
     j["dma"] = {{"enabled", prog.options.dma}, {"bytes", bench.dma_bytes()}, {"saved_bytes", bench.dma_saved_bytes()},
                 {"host_wait_cycles", bench.dma_wait_cycles()}};
     j["overlap"] = to_json(overlap);
-    const mapper::IntermediateFates fates = mapper::intermediate_fates(prog);
-    nlohmann::json leave = nlohmann::json::object();
-    for (int f = 0; f < mapper::kFates; ++f)
-      if (const auto fate = static_cast<mapper::Fate>(f); fate != mapper::Fate::result && fate != mapper::Fate::on_chip)
-        leave[mapper::to_string(fate)] = fates.of(fate);
-    j["intermediates"] = {{"count", fates.intermediates}, {"on_chip", fates.of(mapper::Fate::on_chip)}, {"leave", leave}};
+    j["intermediates"] = mapper::to_json(mapper::intermediate_fates(prog));
     j["end_to_end"] = {{"cycles", end_to_end}, {"simulated_cycles", bench.now()}, {"dram_accounted_cycles", dram_accounted},
                        {"probe_cycles", exec.probe_cycles}, {"bound_cycles", bound},
                        {"least_dram_bytes", cost.least_dram_bytes}, {"model_cycles", model.total()},
                        {"model_simulated_cycles", model.simulated}, {"model_error_percent", model_error},
-                       {"model_controller", {{"busy_cycles", model.busy},
-                                             {"idle_cycles", model.stalls.total()},
-                                             {"waiting_for", {{"dma", model.stalls.dma},
-                                                              {"host_writes", model.stalls.host_writes},
-                                                              {"host_reads", model.stalls.host_reads},
-                                                              {"host_reads_again", model.stalls.host_reads_again},
-                                                              {"accumulator_reads", model.stalls.accumulator_reads},
-                                                              {"other", model.stalls.other}}}}}};
+                       {"model_controller", mapper::controller_json(model)}};
     j["streams"] = {{"instructions_fnv1a", fmt::format("{:016x}", bench.instruction_digest())},
                     {"writes_fnv1a", fmt::format("{:016x}", bench.write_digest())}};
     j["dram"] = {{"bandwidth_gbps", opt.cfg.dram.bandwidth_gbps}, {"latency_ns", opt.cfg.dram.latency_ns},
