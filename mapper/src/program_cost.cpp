@@ -75,7 +75,7 @@ IntermediateFates intermediate_fates(const Program& p) {
 }
 
 std::string fates_text(const IntermediateFates& f) {
-  std::string text = fmt::format("{} of {} intermediates kept on chip", f.of(Fate::on_chip), f.intermediates);
+  std::string text = fmt::format("intermediates: {} of {} stay on chip", f.of(Fate::on_chip), f.intermediates);
   std::string leave;
   for (int i = 0; i < kFates; ++i) {
     const auto fate = static_cast<Fate>(i);

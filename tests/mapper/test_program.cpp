@@ -858,7 +858,7 @@ TEST_CASE("every intermediate's fate is recorded: kept on chip, or why it leaves
   host.through_host = true;
   const IntermediateFates th = check_consistent(compile_program(cfg, layers, all, host));
   CHECK(th.of(Fate::option) == th.intermediates);
-  CHECK_THAT(fates_text(th), Catch::Matchers::StartsWith(fmt::format("0 of {} intermediates kept on chip", th.intermediates)));
+  CHECK_THAT(fates_text(th), Catch::Matchers::StartsWith(fmt::format("intermediates: 0 of {} stay on chip", th.intermediates)));
   // A top that reorders only through DRAM says so for a layout change STORE could have made.
   ProgramOptions plain;
   plain.reuse = false;

@@ -85,7 +85,11 @@ grep 'ce.rows=3' "$work/fail/results.csv" | grep -q ',failed,.*allowed: a power 
 job=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["job"])' "$work/unseen/slurm/submission.json")
 echo "another directory" > "$work/unseen/slurm/sub1/visible"
 scontrol release "$job"
-"$fetta" sweep --grid tests/sweep/with_failure.yaml --out "$work/unseen" --backend slurm --resume 2> "$work/unseen.log"
+# Every point failed: the sweep says so and exits 1.
+rc=0
+"$fetta" sweep --grid tests/sweep/with_failure.yaml --out "$work/unseen" --backend slurm --resume 2> "$work/unseen.log" || rc=$?
+[ "$rc" = 1 ] || { cat "$work/unseen.log"; echo "every point failed, and the sweep exited $rc (want 1)"; exit 1; }
+grep -q '3 of 3 point(s) failed' "$work/unseen.log" || { cat "$work/unseen.log"; exit 1; }
 [ "$(grep -c ',failed,' "$work/unseen/results.csv")" -eq 3 ] || { cat "$work/unseen/results.csv"; exit 1; }
 grep -q 'FAILED, exit code [0-9]*, no record; log: .*is not the file the submitter wrote: --out is not shared with this node' \
   "$work/unseen/results.csv" || { cat "$work/unseen/results.csv"; exit 1; }

@@ -199,7 +199,7 @@ struct IntermediateFates {
   int64_t of(Fate f) const { return count[static_cast<size_t>(f)]; }
 };
 IntermediateFates intermediate_fates(const Program& p);
-// "0 of 74 intermediates kept on chip; 60 leave read by several contractions (...), 14 no room ..."
+// "intermediates: 0 of 10 stay on chip; the others leave through DRAM: 10 read by several contractions (...)"
 std::string fates_text(const IntermediateFates& f);
 
 // What running a program costs, known before it runs.
