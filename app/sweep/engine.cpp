@@ -28,7 +28,6 @@
 #include <optional>
 #include <random>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "arch/config.hpp"
@@ -47,6 +46,7 @@
 #include "rtl_gen/emit.hpp"
 #include "slurm.hpp"
 #include "verif/layer.hpp"
+#include "yaml_input/strict.hpp"
 
 namespace fetta::app::sweep {
 
@@ -629,24 +629,11 @@ SlurmJob submit(const Sweep& sw, const Options& o, const std::vector<Point>& tod
 void check_resumed_grid(const Sweep& sw, bool resume) {
   const fs::path kept = sw.out / "grid.yaml";
   const std::string now = sy::read_text(sw.grid.file);
-  if (resume && fs::exists(kept)) {
-    const std::string before = sy::read_text(kept);
-    if (before != now) {
-      std::istringstream a(before), b(now);
-      std::string la, lb;
-      int line = 0;
-      for (;;) {
-        ++line;
-        const bool ha = static_cast<bool>(std::getline(a, la)), hb = static_cast<bool>(std::getline(b, lb));
-        if (!ha) la = "(end of file)";
-        if (!hb) lb = "(end of file)";
-        if (la != lb || (!ha && !hb)) break;
-      }
+  if (resume && fs::exists(kept))
+    if (const auto d = yaml_input::first_difference(sy::read_text(kept), now))
       throw std::runtime_error(fmt::format("--resume: {} holds the results of another grid: line {} is '{}' there and '{}' "
                                            "in {}; resume with the grid it ran, or give another --out",
-                                           sw.out.string(), line, la, lb, sw.grid.file));
-    }
-  }
+                                           sw.out.string(), d->line, d->a, d->b, sw.grid.file));
   replace_file(kept, now);
 }
 

@@ -60,10 +60,6 @@ int64_t end_to_end_bound(const ProgramCost& c, const arch::ArchConfig& cfg) {
   return std::max(c.compute_cycles, static_cast<int64_t>(std::ceil(static_cast<double>(c.least_dram_bytes) / bytes_per_cycle)));
 }
 
-}  // namespace fetta::mapper
-
-namespace fetta::mapper {
-
 IntermediateFates intermediate_fates(const Program& p) {
   IntermediateFates f;
   for (const ProgramStep& s : p.steps) {

@@ -15,6 +15,7 @@
 #include "mapper/layer_search.hpp"
 #include "mapper/program.hpp"
 #include "mapper/verify.hpp"
+#include "yaml_input/strict.hpp"
 
 namespace fetta::mapper {
 
@@ -339,13 +340,8 @@ void check_program_target(const Program& p, const arch::ArchConfig& cfg, const s
   const std::string yaml = arch::to_yaml(cfg);
   if (program_sha256(yaml) == p.config_hash) return;
   // Name the first setting that differs.
-  std::istringstream a(p.config_yaml), b(yaml);
-  std::string la, lb, differs;
-  while (std::getline(a, la) && std::getline(b, lb))
-    if (la != lb) {
-      differs = fmt::format(": '{}' in the program's, '{}' in this one", la, lb);
-      break;
-    }
+  const auto d = yaml_input::first_difference(p.config_yaml, yaml);
+  const std::string differs = d ? fmt::format(": '{}' in the program's, '{}' in this one", d->a, d->b) : "";
   throw ProgramError(fmt::format("the program was compiled for configuration {} (sha256 {}), not for {} (sha256 {}){}; "
                                  "compile it for this one: fetta compile --config ...",
                                  p.config_name, p.config_hash.substr(0, 16), cfg.name, program_sha256(yaml).substr(0, 16),

@@ -12,7 +12,6 @@
 #include "arch/dma.hpp"
 #include "arch/isa.hpp"
 #include "verif/layer.hpp"
-#include "verif/network.hpp"
 
 namespace fetta::mapper {
 
@@ -27,7 +26,7 @@ bool within_u(uint64_t first, uint64_t count, uint64_t limit) { return first <= 
 class Verifier {
  public:
   Verifier(const Program& p, const arch::ArchConfig& cfg, const std::string& where)
-      : p_(p), cfg_(cfg), where_(where), isa_(cfg), dma_(arch::dma_geometry(cfg)) {}
+      : p_(p), cfg_(cfg), where_(where), isa_(cfg), dma_(arch::dma_geometry(cfg)), dma_layout_(dma_) {}
 
   void run() {
     if (p_.layers.empty()) fail("program.json", "layers", "the program has no layer (a program compiles at least one)");
@@ -47,25 +46,23 @@ class Verifier {
   void layer(size_t l) {
     const ProgramLayer& pl = p_.layers[l];
     const std::string rec = fmt::format("program.json layers[{}]", l);
+    verif::LayerSpec spec;
     try {
-      specs_.push_back(verif::parse_layer(pl.yaml, pl.name));
+      spec = verif::parse_layer(pl.yaml, pl.name);
     } catch (const std::exception& e) {
       fail(rec, "yaml", fmt::format("the layer does not load: {}", e.what()));
     }
     if (pl.phases.empty()) fail(rec, "phases", "no phase (allowed: one or more of fp, bp, wg)");
-    std::map<verif::Phase, size_t> problems;
-    for (verif::Phase ph : pl.phases) problems[ph] = verif::phase_problems(specs_.back(), ph).size();
+    std::map<verif::Phase, std::vector<verif::PhaseProblem>> problems;
+    for (verif::Phase ph : pl.phases) problems[ph] = verif::phase_problems(spec, ph);
     problems_.push_back(std::move(problems));
     // The layer tensors the scoreboard makes (its cores, X and dY), by name: their element counts.
-    const std::map<std::string, int64_t> dims = verif::layer_dims(specs_.back());
-    auto numel = [&](const std::vector<std::string>& labels) {
+    std::map<std::string, int64_t> inputs;
+    for (const auto& [name, shape] : verif::layer_input_shapes(spec)) {
       int64_t n = 1;
-      for (const std::string& label : labels) n *= dims.at(label);
-      return n;
-    };
-    std::map<std::string, int64_t> inputs{{"X", numel(verif::x_labels(specs_.back()))},
-                                          {"dY", numel(verif::y_labels(specs_.back()))}};
-    for (const verif::NetworkNode& core : verif::layer_cores(specs_.back())) inputs[core.name] = numel(core.labels);
+      for (int64_t d : shape) n *= d;
+      inputs[name] = n;
+    }
     inputs_.push_back(std::move(inputs));
   }
 
@@ -115,11 +112,10 @@ class Verifier {
     const auto ph = problems.find(st.phase);
     if (ph == problems.end())
       fail(rec, "phase", fmt::format("{}: not a phase of layer {}", verif::to_string(st.phase), st.layer));
-    if (st.problem < 0 || static_cast<size_t>(st.problem) >= ph->second)
+    if (st.problem < 0 || static_cast<size_t>(st.problem) >= ph->second.size())
       fail(rec, "problem", fmt::format("{} (allowed: 0 .. {}, the phase's problems)", st.problem,
-                                       static_cast<int64_t>(ph->second) - 1));
-    const verif::PhaseProblem& prob =
-        verif::phase_problems(specs_[static_cast<size_t>(st.layer)], st.phase)[static_cast<size_t>(st.problem)];
+                                       static_cast<int64_t>(ph->second.size()) - 1));
+    const verif::PhaseProblem& prob = ph->second[static_cast<size_t>(st.problem)];
     if (st.terms != prob.terms.size() || st.term >= st.terms)
       fail(rec, "term", fmt::format("term {} of {}; the problem has {} term(s)", st.term, st.terms, prob.terms.size()));
     if (st.a.size() != st.gemms.size() || st.b.size() != st.gemms.size())
@@ -193,6 +189,19 @@ class Verifier {
     const int32_t r = p_.ops[i].report;
     if (r < 0 || static_cast<size_t>(r) >= p_.steps.size())
       fail(op_record(i), "report", fmt::format("{} (allowed: 0 .. {}, the program's steps)", r, static_cast<int64_t>(p_.steps.size()) - 1));
+  }
+  // b rows of c lanes of a half (the shape of an image in DRAM, or of saved rows).
+  void image_rows(size_t i) const {
+    const Op& o = p_.ops[i];
+    if (o.b < 1 || o.b > cfg_.memory.unified_depth / 2 || o.c < 1 || o.c > cfg_.network.lanes)
+      fail(op_record(i), "b", fmt::format("{} rows of {} lanes (allowed: 1 .. {} rows of 1 .. {} lanes)", o.b, o.c,
+                                          cfg_.memory.unified_depth / 2, cfg_.network.lanes));
+  }
+  // A requantization's shift fits the 64-bit words it shifts.
+  void requant_shift(size_t i) const {
+    const Op& o = p_.ops[i];
+    if (o.convert == Convert::requant && (o.shift < 0 || o.shift > 63))
+      fail(op_record(i), "shift", fmt::format("{} (allowed: 0 .. 63)", o.shift));
   }
   void needs_dram(size_t i, int64_t bytes_at, int64_t bytes) const {
     if (!within(bytes_at, bytes, capacity()))
@@ -285,8 +294,7 @@ class Verifier {
       case OpCode::check:
         needs_tensor(i);
         needs_report(i);
-        if (o.convert == Convert::requant && (o.shift < 0 || o.shift > 63))
-          fail(op_record(i), "shift", fmt::format("{} (allowed: 0 .. 63)", o.shift));
+        requant_shift(i);
         break;
       case OpCode::store:
         needs_tensor(i);
@@ -296,8 +304,7 @@ class Verifier {
         if (tensor_of(o.source).numel() != tensor_of(o.tensor).numel())
           fail(op_record(i), "source", fmt::format("{} elements stored as a tensor of {}", tensor_of(o.source).numel(),
                                                    tensor_of(o.tensor).numel()));
-        if (o.convert == Convert::requant && (o.shift < 0 || o.shift > 63))
-          fail(op_record(i), "shift", fmt::format("{} (allowed: 0 .. 63)", o.shift));
+        requant_shift(i);
         break;
       case OpCode::finish: needs_report(i); break;
       case OpCode::preload_image: {
@@ -305,18 +312,15 @@ class Verifier {
         needs_report(i);
         if (tensor_of(o.tensor).kind != ProgramTensor::Kind::input)
           fail(op_record(i), "tensor", "an operand image in DRAM is of a layer input");
-        if (o.b < 1 || o.b > cfg_.memory.unified_depth / 2 || o.c < 1 || o.c > cfg_.network.lanes)
-          fail(op_record(i), "b", fmt::format("{} rows of {} lanes (allowed: 1 .. {} rows of 1 .. {} lanes)", o.b, o.c,
-                                              cfg_.memory.unified_depth / 2, cfg_.network.lanes));
+        image_rows(i);
         needs_dram(i, o.a, o.b * ((o.c + H - 1) / H * H) * operand);
         element_map(i, static_cast<uint64_t>(o.b * o.c));
         break;
       }
       case OpCode::dma: {
-        const arch::DmaLayout layout(dma_);
-        words(i, layout.words());
+        words(i, dma_layout_.words());
         const arch::Words w(p_.words.begin() + o.a, p_.words.begin() + o.a + o.b);
-        const arch::DmaDescriptor d = arch::decode_dma(layout, w);
+        const arch::DmaDescriptor d = arch::decode_dma(dma_layout_, w);
         // A descriptor moves at most a half's slots: more would wrap onto itself, and at the
         // fields' maximum it would run for 2^48 beats.
         const int64_t slots = int64_t{1} << dma_.slot_bits();
@@ -327,7 +331,7 @@ class Verifier {
         // Every beat inside the DRAM (the target refuses an access past its capacity), as the
         // hardware computes the addresses (modulo the address space: arch::dma_beats).
         const int64_t beat = dma_.beat_bytes(), beats = capacity() / beat;
-        for (const arch::DmaBeat& b : arch::dma_beats(layout, d))
+        for (const arch::DmaBeat& b : arch::dma_beats(dma_layout_, d))
           if (b.dram >= static_cast<uint64_t>(beats))
             fail(op_record(i), "a", fmt::format("a descriptor reaching DRAM beat {} (allowed: 0 .. {}, the DRAM's {} MiB in "
                                                 "beats of {} bytes)",
@@ -343,9 +347,7 @@ class Verifier {
       case OpCode::read_saved: {
         needs_tensor(i);
         needs_report(i);
-        if (o.b < 1 || o.b > cfg_.memory.unified_depth / 2 || o.c < 1 || o.c > cfg_.network.lanes)
-          fail(op_record(i), "b", fmt::format("{} rows of {} lanes (allowed: 1 .. {} rows of 1 .. {} lanes)", o.b, o.c,
-                                              cfg_.memory.unified_depth / 2, cfg_.network.lanes));
+        image_rows(i);
         needs_dram(i, o.a, o.b * o.c * operand);
         lane_list(i, o.c);
         element_map(i, static_cast<uint64_t>(o.b) * o.lanes_len);
@@ -419,8 +421,8 @@ class Verifier {
   std::string where_;
   arch::IsaLayout isa_;
   arch::DmaGeometry dma_;
-  std::vector<verif::LayerSpec> specs_;
-  std::vector<std::map<verif::Phase, size_t>> problems_;
+  arch::DmaLayout dma_layout_;
+  std::vector<std::map<verif::Phase, std::vector<verif::PhaseProblem>>> problems_;  // per layer and phase
   std::vector<std::map<std::string, int64_t>> inputs_;  // per layer: its input tensors' element counts
   int64_t pushes_ = 0;
 };

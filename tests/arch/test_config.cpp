@@ -5,6 +5,7 @@
 #include <string>
 
 #include "arch/config.hpp"
+#include "yaml_input/strict.hpp"
 
 using namespace fetta::arch;
 
@@ -205,4 +206,23 @@ TEST_CASE("memory.store_reorder: on by default, off in the TPU-Offchip baseline,
   CHECK(parse_arch_config(to_yaml(off), "round.yaml").memory.store_reorder == false);
   CHECK_THROWS_WITH(parse_arch_config("memory:\n  store_reorder: maybe\n", "x.yaml"),
                     Catch::Contains("x.yaml:2: memory.store_reorder") && Catch::Contains("true or false"));
+}
+
+TEST_CASE("two versions of an input file: the first line that differs", "[arch]") {
+  using fetta::yaml_input::first_difference;
+  CHECK_FALSE(first_difference("a: 1\nb: 2\n", "a: 1\nb: 2\n"));
+  const auto d = first_difference("a: 1\nb: 2\nc: 3\n", "a: 1\nb: 5\nc: 3\n");
+  REQUIRE(d);
+  CHECK(d->line == 2);
+  CHECK(d->a == "b: 2");
+  CHECK(d->b == "b: 5");
+  const auto longer = first_difference("a: 1\n", "a: 1\nb: 2\n");  // one text ends first
+  REQUIRE(longer);
+  CHECK(longer->line == 2);
+  CHECK(longer->a == "(end of file)");
+  CHECK(longer->b == "b: 2");
+  const auto newline = first_difference("a: 1", "a: 1\n");  // only the last newline differs
+  REQUIRE(newline);
+  CHECK(newline->line == 2);
+  CHECK(newline->a == newline->b);
 }

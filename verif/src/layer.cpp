@@ -558,6 +558,18 @@ TensorMap random_cores(const LayerSpec& spec, uint64_t seed) {
   return m;
 }
 
+std::map<std::string, std::vector<int64_t>> layer_input_shapes(const LayerSpec& spec) {
+  const std::map<std::string, int64_t> dims = layer_dims(spec);
+  auto shape_of = [&](const std::vector<std::string>& labels) {
+    std::vector<int64_t> s;
+    for (const std::string& l : labels) s.push_back(dims.at(l));
+    return s;
+  };
+  std::map<std::string, std::vector<int64_t>> shapes{{"X", shape_of(x_labels(spec))}, {"dY", shape_of(y_labels(spec))}};
+  for (const NetworkNode& core : layer_cores(spec)) shapes[core.name] = shape_of(core.labels);
+  return shapes;
+}
+
 Tensor<double> random_input(const LayerSpec& spec, uint64_t seed) {
   std::vector<int64_t> shape = {spec.batch};
   shape.insert(shape.end(), spec.in_modes.begin(), spec.in_modes.end());

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <map>
+#include <sstream>
 #include <vector>
 
 namespace fetta::yaml_input {
@@ -52,5 +53,20 @@ std::optional<Problem> duplicate_in(const YAML::Node& n, const std::string& path
 }  // namespace
 
 std::optional<Problem> find_duplicate_key(const YAML::Node& root) { return duplicate_in(root, ""); }
+
+std::optional<LineDifference> first_difference(const std::string& a, const std::string& b) {
+  if (a == b) return std::nullopt;
+  std::istringstream sa(a), sb(b);
+  LineDifference d;
+  for (;;) {
+    ++d.line;
+    const bool ha = static_cast<bool>(std::getline(sa, d.a)), hb = static_cast<bool>(std::getline(sb, d.b));
+    if (!ha) d.a = "(end of file)";
+    if (!hb) d.b = "(end of file)";
+    // Equal texts were returned above, so the lines differ somewhere, or one text has a last
+    // newline the other lacks (both end here).
+    if (d.a != d.b || (!ha && !hb)) return d;
+  }
+}
 
 }  // namespace fetta::yaml_input

@@ -28,7 +28,6 @@
 #include "sim/system/dram.hpp"
 #include "verif/contract.hpp"
 #include "verif/layer.hpp"
-#include "verif/network.hpp"
 #include "verif/npy.hpp"
 #include "verif/numerics.hpp"
 
@@ -96,6 +95,15 @@ std::string safe(std::string s) {
   return s;
 }
 
+// The file an input tensor of a layer is dumped to and read from (--dump-dir, --inputs).
+std::string input_file(const std::string& layer, const std::string& tensor) { return safe(layer + "_in_" + tensor) + ".npy"; }
+
+void require_input_file(const std::string& path) {
+  if (!std::filesystem::exists(path))
+    throw std::invalid_argument(fmt::format("--inputs: {} is missing (the layer's inputs are named as --dump-dir writes "
+                                            "them: <layer>_in_<tensor>.npy)", path));
+}
+
 // The RTL's results (accumulator words) against the golden ones, counting mismatches into rep;
 // returns the RTL's as a tensor of the golden's type and labels.
 template <typename T>
@@ -131,7 +139,7 @@ class Scoreboard {
                                                          : "int16 (<i2 as <u2), value/256";
     inputs_.clear();
     for (const auto& [name, t] : values) {
-      const std::string file = safe(spec_.name + "_in_" + name) + ".npy";
+      const std::string file = input_file(spec_.name, name);
       Tensor<uint16_t> bits = verif::map_values<uint16_t>(t, [dt](double v) { return to_operand(v, dt); });
       if (!opt_.inputs_dir.empty()) bits = read_input(opt_.inputs_dir + "/" + file, bits);
       dump(file, name, "input", bits, odt);
@@ -228,9 +236,7 @@ class Scoreboard {
  private:
   // A --inputs file in place of the random tensor it replaces: the same shape and element type.
   static Tensor<uint16_t> read_input(const std::string& path, const Tensor<uint16_t>& like) {
-    if (!std::filesystem::exists(path))
-      throw std::invalid_argument(fmt::format("--inputs: {} is missing (the layer's inputs are named as --dump-dir "
-                                              "writes them: <layer>_in_<tensor>.npy)", path));
+    require_input_file(path);
     Tensor<uint16_t> t = verif::load_npy<uint16_t>(path);
     if (t.shape() != like.shape())
       throw std::invalid_argument(fmt::format("--inputs: {} has shape {}, the layer's tensor is {}", path,
@@ -759,20 +765,9 @@ void preflight(const RunOptions& opt) {
                                               "give the layers distinct names",
                                               it->second->name, pl.name, it->first));
     if (opt.inputs_dir.empty()) continue;
-    const std::map<std::string, int64_t> dims = verif::layer_dims(spec);
-    auto shape_of = [&](const std::vector<std::string>& labels) {
-      std::vector<int64_t> s;
-      for (const std::string& l : labels) s.push_back(dims.at(l));
-      return s;
-    };
-    std::map<std::string, std::vector<int64_t>> inputs{{"X", shape_of(verif::x_labels(spec))},
-                                                       {"dY", shape_of(verif::y_labels(spec))}};
-    for (const verif::NetworkNode& core : verif::layer_cores(spec)) inputs[core.name] = shape_of(core.labels);
-    for (const auto& [name, shape] : inputs) {
-      const std::string path = opt.inputs_dir + "/" + safe(spec.name + "_in_" + name) + ".npy";
-      if (!std::filesystem::exists(path))
-        throw std::invalid_argument(fmt::format("--inputs: {} is missing (the layer's inputs are named as --dump-dir "
-                                                "writes them: <layer>_in_<tensor>.npy)", path));
+    for (const auto& [name, shape] : verif::layer_input_shapes(spec)) {
+      const std::string path = opt.inputs_dir + "/" + input_file(spec.name, name);
+      require_input_file(path);
       const verif::NpyHeader h = verif::read_npy_header(path);
       if (h.descr != verif::npy_descr<uint16_t>() || h.shape != shape)
         throw std::invalid_argument(fmt::format("--inputs: {} holds {} of shape ({}); layer {}'s {} is {} of shape ({})", path,

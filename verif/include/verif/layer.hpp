@@ -89,6 +89,10 @@ std::map<std::string, int64_t> layer_dims(const LayerSpec& spec);  // every labe
 // Every core (all terms), in a fixed order: tt/ttm/tr G1..Gd; ht G1..Gd then the transfer tensors
 // bottom-up (post-order); bt U_1, G_1_1..G_1_d, U_2, ...
 std::vector<NetworkNode> layer_cores(const LayerSpec& spec);
+// The tensors a run of the layer takes as inputs, by name, with their shapes: every core (labels as
+// in layer_cores), X [b, n1..nt] and dY [b, m1..ms] (what random_cores, random_input and
+// random_output_grad make, and what a program's input tensors name).
+std::map<std::string, std::vector<int64_t>> layer_input_shapes(const LayerSpec& spec);
 // One network per term: its cores, output labels w_labels (the dense W[m.., n..]).
 std::vector<TensorNetwork> weight_networks(const LayerSpec& spec);
 

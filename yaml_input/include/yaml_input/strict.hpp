@@ -34,4 +34,12 @@ std::string format(const Problem& p, const std::string& file);
 // 1-based line of a node, or `fallback` when yaml-cpp has no mark for it.
 int line_of(const YAML::Node& n, int fallback = 0);
 
+// Where two texts (two versions of one input file) first differ, line by line: the 1-based line
+// and that line of each, "(end of file)" for a text that ends before the other. nullopt: equal.
+struct LineDifference {
+  int line = 0;
+  std::string a, b;
+};
+std::optional<LineDifference> first_difference(const std::string& a, const std::string& b);
+
 }  // namespace fetta::yaml_input
