@@ -24,11 +24,13 @@ std::string read_manifest_top(const std::string& dir) {
 namespace {
 
 bool generate_one(const arch::ArchConfig& cfg, const std::string& config, const std::string& part,
-                  const std::string& out, bool lint, rtl::View view) {
-  rtl::Design design(view);
+                  const std::string& out, bool lint, const rtl::Design& proto) {
+  rtl::Design design(proto.view(), proto.clock_gating());
+  const rtl::View view = design.view();
   std::string top = hw::elaborate_part(design, cfg, part);
   auto res = rtl::write_design(design, top, out, hw::config_summary(cfg));
-  fmt::print("fetta gen: {} ({}, {} view) -> {}\n", cfg.name, config, rtl::to_string(view), out);
+  fmt::print("fetta gen: {} ({}, {} view, clock gating by {}) -> {}\n", cfg.name, config, rtl::to_string(view),
+             rtl::to_string(design.clock_gating()), out);
   fmt::print("  top module {}, {} modules:\n", top, res.files.size());
   for (const auto& f : res.files)
     fmt::print("    {:<40} {:>8} bytes  sha256 {}\n", f.file, f.bytes, f.sha256.substr(0, 16));
@@ -41,14 +43,15 @@ bool generate_one(const arch::ArchConfig& cfg, const std::string& config, const 
 }  // namespace
 
 void generate(const std::string& config, const std::string& part, const std::string& out, bool lint,
-              const std::string& view_name) {
+              const std::string& view_name, const std::string& clock_gating) {
   const rtl::View view = rtl::parse_view(view_name);
+  const rtl::Design proto = clock_gating.empty() ? rtl::Design(view) : rtl::Design(view, rtl::parse_clock_gating(clock_gating));
   arch::ArchConfig cfg = arch::load_arch_config(config);
   std::vector<std::string> failed;
   if (part == "all") {
     for (const std::string& p : hw::part_list())
-      if (!generate_one(cfg, config, p, out + "/" + p, lint, view)) failed.push_back(p);
-  } else if (!generate_one(cfg, config, part, out, lint, view)) {
+      if (!generate_one(cfg, config, p, out + "/" + p, lint, proto)) failed.push_back(p);
+  } else if (!generate_one(cfg, config, part, out, lint, proto)) {
     failed.push_back(part);
   }
   if (!failed.empty())
@@ -61,6 +64,7 @@ void add_gen_command(CLI::App& app) {
     std::string out = "out/rtl";
     std::string part = "all";
     std::string view = "synthesis";
+    std::string clock_gating;
     bool lint = true;
   };
   auto o = std::make_shared<Opts>();
@@ -74,8 +78,13 @@ void add_gen_command(CLI::App& app) {
                   "Verilated models run; docs/rtl_gen.md, \"Views\")")
       ->check(CLI::IsMember({"synthesis", "simulation"}))
       ->capture_default_str();
+  cmd->add_option("--clock-gating", o->clock_gating,
+                  "How registers on gated clocks are built: cells (integrated clock gates, for ASIC synthesis; the "
+                  "synthesis view's default) or enables (load enables on the one clock, for FPGA flows; the "
+                  "simulation view's default). The same bits every cycle either way (docs/rtl_gen.md, \"Clock gating\")")
+      ->check(CLI::IsMember({"cells", "enables"}));
   cmd->add_flag("!--no-lint", o->lint, "Skip the lint flow after emitting");
-  cmd->callback([o] { generate(o->config, o->part, o->out, o->lint, o->view); });
+  cmd->callback([o] { generate(o->config, o->part, o->out, o->lint, o->view, o->clock_gating); });
 }
 
 }  // namespace fetta::app

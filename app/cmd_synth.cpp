@@ -46,7 +46,8 @@ void run(const SynthOpts& o) {
     // The configuration's clock is the ASIC target; FPGA targets keep their own default.
     if (opt.clock_mhz == 0 && opt.target == sy::Target::asap7) opt.clock_mhz = cfg.clock_mhz;
     rtl = (std::filesystem::path(o.out) / "rtl").string();
-    generate(o.config, o.part, rtl, o.lint);
+    // FPGA fabrics take no derived clocks: a gated register becomes a load enable there.
+    generate(o.config, o.part, rtl, o.lint, "synthesis", opt.target == sy::Target::asap7 ? "cells" : "enables");
     config_text = sy::read_text(o.config);
   }
   std::string work = (std::filesystem::path(o.out) / sy::to_string(opt.target)).string();

@@ -23,7 +23,8 @@ void add_equiv_command(CLI::App& app);
 bool print_lint(const std::string& dir, const std::string& top);  // true when every tool is clean
 std::string read_manifest_top(const std::string& dir);
 // Generates `part` of the configuration into `out`, prints the files; lints unless told not to.
-// view: "synthesis" or "simulation" (rtl::View).
+// view: "synthesis" or "simulation" (rtl::View); clock_gating: "cells", "enables" (rtl::ClockGating)
+// or empty for the view's default.
 void generate(const std::string& config, const std::string& part, const std::string& out, bool lint,
-              const std::string& view = "synthesis");
+              const std::string& view = "synthesis", const std::string& clock_gating = "");
 }  // namespace fetta::app

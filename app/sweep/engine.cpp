@@ -154,12 +154,14 @@ struct Sweep {
       for (const std::string& target : grid.targets) {
         stage = "synth " + target;
         for (const std::string& part : grid.parts) {
-          rtl::Design pd;
-          const std::string ptop = hw::elaborate_part(pd, cfg, part);
-          const fs::path prtl = dir / "synth" / part / "rtl";
-          rtl::write_design(pd, ptop, prtl);
           sy::Options so;
           so.target = sy::parse_target(target);
+          // FPGA fabrics take no derived clocks: gated registers become load enables there.
+          const bool asic = so.target == sy::Target::asap7;
+          rtl::Design pd(rtl::View::synthesis, asic ? rtl::ClockGating::cells : rtl::ClockGating::enables);
+          const std::string ptop = hw::elaborate_part(pd, cfg, part);
+          const fs::path prtl = dir / "synth" / part / (asic ? "rtl" : "rtl_enables");
+          rtl::write_design(pd, ptop, prtl);
           so.modules = "top";
           if (so.target == sy::Target::asap7) so.clock_mhz = cfg.clock_mhz;
           const sy::SynthReport rep = sy::run_synth(prtl.string(), (dir / "synth" / part / target).string(), so);

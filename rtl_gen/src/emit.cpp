@@ -347,7 +347,7 @@ std::string ModuleEmitter::driver(const SignalPtr& s) {
   const SignalNode* sp = s.get();
   if (!touches(m_.body(), sp)) return {};
   if (s->kind == SigKind::reg) {
-    std::string out = "  always_ff @(posedge clk) begin\n";
+    std::string out = fmt::format("  always_ff @(posedge {}) begin\n", s->clock ? s->clock->name : std::string("clk"));
     int ind = 2;
     if (s->reset) {
       out += fmt::format("    if (rst) begin\n      {} <= {};\n    end else", s->name,
@@ -426,7 +426,10 @@ std::string ModuleEmitter::instance(const Instance& inst) {
 
 std::string ModuleEmitter::run() {
   // Logic first (it may create temporaries), declarations printed above it.
-  std::string logic;
+  std::string logic = m_.verbatim_body();  // a primitive's text reads every input
+  if (!logic.empty())
+    for (const SignalPtr& s : m_.signals())
+      if (s->kind == SigKind::input) mark_bits(s.get(), s->width - 1, 0);
   for (const SignalPtr& s : m_.signals()) {
     if (s->kind == SigKind::input || s->kind == SigKind::inst_out || s->kind == SigKind::mem_read) continue;
     logic += driver(s);
@@ -455,7 +458,7 @@ std::string ModuleEmitter::run() {
   for (const SignalPtr& s : m_.signals()) {
     if (s->enable) note_use(s->enable);
     if (s->kind == SigKind::reg && s->reset) mark_bits(m_.reset().get(), 0, 0);
-    if (s->kind == SigKind::reg) mark_bits(m_.clock().get(), 0, 0);
+    if (s->kind == SigKind::reg) mark_bits(s->clock ? s->clock.get() : m_.clock().get(), 0, 0);
   }
   for (const auto& mem : m_.memories()) {
     mark_bits(m_.clock().get(), 0, 0);
@@ -583,6 +586,7 @@ EmitResult write_design(const Design& d, const std::string& top, const std::file
   for (const auto& [k, v] : info) cfg[k] = v;
   manifest["config"] = cfg;
   if (d.view() == View::simulation) manifest["view"] = to_string(d.view());
+  manifest["clock_gating"] = to_string(d.clock_gating());
   manifest["modules"] = nlohmann::ordered_json::array();
   std::string filelist;
   for (const auto& m : d.hierarchy(top)) {

@@ -187,13 +187,57 @@ Sig Module::reg(const std::string& n, const Type& t, RegOptions opt, std::source
   if (opt.enable.valid() && (opt.enable.width() != 1 || opt.enable.is_signed()))
     throw RtlError(ErrorKind::width, n, fmt::format("register enable must be UInt<1>, is {} bits", opt.enable.width()), loc);
   if (opt.enable.valid()) check_expr_owner(opt.enable, n, loc);
+  if (opt.clock && opt.clock->owner != this)
+    throw RtlError(ErrorKind::usage, n, fmt::format("its gated clock belongs to another module than '{}'", name_), loc);
   ensure_clock(loc);
   if (opt.reset) ensure_reset(loc);
   SignalPtr s = make_signal(n, t.width(), t.is_signed(), SigKind::reg, loc);
   if (opt.reset) s->reset = BitVec::from_int(*opt.reset, t.width());
   if (opt.reset_constant.valid()) s->reset_name = opt.reset_constant.node()->const_name;
   if (opt.enable.valid()) s->enable = opt.enable.node();
+  if (opt.clock) {
+    Gate& g = gates_.at(opt.clock->index);
+    if (design_->clock_gating() == ClockGating::cells) {  // its gate's cycles are the only ones it loads in
+      s->clock = gated_clock(g, opt.reset.has_value(), loc);
+    } else {  // no gate: the enable does the gate's work
+      s->enable = s->enable ? (Expr(g.enable) & Expr(s->enable)).node() : g.enable;
+    }
+  }
   return Sig(s);
+}
+
+GatedClock Module::clock_gate(const std::string& n, const Expr& enable, std::source_location l) {
+  SourceLoc loc = SourceLoc::from(l);
+  if (sealed_) throw RtlError(ErrorKind::usage, n, fmt::format("module '{}' is already elaborated", name_), loc);
+  if (!enable.valid() || enable.width() != 1 || enable.is_signed())
+    throw RtlError(ErrorKind::width, n, "a clock gate's enable must be UInt<1>", loc);
+  check_expr_owner(enable, n, loc);
+  for (const Gate& g : gates_)
+    if (g.name == n) throw RtlError(ErrorKind::name, n, "a clock gate of this name exists already", loc);
+  gates_.push_back(Gate{.name = n, .enable = enable.node(), .gclk = {}});
+  return GatedClock{.index = gates_.size() - 1, .owner = this};
+}
+
+SignalPtr Module::gated_clock(Gate& g, bool opens_on_reset, const SourceLoc& loc) {
+  SignalPtr& gclk = g.gclk[opens_on_reset ? 1 : 0];
+  if (gclk) return gclk;
+  const std::string inst = "cg_" + g.name + (opens_on_reset ? "_rst" : "");
+  InstanceRef cg = instance(ClockGateCell{}, inst);
+  Expr en(g.enable);
+  if (opens_on_reset) en = en | Sig(rst_);  // a reset loads through a closed gate
+  Operand v(en);
+  v.loc = loc;
+  assign(cg.io("en").sig(), v);
+  Operand off(lit(0, 1));
+  off.loc = loc;
+  assign(cg.io("test_en").sig(), off);  // scan insertion drives it; this flow has none
+  gclk = cg.io("gclk").sig().signal();
+  return gclk;
+}
+
+Sig Module::clock_input(std::source_location l) {
+  ensure_clock(SourceLoc::from(l));
+  return Sig(clk_);
 }
 
 MemRef Module::memory(const std::string& n, const Type& elem, int depth, std::source_location l) {
@@ -475,6 +519,30 @@ View parse_view(const std::string& s) {
   if (s == "synthesis") return View::synthesis;
   if (s == "simulation") return View::simulation;
   throw std::invalid_argument(fmt::format("view '{}'; allowed: synthesis, simulation", s));
+}
+
+std::string to_string(ClockGating g) { return g == ClockGating::cells ? "cells" : "enables"; }
+
+ClockGating parse_clock_gating(const std::string& s) {
+  if (s == "cells") return ClockGating::cells;
+  if (s == "enables") return ClockGating::enables;
+  throw std::invalid_argument(fmt::format("clock gating '{}'; allowed: cells, enables", s));
+}
+
+void ClockGateCell::build(Module& m) const {
+  m.clock_input();
+  m.input("en", UInt(1));
+  m.input("test_en", UInt(1));
+  m.output("gclk", UInt(1));
+  m.add_comment("Integrated clock gate: the enable is latched while clk is low, so gclk cannot glitch.");
+  m.set_verbatim_body(
+      "  logic en_latched;\n\n"
+      "  always_latch begin\n"
+      "    if (!clk) begin\n"
+      "      en_latched = en | test_en;\n"
+      "    end\n"
+      "  end\n\n"
+      "  assign gclk = clk & en_latched;\n");
 }
 
 std::shared_ptr<const Module> Design::elaborate(const GeneratorBase& gen, std::source_location l) {

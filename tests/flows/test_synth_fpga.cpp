@@ -128,3 +128,13 @@ TEST_CASE("ice40 harness: ports from the emitted header, every one registered", 
   std::string comb = ooc_wrapper("f", {{"x", true, false, 4}, {"z", false, false, 4}});
   CHECK_THAT(comb, Contains("input  logic clk"));
 }
+
+TEST_CASE("fpga: a design gated by clock-gate cells is refused, one gated by enables maps to clock enables",
+          "[synth_ice40][clock_gate]") {
+  CHECK_THROWS_WITH(run_synth(CORPUS_DIR "/gated_regs_cells", work("ice40_gated_cells"), fpga_options(Target::ice40)),
+                    Catch::Contains("fetta gen --clock-gating enables"));
+  SynthReport r = run_synth(CORPUS_DIR "/gated_regs_enables", work("ice40_gated_enables"), fpga_options(Target::ice40));
+  REQUIRE(r.modules.size() == 1);
+  REQUIRE(r.modules[0].ice40);
+  CHECK(r.modules[0].ice40->ffs == 32);  // one clock: every register a flip-flop with an enable
+}

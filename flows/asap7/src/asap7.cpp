@@ -119,13 +119,30 @@ std::string asap7_abc_script() {
          "stime -p\n";
 }
 
+std::string asap7_clock_gate_verilog() {
+  return fmt::format(
+      "// fetta synth --target asap7: rtl_gen's clock gate as the library's integrated clock gate.\n"
+      "(* blackbox *)\nmodule {0} (input CLK, input ENA, input SE, output GCLK);\nendmodule\n\n"
+      "module fetta_clock_gate (input clk, input en, input test_en, output gclk);\n"
+      "  {0} icg (.CLK(clk), .ENA(en), .SE(test_en), .GCLK(gclk));\nendmodule\n",
+      kAsap7ClockGateCell);
+}
+
 std::string asap7_coarse_script(const DesignDir& design, const std::string& module, Hierarchy hierarchy,
                                 const std::string& work_dir) {
   const bool flat = hierarchy == Hierarchy::flatten;
   std::string s;
   s += fmt::format("# fetta synth --target asap7: module {} out of context, {}; generic part\n", module,
                    flat ? "flattened" : "each submodule mapped once, flattened after mapping");
-  s += fmt::format("read_verilog -sv {}\n", fmt::join(design.files, " "));
+  std::vector<std::string> files;  // the clock gate's model replaced by the library's cell
+  const DesignModule* gate = design.find("fetta_clock_gate");
+  for (const std::string& f : design.files)
+    if (!gate || fs::path(f).filename() != gate->file) files.push_back(f);
+  if (gate) {
+    write_text(work_dir + "/clock_gate_asap7.v", asap7_clock_gate_verilog());
+    files.push_back(work_dir + "/clock_gate_asap7.v");
+  }
+  s += fmt::format("read_verilog -sv {}\n", fmt::join(files, " "));
   // Generic synthesis up to the fine stage: memories stay $mem_v2 cells (memory -nomap), which
   // become SRAM macros (or flip-flops) in the map script.
   s += fmt::format("synth -top {}{} -run begin:fine\n", module, flat ? " -flatten" : "");
@@ -243,6 +260,7 @@ Mapping map_and_time(const DesignDir& design, const DesignModule& module, const 
     out.cells_by_type[type] = n;
     a.cells += n;
     if (flops.count(type)) a.flops += n;
+    if (type == kAsap7ClockGateCell) a.clock_gates += n;
   }
   for (const std::string& u : stat.unknown_area)
     if (u.rfind("fetta_sram_", 0) != 0)

@@ -62,7 +62,31 @@ set fetta_act [dict create]
 // - a tie cell's output: no toggles, its constant's duty;
 // - an SRAM macro's read-data bit, on its power view's twin input: the activity of the net it
 //   drives, which is the RTL's read-data register (the macro absorbed it).
-constexpr const char* kAnnotateCells = R"tcl(proc fetta_macro_outputs {c buses} {
+// - a flip-flop on a gated clock (rtl_gen's clock gate `<gate>`: its output net `<gate>_gclk`, its
+//   latch `<gate>.en_latched` traced) clocks only in the cycles the latch holds 1: its clock pin,
+//   and the gate cell's output, get 2 transitions per such cycle.
+constexpr const char* kAnnotateCells = R"tcl(proc fetta_gate_activity {gate} {
+  upvar #0 fetta_act act fetta_clock_activity clk
+  set key "[string map {/ .} $gate].en_latched_reg"
+  if {![dict exists $act $key]} { return {} }
+  set duty [lindex [dict get $act $key] 1]
+  return [list [expr {$clk * $duty}] [expr {0.5 * $duty}]]
+}
+proc fetta_clock_pin_activity {p} {
+  upvar #0 fetta_clock_activity clk fetta_gated_flops gated
+  set net [get_nets -quiet -of_objects $p]
+  if {$net ne ""} {
+    set n [get_full_name $net]
+    if {[string match *_gclk $n]} {
+      set a [fetta_gate_activity [string range $n 0 end-5]]
+      if {$a ne ""} { incr gated; return $a }
+    }
+  }
+  return [list $clk 0.5]
+}
+set fetta_gated_flops 0
+set fetta_clock_gates 0
+proc fetta_macro_outputs {c buses} {
   upvar #0 fetta_act act fetta_macro_bits bits fetta_macro_annotated found
   set pins [dict create]
   foreach p [get_pins -of_objects $c] { dict set pins [get_property $p lib_pin_name] $p }
@@ -108,13 +132,22 @@ foreach c [get_cells -hierarchical *] {
     }
     continue
   }
+  if {[string match ICG* $lc]} {
+    set a [fetta_gate_activity [join [lrange [split [get_full_name $c] /] 0 end-1] /]]
+    foreach p [get_pins -of_objects $c] {
+      set pn [get_property $p lib_pin_name]
+      if {$pn eq "CLK"} { sta::set_power_pin_activity $p $fetta_clock_activity 0.5 }
+      if {$pn eq "GCLK" && $a ne ""} { sta::set_power_pin_activity $p {*}$a; incr fetta_clock_gates }
+    }
+    continue
+  }
   if {![string match *DFF* $lc]} { continue }
   set name [string map {/ .} [get_full_name $c]]
   if {![dict exists $fetta_act $name]} { puts "fetta-unmatched $name"; continue }
   lassign [dict get $fetta_act $name] rate duty
   foreach p [get_pins -of_objects $c] {
     set pn [get_property $p lib_pin_name]
-    if {$pn eq "CLK"} { sta::set_power_pin_activity $p $fetta_clock_activity 0.5; continue }
+    if {$pn eq "CLK"} { sta::set_power_pin_activity $p {*}[fetta_clock_pin_activity $p]; continue }
     set d $duty
     if {$pn eq "QN" || $pn eq "IQN"} { set d [expr {1.0 - $duty}] }
     sta::set_power_pin_activity $p $rate $d
@@ -178,6 +211,7 @@ close $fetta_file
   s += kAnnotateCells;
   s += "puts \"fetta-annotated $fetta_flops $fetta_inputs\"\n";
   s += "puts \"fetta-macro $fetta_macro_annotated $fetta_macro_bits\"\n";
+  s += "puts \"fetta-gated $fetta_gated_flops $fetta_clock_gates\"\n";
   s += "puts \"fetta-logic $fetta_logic_annotated $fetta_logic_pins\"\n";
   // Every leaf cell's power, summed per block in Tcl (a top has ~10^5 cells; one line per block).
   s += fmt::format(R"tcl(set fetta_corner [sta::cmd_corner]
@@ -345,6 +379,10 @@ PowerResult run_power(const Run& run, const Activity& a) {
       in >> r.macro_bits_annotated >> r.macro_bits;
     }
     if (line.rfind("fetta-idle ", 0) == 0) r.idle_cells = std::stoll(line.substr(11));
+    if (line.rfind("fetta-gated ", 0) == 0) {
+      std::istringstream in(line.substr(12));
+      in >> r.gated_flops >> r.clock_gates;
+    }
     if (line.rfind("fetta-logic ", 0) == 0) {
       std::istringstream in(line.substr(12));
       in >> r.logic_pins_annotated >> r.logic_pins;
@@ -503,6 +541,10 @@ std::string format_table(const PowerReport& r) {
                    "OpenSTA{}; {} cells without activity\n",
                    p.flops_annotated, p.flops, p.inputs_annotated, p.macro_bits_annotated, p.macro_bits,
                    r.run.clock_stopped ? "; clock stopped" : "", p.idle_cells);
+  if (p.clock_gates > 0)
+    s += fmt::format("clock gating: {} flip-flops on the clocks of {} gate cells, clocked in the cycles their latches "
+                     "held 1\n",
+                     p.gated_flops, p.clock_gates);
   if (r.run.gate_level)
     s += fmt::format("gate-level: outputs of gates annotated from the trace {} of {}; nothing propagated\n",
                      p.logic_pins_annotated, p.logic_pins);
@@ -623,6 +665,8 @@ nlohmann::json to_json(const PowerReport& r) {
           {"sram_read_bits", r.result.macro_bits},
           {"sram_read_bits_annotated", r.result.macro_bits_annotated},
           {"idle_cells", r.result.idle_cells},
+          {"gated_flops", r.result.gated_flops},
+          {"clock_gates", r.result.clock_gates},
           {"gate_level", r.run.gate_level},
           {"gate_outputs", r.result.logic_pins},
           {"gate_outputs_annotated", r.result.logic_pins_annotated},

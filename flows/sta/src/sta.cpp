@@ -162,6 +162,18 @@ long long count_violated_endpoints(const std::string& text) {
   return n;
 }
 
+std::vector<double> endpoint_slacks(const std::string& text) {
+  // "cg_a.icg/ENA (ICGx1_ASAP7_75t_R)   961.47   131.37   830.10 (MET)": endpoint, its cell, the
+  // required and actual delays, the slack.
+  static const std::regex re(R"(^\S+(?:\s+\([^)]*\))?\s+-?[0-9.]+\s+-?[0-9.]+\s+(-?[0-9.]+) \((MET|VIOLATED)\))");
+  std::vector<double> v;
+  for (const std::string& line : lines_of(text)) {
+    std::smatch m;
+    if (std::regex_search(line, m, re)) v.push_back(std::stod(m[1]));
+  }
+  return v;
+}
+
 std::string sta_script(const Run& run) {
   std::string s;
   s += "# fetta: sign-off static timing of one mapped netlist (docs/synthesis.md, \"Sign-off timing\").\n";
@@ -180,6 +192,16 @@ std::string sta_script(const Run& run) {
   report("path_detail", "report_checks -path_delay max -fields {slew cap input_pins} -digits 2");
   report("violated", "report_checks -path_delay max -format end -group_count 100000000 -endpoint_count 1 "
                      "-slack_max 0 -digits 2");
+  // The enables of the integrated clock gates (ICG* cells), checked against the clock they pass.
+  report("clock_gating",
+         "set fetta_enables {}\n"
+         "foreach c [get_cells -hierarchical *] {\n"
+         "  if {![$c is_leaf] || ![string match ICG* [get_property [get_property $c liberty_cell] name]]} { continue }\n"
+         "  foreach p [get_pins -of_objects $c] { if {[get_property $p lib_pin_name] eq \"ENA\"} { lappend fetta_enables $p } }\n"
+         "}\n"
+         "puts \"clock_gates [llength $fetta_enables]\"\n"
+         "if {[llength $fetta_enables]} { report_checks -path_delay max -format end -group_count 100000000 "
+         "-endpoint_count 1 -to $fetta_enables -digits 2 }");
   return s;
 }
 
@@ -232,12 +254,23 @@ StaResult run_sta(const Run& run, double period_ps, std::vector<std::string>* co
   r.tns_ps = std::min(0.0, parse_metric(section(log, "tns"), "tns", what));
   r.worst_path = parse_report_checks(section(log, "path"));
   r.failing_endpoints = count_violated_endpoints(section(log, "violated"));
+  const std::string gating = section(log, "clock_gating");
+  r.clock_gates = static_cast<long long>(parse_metric(gating, "clock_gates", what));
+  for (double slack : endpoint_slacks(gating)) {
+    r.gating_failing += slack < 0;
+    r.gating_worst_slack_ps = std::min(slack, r.gating_worst_slack_ps.value_or(slack));
+  }
+  if (r.clock_gates > 0 && !r.gating_worst_slack_ps)
+    throw std::runtime_error(fmt::format("OpenSTA output of {}: {} clock gates but no enable check", what, r.clock_gates));
 
   std::string t;
   t += fmt::format("# OpenSTA, module {}, clock period {:.1f} ps (constraints: {})\n", run.top, period_ps, run.sdc);
   t += fmt::format("worst slack {}  wns {:.2f}  tns {:.2f}  failing endpoints {} of {}\n\n",
                    r.worst_slack_ps ? fmt::format("{:.2f}", *r.worst_slack_ps) : std::string("none (no constrained path)"),
                    r.wns_ps, r.tns_ps, r.failing_endpoints, r.endpoints);
+  if (r.clock_gates > 0)
+    t += fmt::format("clock gating: {} gates, enable checks failing {}, worst slack {:.2f}\n\n", r.clock_gates,
+                     r.gating_failing, *r.gating_worst_slack_ps);
   t += section(log, "path_detail");
   write_file(run.work_dir + "/timing.txt", t);
   return r;

@@ -95,6 +95,11 @@ SynthReport run_synth(const std::string& rtl_dir, const std::string& work_dir, c
   // Options first, then tools, then the design: the cheapest mistakes are reported first.
   require_tools(opt.target);
   DesignDir design = read_design_dir(rtl_dir);
+  if (opt.target != Target::asap7 && design.gates_clocks_with_cells())
+    throw std::runtime_error(fmt::format(
+        "{} gates clocks with clock-gate cells (fetta_clock_gate), which an FPGA fabric does not take: regenerate it "
+        "with `fetta gen --clock-gating enables`, or synthesize with --config, which does",
+        rtl_dir));
   std::vector<DesignModule> modules = select_modules(design, opt.modules);
 
   rep.rtl_dir = design.dir;

@@ -72,6 +72,10 @@ json sta_json(const sta::StaResult& r, const std::string& sdc) {
   j["tns_ps"] = round_to(r.tns_ps, 2);
   j["failing_endpoints"] = r.failing_endpoints;
   j["endpoints"] = r.endpoints;
+  if (r.clock_gates > 0)
+    j["clock_gating"] = {{"gates", r.clock_gates},
+                         {"failing_enables", r.gating_failing},
+                         {"worst_enable_slack_ps", round_to(*r.gating_worst_slack_ps, 2)}};
   j["min_period_ps"] = r.min_period_ps() ? json(round_to(*r.min_period_ps(), 2)) : json(nullptr);
   j["fmax_mhz"] = r.fmax_mhz() ? json(round_to(*r.fmax_mhz(), 2)) : json(nullptr);
   if (r.worst_path) {
@@ -106,6 +110,7 @@ json module_json(const ModuleResult& m) {
     j["sram_area_um2"] = round_to(a.sram_area_um2, 3);
     j["cells"] = a.cells;
     j["flops"] = a.flops;
+    j["clock_gates"] = a.clock_gates;
     j["abc_logic_delay_ps"] = round_to(a.abc_logic_delay_ps, 2);
     j["flop_overhead_ps"] = round_to(a.flop_overhead_ps, 2);
     j["abc_delay_ps"] = round_to(a.abc_delay_ps, 2);
@@ -219,6 +224,11 @@ std::string format_table(const SynthReport& r) {
         out += fmt::format("{:<{}}  {:>12.2f} {:>12.2f} {:>8} {:>7} {:>9} {:>12} {:>8} {:>9} {:>9.1f}\n", name(m), w,
                            a.area_um2, a.sram_area_um2, a.cells, a.flops, wns, tns, failing, fmax, a.abc_delay_ps);
       }
+      for (const ModuleResult& m : r.modules)
+        if (m.asap7->sta && m.asap7->sta->clock_gates > 0)
+          out += fmt::format("  {}: {} clock gates, enable checks failing {}, worst enable slack {:.1f} ps\n", m.name,
+                             m.asap7->sta->clock_gates, m.asap7->sta->gating_failing,
+                             *m.asap7->sta->gating_worst_slack_ps);
       for (const ModuleResult& m : r.modules)
         if (m.asap7->sta && m.asap7->sta->worst_path && m.asap7->sta->wns_ps < 0)
           out += fmt::format("  {}: worst path {} -> {}, slack {:.1f} ps\n", m.name, m.asap7->sta->worst_path->startpoint,

@@ -145,8 +145,9 @@ void Dma::build(Module& m) const {
   Sig rsp_q = m.reg("rsp_q", UInt(1), reset_to(0));
   rsp_q <<= mem_rsp_valid;
   std::vector<Sig> rsp_data;
+  const GatedClock responding = m.clock_gate("responding", mem_rsp_valid);  // clocked only by responses
   for (int j = 0; j < H; ++j) {
-    rsp_data.push_back(m.reg(fmt::format("rsp_data_{}", j), UInt(W), enabled_by(mem_rsp_valid)));
+    rsp_data.push_back(m.reg(fmt::format("rsp_data_{}", j), UInt(W), clocked_by(responding)));
     rsp_data.back() <<= mem_rsp_rdata[j].sig();
   }
   rsp_gen.io("run").sig() <<= rsp_q;

@@ -116,8 +116,10 @@ void ResultWriter::build(Module& m) const {
 
   Sig en_q = m.reg("en_q", UInt(1), reset_to(0));
   en_q <<= valid;
+  // The write registers clock only in the cycles a row is written.
+  const GatedClock writing = m.clock_gate("writing", valid);
   for (int d = 0; d < B; ++d) {
-    Sig r = m.reg(fmt::format("row_q_{}", d), UInt(HW), enabled_by(valid));
+    Sig r = m.reg(fmt::format("row_q_{}", d), UInt(HW), clocked_by(writing));
     r <<= rows[static_cast<size_t>(d)];
     wr_row[d].sig() <<= r;
   }
@@ -125,11 +127,11 @@ void ResultWriter::build(Module& m) const {
   for (int o = N - 1; o >= 0; --o) {
     Sig in_seg = m.node(fmt::format("in_seg_{}", o), (lit(static_cast<uint64_t>(o), L) - dst_lane) <= count_m1);
     mask_bits.push_back(mux(diag, diag_hit(o), in_seg | pad_row));
-    Sig d = m.reg(fmt::format("data_q_{}", o), UInt(W), enabled_by(valid));
+    Sig d = m.reg(fmt::format("data_q_{}", o), UInt(W), clocked_by(writing));
     d <<= mux(in_seg | diag, cur[static_cast<size_t>(o)], pad);
     wr_data[o].sig() <<= d;
   }
-  Sig mask_q = m.reg("mask_q", UInt(N), enabled_by(valid));
+  Sig mask_q = m.reg("mask_q", UInt(N), clocked_by(writing));
   mask_q <<= cat(mask_bits);
   wr_en <<= en_q;
   wr_mask <<= mask_q;

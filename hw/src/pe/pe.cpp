@@ -171,7 +171,9 @@ void Pe::build(Module& m) const {
     shift_en = p.both_modes() ? Expr(os_mode | ctrl["ib_shift"].sig()) : Expr(ctrl["ib_shift"].sig());
     ib_next = pick(ib_north, mux(from_left, west, ib_north));
   }
-  Sig ib_shift = shift_en.valid() ? m.reg("ib_shift", UInt(w), enabled_by(shift_en)) : m.reg("ib_shift", UInt(w));
+  // The stationary registers clock only in the cycles they load (docs/ce.md, "Clock gating").
+  Sig ib_shift = shift_en.valid() ? m.reg("ib_shift", UInt(w), clocked_by(m.clock_gate("ib_shift", shift_en)))
+                                  : m.reg("ib_shift", UInt(w));
   ib_shift <<= ib_next;
 
   // Stationary operand: with double buffering the tile's first IA (row.first) swaps the loaded
@@ -182,7 +184,7 @@ void Pe::build(Module& m) const {
     // is the accumulate stage's), else `first`.
     const Sig first = p.has_swap() ? row["swap"] : row["first"];
     Sig swap = m.node("ib_swap", p.both_modes() ? Expr(first & !os_mode) : Expr(first));
-    Sig ib_held = m.reg("ib_held", UInt(w), enabled_by(swap));
+    Sig ib_held = m.reg("ib_held", UInt(w), clocked_by(m.clock_gate("ib_swap", swap)));
     ib_held <<= ib_shift;
     ib_stationary = mux(swap, ib_shift, ib_held);
   }
@@ -191,9 +193,22 @@ void Pe::build(Module& m) const {
   // Psum registers. `psum` is what leaves towards the PE below: the MAC result in stationary
   // modes, the drain register in OS. `acc` is OS's accumulator when the Psum is double-buffered
   // (single-buffered, `psum` accumulates and drains itself).
-  Sig psum = m.reg("psum", UInt(a));
-  Sig acc;
-  if (p.os && p.psum_double_buffer) acc = m.reg("acc", UInt(a));
+  // Where `active` is built (os), `psum` clocks only in the cycles it loads: stationary, while the
+  // row's accumulate stage is active (its value is read below only then, and out of the CE only
+  // in the cycle after: the CE's `valid`); os, at a drain or a finished Psum.
+  Sig psum;
+  if (p.has_active()) {
+    const Sig active = row["active"];
+    const Expr os_load = ctrl["drain"].sig() | (p.psum_double_buffer ? Expr(active & row["last"].sig()) : Expr(active));
+    const Expr load = p.both_modes() ? mux(os_mode, os_load, active) : os_load;
+    psum = m.reg("psum", UInt(a), clocked_by(m.clock_gate("psum", load)));
+  } else {
+    psum = m.reg("psum", UInt(a));
+  }
+  Sig acc;  // OS's accumulator clocks only while its row is active
+  if (p.os && p.psum_double_buffer)
+    acc = m.reg("acc", UInt(a), clocked_by(m.clock_gate("acc", p.both_modes() ? Expr(os_mode & row["active"].sig())
+                                                                                : Expr(row["active"].sig()))));
   Expr mac_acc = psum_in;
   if (p.os) {
     const Sig first = row["first"];
@@ -230,7 +245,7 @@ void Pe::build(Module& m) const {
       m.when(os_mode, os_psum).otherwise([&] { psum <<= mac_out; });
     else
       os_psum();
-    if (acc.signal()) m.when(p.both_modes() ? Expr(os_mode & active) : Expr(active), [&] { acc <<= mac_out; });
+    if (acc.signal()) acc <<= mac_out;
   }
 
   out["ib"].sig() <<= ib_shift;

@@ -299,7 +299,8 @@ void ControllerBuilder::instruction_queue() {
 // take effect at the pop; anything else raises `error`.
 void ControllerBuilder::decoder() {
   Module& m = m_;
-  cur_ = m.reg("cur", UInt(IW_), RegOptions{}.enabled_by(pop_ & ((head_op_ == op_gemm_) | (head_op_ == op_store_))));
+  // Clocked only when a gemm or store is popped (a few cycles per instruction).
+  cur_ = m.reg("cur", UInt(IW_), clocked_by(m.clock_gate("pop_cur", pop_ & ((head_op_ == op_gemm_) | (head_op_ == op_store_)))));
   cur_ <<= q_head_;
   cur_is_store_ = m.node("cur_is_store", cur_.bits(3, 0) == op_store_);
   // The dataflow of the last gemm, held through STOREs: the CEs' mode changes only at a gemm's pop,

@@ -40,6 +40,7 @@ struct SignalNode {
   std::optional<BitVec> reset;
   std::string reset_name;  // the named constant the reset value was given as, or empty
   ExprPtr enable;
+  std::shared_ptr<SignalNode> clock;  // a gated clock (Module::clock_gate with cells); null: the module's clock
   // Instance ports: which instance, and the child's port name.
   Instance* inst = nullptr;
   std::string port;

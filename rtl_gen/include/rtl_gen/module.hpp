@@ -51,20 +51,30 @@ class Data {
 // flipped leaves sink -> source (Chisel's `<>` for bundles with ready/valid style fields).
 void connect(const Data& sink, const Data& source, std::source_location l = std::source_location::current());
 
+// A clock that runs only in cycles whose enable is 1 (Module::clock_gate). Registers clocked by
+// it load only then, as if enabled by it; how that is built depends on the design's ClockGating.
+struct GatedClock {
+  size_t index = 0;  // the module's gate
+  const Module* owner = nullptr;
+};
+
 struct RegOptions {
   std::optional<int64_t> reset;  // synchronous, active-high `rst`; none: no reset
   Expr reset_constant;           // the named constant the reset value was given as, if any
   Expr enable;                   // load only when enable is 1; none: every cycle
+  std::optional<GatedClock> clock;  // clocked by a gated clock; none: the module's clock
 
   RegOptions& reset_to(int64_t v) { reset = v; return *this; }
   // A reset value given as a constant (lit() or Module::constant(), printed by its name).
   RegOptions& reset_to(const Expr& constant);
   RegOptions& enabled_by(const Expr& e) { enable = e; return *this; }
+  RegOptions& clocked_by(const GatedClock& g) { clock = g; return *this; }
 };
 // m.reg("cnt", UInt(8), reset_to(0)), m.reg("q", UInt(8), enabled_by(en)), or both chained.
 inline RegOptions reset_to(int64_t v) { return RegOptions{}.reset_to(v); }
 inline RegOptions reset_to(const Expr& constant) { return RegOptions{}.reset_to(constant); }
 inline RegOptions enabled_by(const Expr& e) { return RegOptions{}.enabled_by(e); }
+inline RegOptions clocked_by(const GatedClock& g) { return RegOptions{}.clocked_by(g); }
 
 class WhenChain {
  public:
@@ -155,6 +165,21 @@ class Module {
   // declared as a `localparam` when the module uses it. For FSM states, opcodes, bit patterns.
   Expr constant(const std::string& name, uint64_t value, int width,
                 std::source_location l = std::source_location::current());
+  // A gated clock for the registers that load only when `enable` is 1 (RegOptions::clocked_by):
+  // with ClockGating::cells an integrated clock gate `cg_<name>` (ClockGateCell: a latch holds
+  // the enable while the clock is low, so the gated clock cannot glitch) for its registers
+  // without reset, and `cg_<name>_rst`, which opens during reset too, for those with one (each
+  // made when a register first needs it); with ClockGating::enables no gate, and the registers
+  // keep the module's clock with the enable as a load enable (FPGA fabrics, and the simulation
+  // view: no derived clocks). The same bits every cycle either way.
+  GatedClock clock_gate(const std::string& name, const Expr& enable,
+                        std::source_location l = std::source_location::current());
+  // The module's clock as an input port (a primitive whose body is text: ClockGateCell).
+  Sig clock_input(std::source_location l = std::source_location::current());
+  // A primitive's body, given as SystemVerilog text in place of statements; its ports are
+  // declared as usual and its outputs are driven by the text.
+  void set_verbatim_body(std::string text) { verbatim_ = std::move(text); }
+  const std::string& verbatim_body() const { return verbatim_; }
   // Convenience: a wire driven by `value` right away.
   Sig node(const std::string& name, const Expr& value, std::source_location l = std::source_location::current());
 
@@ -226,6 +251,14 @@ class Module {
   std::vector<std::unique_ptr<Memory>> memories_;
   std::vector<ExprPtr> constants_;
   SignalPtr clk_, rst_;
+  struct Gate {
+    std::string name;
+    ExprPtr enable;
+    SignalPtr gclk[2];  // the gated clocks made so far: [0] plain, [1] opening during reset
+  };
+  SignalPtr gated_clock(Gate& g, bool opens_on_reset, const SourceLoc& loc);
+  std::vector<Gate> gates_;
+  std::string verbatim_;
   bool sealed_ = false;
   bool origin_from_build_ = false;
 };
@@ -257,13 +290,24 @@ enum class View { synthesis, simulation };
 std::string to_string(View v);
 View parse_view(const std::string& s);  // throws std::invalid_argument naming the allowed values
 
+// How registers on a gated clock (Module::clock_gate) are built: clock-gate cells (ASIC
+// synthesis: the technology's integrated clock gate) or load enables on the module's clock
+// (FPGA fabrics; the simulation view). By default the synthesis view gates with cells and the
+// simulation view with enables.
+enum class ClockGating { cells, enables };
+std::string to_string(ClockGating g);
+ClockGating parse_clock_gating(const std::string& s);  // throws std::invalid_argument naming the allowed values
+
 // The set of elaborated modules. Elaborating the same generator parameters twice returns the
 // same module (one definition, many instances).
 class Design {
  public:
   Design() = default;
-  explicit Design(View view) : view_(view) {}
+  explicit Design(View view)
+      : view_(view), gating_(view == View::synthesis ? ClockGating::cells : ClockGating::enables) {}
+  Design(View view, ClockGating gating) : view_(view), gating_(gating) {}
   View view() const { return view_; }
+  ClockGating clock_gating() const { return gating_; }
   std::shared_ptr<const Module> elaborate(const GeneratorBase& gen,
                                           std::source_location l = std::source_location::current());
   const std::vector<std::shared_ptr<Module>>& modules() const { return modules_; }  // children first
@@ -275,6 +319,20 @@ class Design {
   std::vector<std::shared_ptr<Module>> modules_;
   std::vector<std::string> building_;
   View view_ = View::synthesis;
+  ClockGating gating_ = ClockGating::cells;
+};
+
+// The integrated clock gate Module::clock_gate instantiates (module `fetta_clock_gate`: clk, en,
+// test_en -> gclk). Its text is the behavioural model Verilator and Icarus run: a latch that is
+// transparent while the clock is low holds en | test_en through the high phase, and the gated
+// clock is the clock ANDed with it. The ASAP7 flow replaces it with the library's ICG cell.
+class ClockGateCell : public GeneratorBase {
+ public:
+  static constexpr const char* kModule = "fetta_clock_gate";
+  std::string generator_name() const override { return "rtl::ClockGateCell"; }
+  std::string module_name() const override { return kModule; }
+  ParamList params() const override { return {}; }
+  void build(Module& m) const override;
 };
 
 }  // namespace fetta::rtl

@@ -173,4 +173,39 @@ struct CommandFsm : Generator<int> {
   }
 };
 
+// Registers on gated clocks (Module::clock_gate): two gates, one of whose registers has a reset
+// (the gate opens during it) and one of which has an enable of its own, and a register that
+// accumulates its own value; their data come from a counter on the ungated clock, updated on the
+// same edges. Named after the design's ClockGating, which the corpus emits both ways.
+struct GatedRegs : Generator<std::string> {
+  using Generator::Generator;
+  std::string generator_name() const override { return "corpus::GatedRegs"; }
+  std::string module_name() const override { return "gated_regs_" + p; }
+  ParamList params() const override { return {{"clock_gating", p}}; }
+  void build(Module& m) const override {
+    Sig en_a = m.input("en_a", UInt(1));
+    Sig en_b = m.input("en_b", UInt(1));
+    Sig own = m.input("own_en", UInt(1));
+    Sig d = m.input("d", UInt(8));
+    Sig cnt = m.output("cnt", UInt(8));
+    Sig qa = m.output("qa", UInt(8));
+    Sig qa2 = m.output("qa2", UInt(8));
+    Sig qb = m.output("qb", UInt(8));
+    Sig count = m.reg("count", UInt(8), reset_to(0));
+    count <<= count + 1;
+    const GatedClock a = m.clock_gate("a", en_a);
+    const GatedClock b = m.clock_gate("b", en_b);
+    Sig ra = m.reg("ra", UInt(8), reset_to(0).clocked_by(a));
+    ra <<= d ^ count;
+    Sig ra2 = m.reg("ra2", UInt(8), clocked_by(a).enabled_by(own));
+    ra2 <<= d + count;
+    Sig rb = m.reg("rb", UInt(8), clocked_by(b));
+    rb <<= mux(count == 0, d, rb + d);  // no reset: known from the first load at a count of 0
+    cnt <<= count;
+    qa <<= ra;
+    qa2 <<= ra2;
+    qb <<= rb;
+  }
+};
+
 }  // namespace corpus

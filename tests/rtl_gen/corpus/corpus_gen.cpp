@@ -21,6 +21,11 @@ int main(int argc, char** argv) {
   emit(ShiftReg({8, 3}));
   emit(SeqDetect({0b1011, 4}));
   emit(DualPortRam({16, 32}));
+  for (ClockGating g : {ClockGating::cells, ClockGating::enables}) {
+    Design d(View::synthesis, g);
+    auto m = d.elaborate(GatedRegs(to_string(g)));
+    write_design(d, m->name(), std::filesystem::path(out) / m->name());
+  }
   emit(Counter(4));
   emit(SignedMath(0));
   emit(CommandFsm(0));

@@ -31,6 +31,11 @@ Asap7Libraries prepare_asap7_libraries(const std::string& pdk_dir, const std::st
 // (as the OpenROAD flow scripts' ASAP7 platform does: BUFx2 drivers, 3.898 fF loads).
 inline constexpr const char* kAsap7DriverCell = "BUFx2_ASAP7_75t_R";
 inline constexpr double kAsap7OutputLoadFf = 3.898;
+// The integrated clock gate (SEQ library: latch_posedge_precontrol; CLK, ENA, SE -> GCLK) that
+// replaces rtl_gen's fetta_clock_gate model.
+inline constexpr const char* kAsap7ClockGateCell = "ICGx1_ASAP7_75t_R";
+// fetta_clock_gate as one instance of the ICG cell, and the cell as a black box for Yosys.
+std::string asap7_clock_gate_verilog();
 inline constexpr double kAsap7FlopSlewPs = 20.0;
 inline constexpr double kAsap7FlopLoadFf = 2.88;
 

@@ -57,6 +57,11 @@ struct StaResult {
   double tns_ps = 0;                     // sum of the negative endpoint slacks
   long long failing_endpoints = 0;
   long long endpoints = 0;
+  // Clock gating: the integrated clock gates' enable checks (setup of ENA to the clock that the
+  // gate passes), part of the figures above and given apart.
+  long long clock_gates = 0;
+  long long gating_failing = 0;
+  std::optional<double> gating_worst_slack_ps;
   std::optional<TimingPath> worst_path;
   // Shortest period at which every path meets timing, for this netlist: period - worst slack
   // (the constraints are absolute times, so slack shifts one for one with the period).
@@ -69,6 +74,8 @@ std::optional<TimingPath> parse_report_checks(const std::string& text);
 double parse_metric(const std::string& text, const std::string& key, const std::string& what);  // "wns 0.00" -> 0
 // Endpoints listed by `report_checks -format end` whose slack is negative.
 long long count_violated_endpoints(const std::string& text);
+// The slacks of the endpoints `report_checks -format end` lists, in its order.
+std::vector<double> endpoint_slacks(const std::string& text);
 
 struct Run {
   std::vector<std::string> liberty;  // every library the netlist's cells come from

@@ -24,6 +24,9 @@ struct DesignDir {
   nlohmann::json config;              // manifest "config"
 
   const DesignModule* find(const std::string& module) const;
+  // Whether the design gates clocks with clock-gate cells (rtl::ClockGating::cells), which an
+  // ASIC flow maps to the library's integrated clock gate and an FPGA flow cannot take.
+  bool gates_clocks_with_cells() const { return find("fetta_clock_gate") != nullptr; }
 };
 
 // Throws std::runtime_error naming the missing or malformed file.

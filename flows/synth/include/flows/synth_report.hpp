@@ -85,6 +85,7 @@ struct Asap7Metrics {
   double sram_area_um2 = 0;   // sum of the macros' model areas
   long long cells = 0;        // standard cells (macros not counted)
   long long flops = 0;        // cells of the sequential library
+  long long clock_gates = 0;  // integrated clock gates (rtl_gen's fetta_clock_gate)
   // ABC's estimate while mapping (secondary: the sign-off figure is `sta`): its longest
   // combinational path (`stime -p`, 0 without logic), plus the flop's clock-to-Q + setup.
   double abc_logic_delay_ps = 0;
