@@ -304,13 +304,21 @@ SignalFilter power_signals(const Run& run) {
   std::ifstream in(run.flat_netlist);
   if (!in) throw std::runtime_error(fmt::format("{}: missing; synthesize {} for asap7 first (fetta synth --target asap7)",
                                                 run.flat_netlist, run.top));
-  // Cell lines: "  <type> <name> (", a flip-flop's type holding DFF (as power.tcl matches them).
+  // Cell lines: "  <type> <name> (", a flip-flop's type holding DFF (as power.tcl matches them),
+  // and the clock gates' cells (`<gate>.icg`), whose traced latch `<gate>.en_latched` gives their
+  // clocks' activity.
   for (std::string line; std::getline(in, line);) {
-    if (line.find("DFF") == std::string::npos) continue;
+    const bool gate = line.find("ICG") != std::string::npos;
+    if (line.find("DFF") == std::string::npos && !gate) continue;
     std::istringstream cell(line);
     std::string type, name;
-    if (!(cell >> type >> name) || type.find("DFF") == std::string::npos) continue;
+    if (!(cell >> type >> name)) continue;
     if (name[0] == '\\') name.erase(0, 1);
+    if (gate && type.rfind("ICG", 0) == 0 && name.size() > 4 && name.compare(name.size() - 4, 4, ".icg") == 0) {
+      names->insert(name.substr(0, name.size() - 4) + ".en_latched");
+      continue;
+    }
+    if (type.find("DFF") == std::string::npos) continue;
     if (name.size() < 5 || name.compare(name.size() - 4, 4, "_reg") != 0) continue;
     add_signal_names(*names, name.substr(0, name.size() - 4));
   }
