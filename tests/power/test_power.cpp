@@ -616,8 +616,9 @@ pw::PowerResult gated_power(const std::string& mode, pw::Activity* activity = nu
 }  // namespace
 
 // A gated register clocks only in the cycles its gate's latch holds 1: the flip-flops on gated
-// clocks take their gate's activity, which is the stimulus' share of open cycles, and with the
-// gates closed the flip-flops' power falls to the ungated counter's.
+// clocks are found and take their gate's activity, which is the stimulus' share of open cycles.
+// The sequential power falls with the gates closed, but through the data pins: OpenSTA 2.0.17
+// prices clock-network pins at the clock's activity (docs/power.md), which is still to be fixed.
 TEST_CASE("power: flip-flops on a closed clock gate burn no clock power, an open one's share of cycles otherwise",
           "[power][clock_gate]") {
   pw::Activity partial;
