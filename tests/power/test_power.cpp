@@ -272,9 +272,9 @@ TEST_CASE("power: power views change register arcs, tie functions and macro outp
   CHECK(g.constants.size() == 1);
   CHECK(g.macro_outputs.size() == 1);
   CHECK(v.logic_outputs.empty());
-  CHECK(v.clock_gates == 0);
+  CHECK(v.clock_gates.empty());
 
-  // An integrated clock gate: the gated clock becomes the clock ANDed with the enables.
+  // An integrated clock gate: the gated clock becomes a twin input, annotated from the latch.
   const std::string icg = R"lib(library (t) {
   cell (ICG) { clock_gating_integrated_cell : latch_posedge_precontrol;
     statetable ("CLK ENA SE", "IQ") { table : "L L L : - : L"; }
@@ -286,8 +286,11 @@ TEST_CASE("power: power views change register arcs, tie functions and macro outp
     pin (SE) { clock_gate_test_pin : true; direction : input; } }
 })lib";
   const pw::PowerView c = pw::power_view(icg, "icg.lib");
-  CHECK(c.clock_gates == 1);
-  CHECK(c.liberty.find("function : \"CLK & (ENA | SE)\";") != std::string::npos);
+  REQUIRE(c.clock_gates.size() == 1);
+  CHECK(c.clock_gates[0].cell == "ICG");
+  CHECK(c.clock_gates[0].pin == "GCLK");
+  CHECK(c.liberty.find("function : \"fetta_pwr_GCLK\";") != std::string::npos);
+  CHECK(c.liberty.find("pin (fetta_pwr_GCLK) { direction : input; capacitance : 0; }") != std::string::npos);
   CHECK(c.liberty.find("state_function") == std::string::npos);
   CHECK(c.clocked_arcs == 0);
   CHECK(c.macro_outputs.empty());
@@ -615,10 +618,8 @@ pw::PowerResult gated_power(const std::string& mode, pw::Activity* activity = nu
 }
 }  // namespace
 
-// A gated register clocks only in the cycles its gate's latch holds 1: the flip-flops on gated
-// clocks are found and take their gate's activity, which is the stimulus' share of open cycles.
-// The sequential power falls with the gates closed, but through the data pins: OpenSTA 2.0.17
-// prices clock-network pins at the clock's activity (docs/power.md), which is still to be fixed.
+// A gated register clocks only in the cycles its gate's latch holds 1: each gate's clock takes
+// its latch's traced duty (the stimulus' share of open cycles), and the flip-flops on it theirs.
 TEST_CASE("power: flip-flops on a closed clock gate burn no clock power, an open one's share of cycles otherwise",
           "[power][clock_gate]") {
   pw::Activity partial;
@@ -635,11 +636,16 @@ TEST_CASE("power: flip-flops on a closed clock gate burn no clock power, an open
   CHECK(bit(partial, "cg_b.en_latched").duty == Approx(0.7).margin(2.0 / kCycles));
   CHECK(bit(partial, "cg_a_rst.en_latched").duty == Approx(0.3).margin(4.0 / kCycles));
   // Closed gates: only the counter's 8 flip-flops and the 3 gates clock, against 32 flip-flops
-  // when open; the gated flip-flops' data pins still toggle (no data gating here), so about half
-  // of the busy sequential power remains (measured 0.47).
+  // when open. The gated flip-flops' data pins still toggle (no data gating here) and a closed
+  // gate's clock pin still does: 0.37 of the busy sequential power remains (measured; 0.47 when
+  // the gated clocks were priced at the full clock).
   std::cout << fmt::format("sequential power: busy {:.3e} W, partial {:.3e} W, idle {:.3e} W\n",
                            busy.sequential.total_w(), part.sequential.total_w(), idle.sequential.total_w());
-  CHECK(idle.sequential.total_w() < 0.55 * busy.sequential.total_w());
-  CHECK(idle.sequential.total_w() < part.sequential.total_w());
+  CHECK(idle.sequential.total_w() < 0.42 * busy.sequential.total_w());
+  // Open in part: 16 flip-flops on gates open 3 cycles in 10, 8 on one open 7 in 10, so the power
+  // above the idle's is (16 x 0.3 + 8 x 0.7) / 24 = 0.43 of the busy run's (measured 0.46).
+  const double share =
+      (part.sequential.total_w() - idle.sequential.total_w()) / (busy.sequential.total_w() - idle.sequential.total_w());
+  CHECK(share == Approx(0.433).margin(0.05));
   CHECK(part.sequential.total_w() < busy.sequential.total_w());
 }

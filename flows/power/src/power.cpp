@@ -62,9 +62,12 @@ set fetta_act [dict create]
 // - a tie cell's output: no toggles, its constant's duty;
 // - an SRAM macro's read-data bit, on its power view's twin input: the activity of the net it
 //   drives, which is the RTL's read-data register (the macro absorbed it).
-// - a flip-flop on a gated clock (rtl_gen's clock gate `<gate>`: its output net `<gate>_gclk`, its
-//   latch `<gate>.en_latched` traced) clocks only in the cycles the latch holds 1: its clock pin,
-//   and the gate cell's output, get 2 transitions per such cycle.
+// - an integrated clock gate's gated clock, on its power view's twin input: 2 transitions in each
+//   cycle its latch held 1 (rtl_gen's clock gate `<gate>`, the cell inside it, its latch
+//   `<gate>.en_latched` traced); the full clock when the trace lacks the latch (listed). OpenSTA
+//   carries a driver's activity onto every load of its net, overwriting what a load pin was given,
+//   so the flip-flops on the gated clock take it from there; they are counted by their clock net
+//   `<gate>_gclk`.
 constexpr const char* kAnnotateCells = R"tcl(proc fetta_gate_activity {gate} {
   upvar #0 fetta_act act fetta_clock_activity clk
   set key "[string map {/ .} $gate].en_latched_reg"
@@ -72,17 +75,11 @@ constexpr const char* kAnnotateCells = R"tcl(proc fetta_gate_activity {gate} {
   set duty [lindex [dict get $act $key] 1]
   return [list [expr {$clk * $duty}] [expr {0.5 * $duty}]]
 }
-proc fetta_clock_pin_activity {p} {
-  upvar #0 fetta_clock_activity clk fetta_gated_flops gated
+proc fetta_on_gated_clock {p} {
   set net [get_nets -quiet -of_objects $p]
-  if {$net ne ""} {
-    set n [get_full_name $net]
-    if {[string match *_gclk $n]} {
-      set a [fetta_gate_activity [string range $n 0 end-5]]
-      if {$a ne ""} { incr gated; return $a }
-    }
-  }
-  return [list $clk 0.5]
+  if {$net eq ""} { return 0 }
+  set n [get_full_name $net]
+  return [expr {[string match *_gclk $n] && [fetta_gate_activity [string range $n 0 end-5]] ne ""}]
 }
 set fetta_gated_flops 0
 set fetta_clock_gates 0
@@ -132,13 +129,11 @@ foreach c [get_cells -hierarchical *] {
     }
     continue
   }
-  if {[string match ICG* $lc]} {
-    set a [fetta_gate_activity [join [lrange [split [get_full_name $c] /] 0 end-1] /]]
-    foreach p [get_pins -of_objects $c] {
-      set pn [get_property $p lib_pin_name]
-      if {$pn eq "CLK"} { sta::set_power_pin_activity $p $fetta_clock_activity 0.5 }
-      if {$pn eq "GCLK" && $a ne ""} { sta::set_power_pin_activity $p {*}$a; incr fetta_clock_gates }
-    }
+  if {[dict exists $fetta_gate $lc]} {
+    set gate [join [lrange [split [get_full_name $c] /] 0 end-1] /]
+    set a [fetta_gate_activity $gate]
+    if {$a eq ""} { puts "fetta-untraced-gate $gate"; set a [list $fetta_clock_activity 0.5] } else { incr fetta_clock_gates }
+    foreach pn [dict get $fetta_gate $lc] { sta::set_power_pin_activity [get_pins [get_full_name $c]/fetta_pwr_$pn] {*}$a }
     continue
   }
   if {![string match *DFF* $lc]} { continue }
@@ -147,7 +142,7 @@ foreach c [get_cells -hierarchical *] {
   lassign [dict get $fetta_act $name] rate duty
   foreach p [get_pins -of_objects $c] {
     set pn [get_property $p lib_pin_name]
-    if {$pn eq "CLK"} { sta::set_power_pin_activity $p {*}[fetta_clock_pin_activity $p]; continue }
+    if {$pn eq "CLK"} { incr fetta_gated_flops [fetta_on_gated_clock $p]; continue }
     set d $duty
     if {$pn eq "QN" || $pn eq "IQN"} { set d [expr {1.0 - $duty}] }
     sta::set_power_pin_activity $p $rate $d
@@ -180,12 +175,13 @@ std::string activity_list(const Activity& a, const std::string& clock_port) {
 
 std::string power_script(const Run& run, const std::vector<std::string>& libraries, const std::vector<PowerView>& views) {
   std::string s = kProcs;
-  s += "set fetta_constant [dict create]\nset fetta_macro [dict create]\nset fetta_logic [dict create]\n";
+  s += "set fetta_constant [dict create]\nset fetta_macro [dict create]\nset fetta_logic [dict create]\nset fetta_gate [dict create]\n";
   for (const PowerView& v : views) {
     for (const ConstantOutput& c : v.constants)
       s += fmt::format("dict set fetta_constant {{{}}} {{{}}} {}\n", c.cell, c.pin, c.value ? 1 : 0);
     for (const MacroOutput& m : v.macro_outputs) s += fmt::format("dict lappend fetta_macro {{{}}} {{{}}}\n", m.cell, m.pin);
     for (const MacroOutput& m : v.logic_outputs) s += fmt::format("dict lappend fetta_logic {{{}}} {{{}}}\n", m.cell, m.pin);
+    for (const MacroOutput& m : v.clock_gates) s += fmt::format("dict lappend fetta_gate {{{}}} {{{}}}\n", m.cell, m.pin);
   }
   for (const std::string& lib : libraries) s += fmt::format("read_liberty {}\n", sta::tcl_path(lib));
   s += fmt::format("read_verilog {}\n", sta::tcl_path(std::filesystem::absolute(run.netlist).string()));
@@ -378,6 +374,7 @@ PowerResult run_power(const Run& run, const Activity& a) {
   PowerResult r;
   for (const std::string& line : lines_of(res.output)) {
     if (line.rfind("fetta-unmatched ", 0) == 0) r.unmatched.push_back(line.substr(16));
+    if (line.rfind("fetta-untraced-gate ", 0) == 0) r.untraced_gates.push_back(line.substr(20));
     if (line.rfind("fetta-annotated ", 0) == 0) {
       std::istringstream in(line.substr(16));
       in >> r.flops_annotated >> r.inputs_annotated;
@@ -553,6 +550,9 @@ std::string format_table(const PowerReport& r) {
     s += fmt::format("clock gating: {} flip-flops on the clocks of {} gate cells, clocked in the cycles their latches "
                      "held 1\n",
                      p.gated_flops, p.clock_gates);
+  if (!p.untraced_gates.empty())
+    s += fmt::format("clock gating: {} gate cells whose latch the trace lacks, priced at the full clock (first: {})\n",
+                     p.untraced_gates.size(), p.untraced_gates.front());
   if (r.run.gate_level)
     s += fmt::format("gate-level: outputs of gates annotated from the trace {} of {}; nothing propagated\n",
                      p.logic_pins_annotated, p.logic_pins);
@@ -675,6 +675,7 @@ nlohmann::json to_json(const PowerReport& r) {
           {"idle_cells", r.result.idle_cells},
           {"gated_flops", r.result.gated_flops},
           {"clock_gates", r.result.clock_gates},
+          {"untraced_clock_gates", r.result.untraced_gates},
           {"gate_level", r.run.gate_level},
           {"gate_outputs", r.result.logic_pins},
           {"gate_outputs_annotated", r.result.logic_pins_annotated},

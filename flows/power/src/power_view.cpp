@@ -179,22 +179,18 @@ PowerView power_view(const std::string& text, const std::string& what, bool twin
       return g.name == "ff" || g.name == "latch" || g.name == "ff_bank" || g.name == "latch_bank" || g.name == "statetable";
     });
     // An integrated clock gate: its gated clock's state_function over the latch's internal node
-    // crashes OpenSTA 2.0.17's activity search; the clock ANDed with the enables instead (the run
-    // annotates the gated clock from the traced latch, so the function only has to be one).
+    // crashes OpenSTA 2.0.17's activity search, and any function over the gate's inputs would be
+    // priced from their propagated estimates (the search overwrites an annotated output). The
+    // gated clock becomes a twin input instead, which the run annotates from the traced latch.
     if (s.own_attribute(cell, "clock_gating_integrated_cell")) {
-      std::string clk, enables;
-      for (const Group& pin : parts) {
-        if (pin.name != "pin") continue;
-        if (s.own_attribute(pin, "clock_gate_clock_pin")) clk = trimmed(pin.args);
-        if (s.own_attribute(pin, "clock_gate_enable_pin") || s.own_attribute(pin, "clock_gate_test_pin"))
-          enables += (enables.empty() ? "" : " | ") + trimmed(pin.args);
-      }
       for (const Group& pin : parts) {
         const auto state = pin.name == "pin" && s.own_attribute(pin, "clock_gate_out_pin")
                                ? s.own_attribute(pin, "state_function") : std::nullopt;
-        if (!state || clk.empty() || enables.empty()) continue;
-        edits.push_back({state->pos, state->len, fmt::format("function : \"{} & ({})\";", clk, enables)});
-        ++view.clock_gates;
+        if (!state) continue;
+        const std::string twin = kTwinPrefix + trimmed(pin.args);
+        edits.push_back({state->pos, state->len, fmt::format("function : \"{}\";", twin)});
+        edits.push_back({pin.close + 1, 0, fmt::format("\n    pin ({}) {{ direction : input; capacitance : 0; }}", twin)});
+        view.clock_gates.push_back({cell_name, trimmed(pin.args)});
       }
       continue;
     }

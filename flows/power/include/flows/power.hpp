@@ -56,6 +56,7 @@ struct PowerResult {
   long long cells = 0, flops = 0, flops_annotated = 0, inputs_annotated = 0;
   std::vector<std::string> unmatched;  // flip-flops the activity names no signal for (OpenSTA propagates theirs)
   long long gated_flops = 0, clock_gates = 0;  // flip-flops on gated clocks and the gate cells, annotated from their latches
+  std::vector<std::string> untraced_gates;      // gate cells whose latch the activity does not name: priced at the full clock
   long long macro_bits = 0, macro_bits_annotated = 0;  // SRAM read-data bits, those whose net the activity names
   long long idle_cells = 0;  // leaf cells with no internal or switching power: constant inputs, or none reached
   long long logic_pins = 0, logic_pins_annotated = 0;  // a gate-level run's gate outputs, those the activity names

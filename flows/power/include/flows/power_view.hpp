@@ -13,8 +13,8 @@
 //    become combinational and each bit gets the function of a new input, its twin
 //    `fetta_pwr_<name>`, on which fetta annotates the read data's recorded activity.
 // 4. Integrated clock gates (`clock_gating_integrated_cell`): the gated clock's state_function
-//    over the latch becomes the function clock & (enable | test enable); the run annotates the
-//    gated clock from the traced latch.
+//    over the latch (which crashes 2.0.17) becomes the function of a twin input, on which fetta
+//    annotates the gate's traced latch duty; OpenSTA carries it onto the gated flip-flops' clocks.
 // 5. Only with `twin_logic` (a gate-level run, docs/power.md "Gate-level check"): every other
 //    output with a function gets the function of its twin input too, so that each gate's output
 //    is the activity a gate-level simulation recorded for it, and nothing is propagated.
@@ -39,10 +39,10 @@ struct MacroOutput {
 struct PowerView {
   std::string liberty;
   int clocked_arcs = 0;  // register clock-to-output arcs made combinational
-  int clock_gates = 0;   // integrated clock gates whose gated clock became a function of their inputs
   std::vector<ConstantOutput> constants;
   std::vector<MacroOutput> macro_outputs;
   std::vector<MacroOutput> logic_outputs;  // with twin_logic: the gates' outputs given twins
+  std::vector<MacroOutput> clock_gates;    // integrated clock gates' gated clocks, given twins
 };
 
 // Throws std::runtime_error naming `what` for text that is not Liberty's group syntax (unbalanced
