@@ -39,21 +39,21 @@ std::string adder_name_tag(const FpAdderChoice& adder) {
   return adder.arch == Fp32AddArch::two_path ? "_twopath_" + prefix_tag(adder.prefix) : "";
 }
 
-MacChoice make_mac(arch::DataType dtype, int stages, int product_stages, FpAdderChoice adder) {
+MacChoice make_mac(arch::DataType dtype, int stages, int product_stages, FpAdderChoice adder, bool product_valid) {
   if (stages < 0)
     throw std::invalid_argument(fmt::format("make_mac: stages = {} is negative; allowed: 0 or more", stages));
   MacChoice c;
   c.acc_bits = mac_accumulator_bits(dtype);
   switch (dtype) {
     case arch::DataType::bf16:
-      c.generator = std::make_unique<FpMac>(FpMacParams{stages, adder.arch, adder.prefix, product_stages});
+      c.generator = std::make_unique<FpMac>(FpMacParams{stages, adder.arch, adder.prefix, product_stages, product_valid});
       c.operand_bits = 16;
       c.is_signed = false;
       return c;
     case arch::DataType::int8:
     case arch::DataType::int16:
       c.operand_bits = dtype == arch::DataType::int8 ? 8 : 16;
-      c.generator = std::make_unique<IntMac>(IntMacParams{c.operand_bits, c.acc_bits, stages, product_stages});
+      c.generator = std::make_unique<IntMac>(IntMacParams{c.operand_bits, c.acc_bits, stages, product_stages, product_valid});
       c.is_signed = true;
       return c;
   }

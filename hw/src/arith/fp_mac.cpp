@@ -20,6 +20,8 @@ FpMacParams checked(FpMacParams p) {
   if (p.product_stages < 0 || p.product_stages > 4)
     throw std::invalid_argument(
         fmt::format("FpMac: product_stages = {} is out of range; allowed: 0..4", p.product_stages));
+  if (p.product_valid && p.product_stages == 0)
+    throw std::invalid_argument("FpMac: product_valid needs product_stages > 0 (there is no product register to gate)");
   fp32_add_arch_name(p.adder_arch, "FpMac: adder_arch");
   prefix_tag(p.adder_prefix, "FpMac: adder_prefix");
   if (p.adder_arch == Fp32AddArch::basic) p.adder_prefix = FpMacParams{}.adder_prefix;  // not used
@@ -38,7 +40,7 @@ std::vector<int> mac_levels(Fp32AddArch arch) {
 FpMac::FpMac(FpMacParams params) : Generator(checked(params)) {}
 
 std::string FpMac::module_name() const {
-  const std::string prod = p.product_stages > 0 ? fmt::format("_p{}", p.product_stages) : "";
+  const std::string prod = p.product_stages > 0 ? fmt::format("_p{}{}", p.product_stages, p.product_valid ? "v" : "") : "";
   if (p.adder_arch == Fp32AddArch::basic) return fmt::format("fp_mac_bf16_fp32{}_s{}", prod, p.stages);
   return fmt::format("fp_mac_bf16_fp32_twopath_{}{}_s{}", prefix_tag(p.adder_prefix), prod, p.stages);
 }
@@ -46,6 +48,7 @@ std::string FpMac::module_name() const {
 ParamList FpMac::params() const {
   ParamList l{{"stages", std::to_string(p.stages)}};
   if (p.product_stages > 0) l.emplace_back("product_stages", std::to_string(p.product_stages));
+  if (p.product_valid) l.emplace_back("product_valid", "true");
   if (p.adder_arch != Fp32AddArch::basic) {
     l.emplace_back("adder_arch", fp32_add_arch_name(p.adder_arch));
     l.emplace_back("adder_prefix", prefix_name(p.adder_prefix));
@@ -67,6 +70,7 @@ void FpMac::build(Module& m) const {
   Sig a = m.input("a", UInt(16));
   Sig b = m.input("b", UInt(16));
   Sig acc = m.input("acc", UInt(32));
+  const Expr valid = p.product_valid ? Expr(m.input("valid", UInt(1))) : Expr{};
   Sig out = m.output("out", UInt(32));
 
   InstanceRef mul = m.instance(Bf16Mul({}), "mul");
@@ -75,11 +79,9 @@ void FpMac::build(Module& m) const {
   Expr product = mul.io("product").sig();
   Expr addend = acc;
   int lead = Bf16Mul::kLevels;
-  for (int k = 1; k <= p.product_stages; ++k) {
+  if (p.product_stages > 0) {
     // The product alone is registered: acc is the loop's operand and enters the adder late.
-    Sig q = m.reg(fmt::format("product_p{}", k), UInt(32));
-    q <<= product;
-    product = q;
+    product = product_registers(m, product, "product", p.product_stages, valid);
     lead = 0;
   }
   if (product_registered()) {

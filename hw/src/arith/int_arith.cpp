@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "hw/arith/int_arith.hpp"
+#include "hw/arith/pipeline.hpp"
 
 namespace fetta::hw {
 
@@ -25,6 +26,8 @@ IntMacParams checked(IntMacParams p) {
   if (p.product_stages < 0 || p.product_stages > 4)
     throw std::invalid_argument(
         fmt::format("IntMac: product_stages = {} is out of range; allowed: 0..4", p.product_stages));
+  if (p.product_valid && p.product_stages == 0)
+    throw std::invalid_argument("IntMac: product_valid needs product_stages > 0 (there is no product register to gate)");
   return p;
 }
 
@@ -39,7 +42,7 @@ IntAddParams checked(IntAddParams p) {
 IntMac::IntMac(IntMacParams params) : Generator(checked(params)) {}
 
 std::string IntMac::module_name() const {
-  const std::string prod = p.product_stages > 0 ? fmt::format("_p{}", p.product_stages) : "";
+  const std::string prod = p.product_stages > 0 ? fmt::format("_p{}{}", p.product_stages, p.product_valid ? "v" : "") : "";
   return fmt::format("int_mac_i{}_acc{}{}_s{}", p.operand_bits, p.acc_bits, prod, p.stages);
 }
 
@@ -48,6 +51,7 @@ ParamList IntMac::params() const {
               {"acc_bits", std::to_string(p.acc_bits)},
               {"stages", std::to_string(p.stages)}};
   if (p.product_stages > 0) l.emplace_back("product_stages", std::to_string(p.product_stages));
+  if (p.product_valid) l.emplace_back("product_valid", "true");
   return l;
 }
 
@@ -61,6 +65,7 @@ void IntMac::build(Module& m) const {
   Sig a = m.input("a", SInt(n));
   Sig b = m.input("b", SInt(n));
   Sig acc = m.input("acc", SInt(w));
+  const Expr valid = p.product_valid ? Expr(m.input("valid", UInt(1))) : Expr{};
   Sig out = m.output("out", SInt(w));
   // A register stage: `name_s<k>`, no reset (datapath).
   auto stage = [&](const Expr& e, const std::string& name, int k) {
@@ -80,11 +85,7 @@ void IntMac::build(Module& m) const {
     eacc = stage(eacc, "acc", k);
   }
   Expr product = m.node("product", ea * eb);  // SInt<2n>: one DSP multiplier
-  for (int i = 1; i <= p.product_stages; ++i) {
-    Sig r = m.reg(fmt::format("product_p{}", i), SInt(2 * n));
-    r <<= product;
-    product = r;
-  }
+  product = product_registers(m, product, "product", p.product_stages, valid);
   if (prod_reg) {
     ++k;
     product = stage(product, "product", k);

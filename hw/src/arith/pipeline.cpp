@@ -91,4 +91,23 @@ rtl::Expr Pipeline::at(const std::string& name, int step) {
   return v.by_stage[to - from];
 }
 
+rtl::Expr product_registers(rtl::Module& m, rtl::Expr value, const std::string& name, int stages,
+                            const rtl::Expr& valid) {
+  using namespace rtl;
+  Expr v = valid;
+  for (int k = 1; k <= stages; ++k) {
+    const rtl::Type t = value.is_signed() ? SInt(value.width()) : UInt(value.width());
+    const std::string reg = fmt::format("{}_p{}", name, k);
+    Sig q = v.valid() ? m.reg(reg, t, clocked_by(m.clock_gate(reg, v))) : m.reg(reg, t);
+    q <<= value;
+    value = q;
+    if (v.valid() && k < stages) {
+      Sig d = m.reg(fmt::format("{}_valid_p{}", name, k), UInt(1), reset_to(0));
+      d <<= v;
+      v = d;
+    }
+  }
+  return value;
+}
+
 }  // namespace fetta::hw

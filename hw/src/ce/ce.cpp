@@ -19,7 +19,7 @@ constexpr int kMaxDim = 256;
 // stages, `active`, `first` and `last` are the accumulate stage's (delayed once more by the
 // product stages) and `swap` is the multiply stage's `first`.
 struct RowCtrl {
-  Expr active, first, last, load_left, swap;
+  Expr active, first, last, load_left, swap, mul_active;
 };
 
 }  // namespace
@@ -151,6 +151,7 @@ void CeBuilder::row_control() {
     if (P > 0) {
       // The accumulate stage sees the row's control P cycles after the multiply stage.
       if (pp_.has_swap()) rc.swap = rc.first;
+      rc.mul_active = rc.active;
       std::vector<Expr> late{rc.active};
       if (pp_.has_first()) late.push_back(rc.first);
       if (pp_.has_last()) late.push_back(rc.last);
@@ -171,8 +172,9 @@ RowCtrl CeBuilder::unpack_row_control(const Expr& packed, int r, int nctl) const
   RowCtrl rc;
   int bit = nctl - 1;
   auto next = [&](const char* name) { return Expr(m_.node(fmt::format("row{}_{}", r, name), packed.bit(bit--))); };
-  // Stationary-only PEs do not read `active`; only the bottom row's copy (output valid) is used.
-  if (pp_.has_active() || r == R_ - 1)
+  // Stationary-only PEs without product registers do not read `active`; only the bottom row's
+  // copy (output valid) is used.
+  if (pp_.has_active() || pp_.has_mul_active() || r == R_ - 1)
     rc.active = next("active");
   else
     rc.active = packed.bit(bit--);
@@ -251,6 +253,7 @@ void CeBuilder::pe_array() {
       if (pp_.has_first()) row["first"].sig() <<= row_ctrl_[r].first;
       if (pp_.has_swap()) row["swap"].sig() <<= row_ctrl_[r].swap;
       if (pp_.has_last()) row["last"].sig() <<= row_ctrl_[r].last;
+      if (pp_.has_mul_active()) row["mul_active"].sig() <<= row_ctrl_[r].mul_active;
 
       Data in = u.io("in");
       in["ib_north"].sig() <<= r == 0 ? Expr(ib_top_[c].sig()) : Expr(pe_[r - 1][c].io("out")["ib"].sig());

@@ -78,6 +78,8 @@ Type lane_type(arch::DataType t) {
 
 // What both pipelines share: the ports, and stage 0's registers (the operation travels with the
 // row read from memory) and read enable.
+// The registers of an idle stage clock not at all (docs/memory.md, "Clock gating"): addresses
+// and masks only behind an operation, data only behind a write or an accumulate.
 struct BankFront {
   Sig op, addr, mask;
   Data data;
@@ -85,7 +87,13 @@ struct BankFront {
   Data rd_data;
   Sig op_q, addr_q, mask_q;
   Sig reads;  // accumulate and read need the stored row
+  GatedClock data_clock;  // stage 0's data registers: a write or an accumulate issued
 };
+
+// A write or an accumulate: the operations that take data.
+Expr takes_data(const Expr& op) {
+  return (op == static_cast<int>(AccumOp::write)) | (op == static_cast<int>(AccumOp::accumulate));
+}
 
 BankFront bank_front(Module& m, const AccumBankParams& p) {
   const int T = p.elems, aw = clog2(p.depth);
@@ -99,11 +107,13 @@ BankFront bank_front(Module& m, const AccumBankParams& p) {
   f.rd_data = m.output("rd_data", Vec(lane, T));
   f.op_q = m.reg("op_q", UInt(2), reset_to(static_cast<int>(AccumOp::idle)));
   f.op_q <<= f.op;
-  f.addr_q = m.reg("addr_q", UInt(aw));
+  const GatedClock issued = m.clock_gate("issued", f.op != static_cast<int>(AccumOp::idle));
+  f.addr_q = m.reg("addr_q", UInt(aw), clocked_by(issued));
   f.addr_q <<= f.addr;
-  f.mask_q = m.reg("mask_q", UInt(T));
+  f.mask_q = m.reg("mask_q", UInt(T), clocked_by(issued));
   f.mask_q <<= f.mask;
   f.reads = m.node("reads", f.op.bit(1));
+  f.data_clock = m.clock_gate("data", takes_data(f.op));
   return f;
 }
 
@@ -152,18 +162,19 @@ void AccumBank::build(Module& m) const {
   Sig is_acc_q = m.node("is_acc_q", op_q == static_cast<int>(AccumOp::accumulate));
   f.rd_valid <<= op_q == static_cast<int>(AccumOp::read);
   // The row the memory read missed: the write of the previous cycle, to the same address.
-  Sig wb_addr_q = m.reg("wb_addr_q", UInt(aw));
+  const GatedClock writes = m.clock_gate("writeback", is_write_q | is_acc_q);
+  Sig wb_addr_q = m.reg("wb_addr_q", UInt(aw), clocked_by(writes));
   wb_addr_q <<= addr_q;
   Sig wb_hit = m.node("wb_hit", wb_addr_q == addr_q);
 
   const auto adder = lane_adder(p);
   for (int e = 0; e < T; ++e) {
-    Sig data_q = m.reg(fmt::format("data_q_e{}", e), UInt(w));
+    Sig data_q = m.reg(fmt::format("data_q_e{}", e), UInt(w), clocked_by(f.data_clock));
     data_q <<= data[e].sig().as_unsigned();
     MemRef ram = m.memory(fmt::format("ram_e{}", e), UInt(w), p.depth);
     Sig stored = ram.read_port(fmt::format("stored_e{}", e), addr, reads);
     Sig wb_en_q = m.reg(fmt::format("wb_en_q_e{}", e), UInt(1), reset_to(0));
-    Sig wb_data_q = m.reg(fmt::format("wb_data_q_e{}", e), UInt(w));
+    Sig wb_data_q = m.reg(fmt::format("wb_data_q_e{}", e), UInt(w), clocked_by(writes));
     // The row value as all earlier operations left it.
     Sig current = m.node(fmt::format("current_e{}", e), mux(wb_en_q & wb_hit, wb_data_q, stored));
     InstanceRef add = m.instance(*adder, fmt::format("add_e{}", e));
@@ -210,14 +221,19 @@ void AccumBank::build_pipeline3(Module& m) const {
   // Stage 1 -> 2 registers.
   Sig op_q2 = m.reg("op_q2", UInt(2), reset_to(static_cast<int>(AccumOp::idle)));
   op_q2 <<= op_q;
-  Sig addr_q2 = m.reg("addr_q2", UInt(aw));
+  const GatedClock issued1 = m.clock_gate("issued_q", op_q != static_cast<int>(AccumOp::idle));
+  Sig addr_q2 = m.reg("addr_q2", UInt(aw), clocked_by(issued1));
   addr_q2 <<= addr_q;
-  Sig mask_q2 = m.reg("mask_q2", UInt(T));
+  Sig mask_q2 = m.reg("mask_q2", UInt(T), clocked_by(issued1));
   mask_q2 <<= mask_q;
   Sig is_write_q2 = m.node("is_write_q2", op_q2 == static_cast<int>(AccumOp::write));
   Sig is_acc_q2 = m.node("is_acc_q2", op_q2 == static_cast<int>(AccumOp::accumulate));
+  const GatedClock data_clock1 = m.clock_gate("data_q", takes_data(op_q));
+  // current_q feeds only an accumulate's adder.
+  const GatedClock accumulates1 = m.clock_gate("accumulate_q", op_q == static_cast<int>(AccumOp::accumulate));
   // The forwarding register: the write stage 2 did in the cycle before (per element enable).
-  Sig wb_addr_q = m.reg("wb_addr_q", UInt(aw));
+  const GatedClock writes = m.clock_gate("writeback", is_write_q2 | is_acc_q2);
+  Sig wb_addr_q = m.reg("wb_addr_q", UInt(aw), clocked_by(writes));
   wb_addr_q <<= addr_q2;
   // Stage 1: the write of two operations ahead (in the forwarding register) went to this row.
   Sig wb_hit1 = m.node("wb_hit1", wb_addr_q == addr_q);
@@ -226,15 +242,15 @@ void AccumBank::build_pipeline3(Module& m) const {
 
   const auto adder = lane_adder(p);
   for (int e = 0; e < T; ++e) {
-    Sig data_q = m.reg(fmt::format("data_q_e{}", e), UInt(w));
+    Sig data_q = m.reg(fmt::format("data_q_e{}", e), UInt(w), clocked_by(f.data_clock));
     data_q <<= data[e].sig().as_unsigned();
-    Sig data_q2 = m.reg(fmt::format("data_q2_e{}", e), UInt(w));
+    Sig data_q2 = m.reg(fmt::format("data_q2_e{}", e), UInt(w), clocked_by(data_clock1));
     data_q2 <<= data_q;
     MemRef ram = m.memory(fmt::format("ram_e{}", e), UInt(w), p.depth);
     Sig stored = ram.read_port(fmt::format("stored_e{}", e), addr, reads);
     Sig wb_en_q = m.reg(fmt::format("wb_en_q_e{}", e), UInt(1), reset_to(0));
-    Sig wb_data_q = m.reg(fmt::format("wb_data_q_e{}", e), UInt(w));
-    Sig current_q = m.reg(fmt::format("current_q_e{}", e), UInt(w));
+    Sig wb_data_q = m.reg(fmt::format("wb_data_q_e{}", e), UInt(w), clocked_by(writes));
+    Sig current_q = m.reg(fmt::format("current_q_e{}", e), UInt(w), clocked_by(accumulates1));
     // Stage 2: the operation ahead of the one in stage 1.
     InstanceRef add = m.instance(*adder, fmt::format("add_e{}", e));
     add.io("a").sig() <<= as_lane(current_q, sint);

@@ -22,6 +22,7 @@ RedNetParams red_net_params(const arch::ArchConfig& cfg) {
   p.lanes = cfg.network.lanes;
   p.elems_per_bank = cfg.memory.elems_per_bank;
   p.pipeline_every = 1;
+  p.gate_stages = true;  // the CEs' valid results clock the stages (docs/networks.md)
   p.adder = fp_adder_choice(cfg);
   p.first_add_level = arch::red_first_add_level(cfg);
   switch (cfg.dtype) {

@@ -42,6 +42,9 @@ void validate(const RedNetParams& p) {
   if (p.first_add_level < 0 || p.first_add_level > levels(p.lanes))
     throw std::invalid_argument(fmt::format("RedNet: first_add_level = {}: allowed 0 .. {} (log2 of the lanes)",
                                             p.first_add_level, levels(p.lanes)));
+  if (p.gate_stages && p.pipeline_every == 0)
+    throw std::invalid_argument("RedNet: gate_stages needs stages (pipeline_every > 0): a combinational network has no "
+                                "registers to gate");
 }
 
 int red_net_latency(const RedNetParams& p) {
@@ -108,8 +111,9 @@ void RedSwitch::build(Module& m) const {
 }
 
 std::string RedNet::module_name() const {
-  return fmt::format("red_net_n{}_{}_t{}_p{}{}{}", p.lanes, to_string(p.elem), p.elems_per_bank, p.pipeline_every,
-                     p.first_add_level > 0 ? fmt::format("_a{}", p.first_add_level) : "", adder_name_tag(p.adder));
+  return fmt::format("red_net_n{}_{}_t{}_p{}{}{}{}", p.lanes, to_string(p.elem), p.elems_per_bank, p.pipeline_every,
+                     p.first_add_level > 0 ? fmt::format("_a{}", p.first_add_level) : "", adder_name_tag(p.adder),
+                     p.gate_stages ? "_gated" : "");
 }
 
 ParamList RedNet::params() const {
@@ -120,6 +124,7 @@ ParamList RedNet::params() const {
           {"fp32_adder", fp32_add_arch_name(p.adder.arch)},
           {"adder_prefix", prefix_name(p.adder.prefix)},
           {"first_add_level", std::to_string(p.first_add_level)},
+          {"gate_stages", p.gate_stages ? "true" : "false"},
           {"latency", std::to_string(red_net_latency(p))}};
 }
 
@@ -137,6 +142,7 @@ void RedNet::build(Module& m) const {
   std::vector<Expr> ctl;
   for (int k = 0; k < nl; ++k) ctl.push_back(sw_mode[k].sig());
   ctl.push_back(m.input("tr_sel", UInt(n)).sig());
+  Expr valid = p.gate_stages ? Expr(m.input("valid", UInt(1))) : Expr{};
 
   const RedSwitch sw(RedSwitchParams{p.elem, p.adder, true});
   const RedSwitch route_sw(RedSwitchParams{p.elem, p.adder, false});
@@ -162,13 +168,23 @@ void RedNet::build(Module& m) const {
     cur = std::move(next);
     if (!register_after(s + 1, p.pipeline_every)) continue;
     ++regs;
+    // A stage's registers clock only for valid inputs (gate_stages); the valid bit goes along.
+    RegOptions opt;
+    if (valid.valid()) {
+      if (regs > 1) {  // whether stage regs - 1 holds a valid input
+        Sig v = m.reg(fmt::format("p{}_valid", regs - 1), UInt(1), reset_to(0));
+        v <<= valid;
+        valid = v;
+      }
+      opt.clocked_by(m.clock_gate(fmt::format("p{}", regs), valid));
+    }
     for (int i = 0; i < n; ++i) {
-      Sig r = m.reg(fmt::format("p{}_{}", regs, i), et);
+      Sig r = m.reg(fmt::format("p{}_{}", regs, i), et, opt);
       r <<= cur[i];
       cur[i] = r;
     }
     for (int s2 = s + 1; s2 <= nl; ++s2) {
-      Sig r = m.reg(s2 < nl ? fmt::format("p{}_sw_mode_{}", regs, s2) : fmt::format("p{}_tr_sel", regs), UInt(n));
+      Sig r = m.reg(s2 < nl ? fmt::format("p{}_sw_mode_{}", regs, s2) : fmt::format("p{}_tr_sel", regs), UInt(n), opt);
       r <<= ctl[s2];
       ctl[s2] = r;
     }

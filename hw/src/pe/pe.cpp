@@ -106,6 +106,7 @@ Type Pe::row_type(const PeParams& p) {
   if (p.has_first()) f.push_back(field("first", UInt(1)));
   if (p.has_last()) f.push_back(field("last", UInt(1)));
   if (p.has_swap()) f.push_back(field("swap", UInt(1)));
+  if (p.has_mul_active()) f.push_back(field("mul_active", UInt(1)));
   return Bundle(f);
 }
 
@@ -161,19 +162,26 @@ void Pe::build(Module& m) const {
     return p.os ? os_value : stationary_value;
   };
 
+  // The multiply stage's `active`: the MAC reads ia and its b operand only then.
+  Expr mul_active;
+  if (p.has_mul_active())
+    mul_active = row["mul_active"];
+  else if (p.has_active())
+    mul_active = row["active"];
+
   // IB shift register: the load path in stationary modes (from the north or the west), the
-  // stream register in OS (always shifting from the north).
-  Expr shift_en;
+  // stream register in OS (from the north). It clocks only in the cycles it loads (docs/ce.md,
+  // "Clock gating"): a stationary load, or in OS the multiply stage's active cycles, the ones in
+  // which this PE reads the stream and the PE below (a cycle later in the row skew) reads it next.
+  Expr shift_en = p.os ? mul_active : Expr{};
   Expr ib_next = ib_north;
   if (p.stationary()) {
     const Sig from_left = ctrl["ib_from_left"];
     const Sig west = in["ib_west"];
-    shift_en = p.both_modes() ? Expr(os_mode | ctrl["ib_shift"].sig()) : Expr(ctrl["ib_shift"].sig());
+    shift_en = p.both_modes() ? Expr((os_mode & mul_active) | ctrl["ib_shift"].sig()) : Expr(ctrl["ib_shift"].sig());
     ib_next = pick(ib_north, mux(from_left, west, ib_north));
   }
-  // The stationary registers clock only in the cycles they load (docs/ce.md, "Clock gating").
-  Sig ib_shift = shift_en.valid() ? m.reg("ib_shift", UInt(w), clocked_by(m.clock_gate("ib_shift", shift_en)))
-                                  : m.reg("ib_shift", UInt(w));
+  Sig ib_shift = m.reg("ib_shift", UInt(w), clocked_by(m.clock_gate("ib_shift", shift_en)));
   ib_shift <<= ib_next;
 
   // Stationary operand: with double buffering the tile's first IA (row.first) swaps the loaded
@@ -217,8 +225,10 @@ void Pe::build(Module& m) const {
   }
   Sig mac_acc_sig = m.node("operand_acc", mac_acc);
 
-  MacChoice mc = make_mac(p.dtype, p.mac_stages, p.product_stages, p.adder);
+  // The product registers load only for the multiply stage's active cycles.
+  MacChoice mc = make_mac(p.dtype, p.mac_stages, p.product_stages, p.adder, p.has_mul_active());
   InstanceRef mac = m.instance(*mc.generator, "mac");
+  if (p.has_mul_active()) mac.io("valid").sig() <<= mul_active;
   if (mc.is_signed) {
     mac.io("a").sig() <<= ia.as_signed();
     mac.io("b").sig() <<= mac_b.as_signed();

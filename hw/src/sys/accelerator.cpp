@@ -126,6 +126,7 @@ class AcceleratorBuilder {
   Data acc_rdata_;
   std::function<Expr(int)> ia_lane_, ib_lane_;  // CE input lane -> its value
   std::vector<Expr> acc_in_;                   // the accumulation unit's data, lane by lane
+  std::vector<Expr> ce_valids_;                // each CE's output valid
 };
 
 AcceleratorBuilder::AcceleratorBuilder(Module& m, const arch::ArchConfig& cfg)
@@ -274,6 +275,7 @@ void AcceleratorBuilder::ce_array() {
       Sig ps = ce.io("out")["psum"][c].sig();
       acc_in_[static_cast<size_t>(g * C_ + c)] = fp_ ? Expr(ps) : ps.as_signed();
     }
+    ce_valids_.push_back(ce.io("out")["valid"].sig());
   }
 }
 
@@ -282,6 +284,9 @@ void AcceleratorBuilder::reduction() {
   if (!red_) return;
   const InstanceRef &ctl = *ctl_, &red = *red_;
   for (int i = 0; i < N_; ++i) red.io("in")[i].sig() <<= acc_in_[static_cast<size_t>(i)];
+  // Whether any CE's outputs carry results: the network's stages load only then.
+  if (red_net_params(cfg_).gate_stages)
+    red.io("valid").sig() <<= m_.node("ce_valid", cat(ce_valids_) != lit(0, static_cast<int>(ce_valids_.size())));
   for (int k = 0; k < L_; ++k) red.io("sw_mode")[k].sig() <<= ctl.io("red_sw_mode")[k].sig();
   red.io("tr_sel").sig() <<= ctl.io("red_tr_sel").sig();
   for (int i = 0; i < N_; ++i) acc_in_[static_cast<size_t>(i)] = red.io("out")[i].sig();

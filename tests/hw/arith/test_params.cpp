@@ -61,6 +61,9 @@ TEST_CASE("bad arithmetic parameters name the field and the allowed values", "[a
   REQUIRE_THROWS_WITH(FpMac({0, Fp32AddArch::basic, PrefixKind::sklansky, 5}),
                       Contains("FpMac: product_stages = 5") && Contains("allowed: 0..4"));
   REQUIRE_THROWS_WITH(IntMac({8, 32, 0, -1}), Contains("IntMac: product_stages = -1") && Contains("allowed: 0..4"));
+  REQUIRE_THROWS_WITH(FpMac({0, Fp32AddArch::basic, PrefixKind::sklansky, 0, true}),
+                      Contains("FpMac: product_valid needs product_stages > 0"));
+  REQUIRE_THROWS_WITH(IntMac({8, 32, 0, 0, true}), Contains("IntMac: product_valid needs product_stages > 0"));
 }
 
 TEST_CASE("the data-type factory picks the MAC, its widths and the adder", "[arith_params]") {
@@ -114,6 +117,15 @@ TEST_CASE("module names and ports other generators instantiate by name", "[arith
   CHECK(FpMac({0, Fp32AddArch::basic, PrefixKind::sklansky, 2}).module_name() == "fp_mac_bf16_fp32_p2_s0");
   CHECK_FALSE(FpMac({1, Fp32AddArch::basic, PrefixKind::sklansky, 1}).product_registered());  // no acc_s1
   CHECK(IntMac({8, 32, 0, 1}).module_name() == "int_mac_i8_acc32_p1_s0");
+  // With `valid`: the product registers on gated clocks, a valid bit along the stages.
+  CHECK(FpMac({0, two_path, PrefixKind::sklansky, 1, true}).module_name() == "fp_mac_bf16_fp32_twopath_sk_p1v_s0");
+  CHECK(IntMac({8, 32, 0, 2, true}).module_name() == "int_mac_i8_acc32_p2v_s0");
+  {
+    const std::string sv = emit_all(IntMac({8, 32, 0, 2, true}));
+    CHECK(sv.find("product_valid_p1") != std::string::npos);  // the second stage's enable
+    CHECK(ports_of(IntMac({8, 32, 0, 2, true})).count("valid") == 1);
+    CHECK(ports_of(IntMac({8, 32, 0, 2})).count("valid") == 0);
+  }
   CHECK(IntMac({8, 32, 0, 1}).params() ==
         rtl::ParamList{{"operand_bits", "8"}, {"acc_bits", "32"}, {"stages", "0"}, {"product_stages", "1"}});
   {

@@ -57,6 +57,7 @@ void FlatRed::build(Module& m) const {
   Sig mode = m.input("sw_mode", UInt(nl * n));
   for (int k = 0; k < nl; ++k) net.io("sw_mode")[k].sig() <<= field(mode, k, n);
   net.io("tr_sel").sig() <<= m.input("tr_sel", UInt(n)).sig();
+  if (p.gate_stages) net.io("valid").sig() <<= m.input("valid", UInt(1)).sig();
   std::vector<Expr> outs;
   for (int i = 0; i < n; ++i) outs.push_back(net.io("out")[i].sig().as_unsigned());
   dout <<= pack(outs);
@@ -82,8 +83,9 @@ std::vector<RedNetParams> red_test_configs() {
       {8, RedElem::int48, 2, 2, {}},   // every permutation
       {16, RedElem::fp32, 4, 1, {}},   // random
       {32, RedElem::int32, 4, 3, {}},  // random
-      // the default configuration: two-path adders, none at levels 0 and 1 (a CE's 4 columns)
-      {64, RedElem::fp32, 4, 1, {Fp32AddArch::two_path, PrefixKind::sklansky}, 2},
+      // the default configuration: two-path adders, none at levels 0 and 1 (a CE's 4 columns),
+      // the stages clocked by valid inputs
+      {64, RedElem::fp32, 4, 1, {Fp32AddArch::two_path, PrefixKind::sklansky}, 2, true},
   };
 }
 

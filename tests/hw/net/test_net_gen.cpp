@@ -104,6 +104,8 @@ TEST_CASE("RedNet: bad parameters name the field and the allowed values", "[gen_
   CHECK_THROWS_WITH(bad({16, RedElem::int32, 4, -1}), Catch::Contains("RedNet: pipeline_every = -1"));
   CHECK_THROWS_WITH(bad({16, static_cast<RedElem>(5), 4, 1}),
                     "RedNet: elem: unknown element type; allowed: int32, int48, fp32");
+  CHECK_THROWS_WITH(bad({16, RedElem::int32, 4, 0, {}, 0, true}),
+                    Catch::Contains("RedNet: gate_stages needs stages (pipeline_every > 0)"));
 }
 
 TEST_CASE("networks: generating twice gives the same text", "[gen_dist][gen_red]") {
@@ -115,7 +117,7 @@ TEST_CASE("entry points follow the architecture configuration", "[gen_dist][gen_
   arch::ArchConfig cfg;  // the default: an output register, two-path adders
   rtl::Design d;
   CHECK(elaborate_dist_net(d, cfg) == "dist_net_n64_w16_t4_both_p0_o");
-  CHECK(elaborate_red_net(d, cfg) == "red_net_n64_fp32_t4_p1_a2_twopath_sk");
+  CHECK(elaborate_red_net(d, cfg) == "red_net_n64_fp32_t4_p1_a2_twopath_sk_gated");
   CHECK(red_net_params(cfg).first_add_level == 2);  // a CE's 4 columns are never summed
   cfg.dtype = arch::DataType::int8;
   cfg.network.dist_pipeline_every = 2;

@@ -37,8 +37,10 @@ std::string adder_name_tag(const FpAdderChoice& adder);
 
 // Throws std::invalid_argument naming `dtype` and the allowed values for an unknown data type,
 // or naming `stages` for a negative one. `product_stages`: registers on the product alone
-// (FpMacParams::product_stages, IntMacParams::product_stages).
-MacChoice make_mac(arch::DataType dtype, int stages = 0, int product_stages = 0, FpAdderChoice adder = {});
+// (FpMacParams::product_stages, IntMacParams::product_stages); `product_valid`: a `valid` input
+// gating them (FpMacParams::product_valid).
+MacChoice make_mac(arch::DataType dtype, int stages = 0, int product_stages = 0, FpAdderChoice adder = {},
+                   bool product_valid = false);
 // The accumulator width for a data type (32, 32, 48).
 int mac_accumulator_bits(arch::DataType dtype);
 // The adder of the reduction network / accumulator for a data type (ports a, b -> sum):

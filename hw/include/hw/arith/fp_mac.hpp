@@ -23,13 +23,18 @@ struct FpMacParams {
   // keeps an accumulation loop (acc = out) at one add per cycle while the multiplier gets its own
   // cycle. 0: `stages` are balanced over multiplier and adder as before.
   int product_stages = 0;
+  // An input `valid` (UInt<1>, with product_stages > 0): whether the cycle's a, b are used. The
+  // product registers then load only for valid cycles, on gated clocks (product_registers); an
+  // idle cycle's result is not defined.
+  bool product_valid = false;
 };
 
 class FpMac : public rtl::Generator<FpMacParams> {
  public:
   explicit FpMac(FpMacParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::FpMac"; }
-  // "fp_mac_bf16_fp32_s0" (basic adder), "fp_mac_bf16_fp32_twopath_sk_s0", "..._p1_s0" (product stages)
+  // "fp_mac_bf16_fp32_s0" (basic adder), "fp_mac_bf16_fp32_twopath_sk_s0", "..._p1_s0" (product
+  // stages), "..._p1v_s0" (with `valid`)
   std::string module_name() const override;
   rtl::ParamList params() const override;  // stages; + adder_arch, adder_prefix unless basic
   void build(rtl::Module& m) const override;

@@ -13,6 +13,7 @@ struct IntMacParams {
   int acc_bits = 32;     // at least the product (2*operand_bits), at most 64; the configs use 32 and 48
   int stages = 0;        // 0..8, see IntMac
   int product_stages = 0;  // 0..4: registers on the product alone, in front of the rest (acc late)
+  bool product_valid = false;  // an input `valid` gating the product registers (FpMacParams::product_valid)
 };
 
 // out = acc + a*b modulo 2^acc_bits. Ports: a, b SInt<operand_bits>; acc, out SInt<acc_bits>.

@@ -23,6 +23,14 @@ std::vector<int> place_cuts(const std::vector<int>& step_levels, int stages, int
 // Deepest segment (gate levels, lead included) of a placement from place_cuts().
 int deepest_segment(const std::vector<int>& step_levels, const std::vector<int>& regs, int lead_levels = 0);
 
+// `stages` registers on `value` alone, `<name>_p1` .. `<name>_p<stages>` (no reset). With `valid`
+// (whether this cycle's value is used), register k loads only when the value it would take entered
+// valid, on a gated clock (rtl::Module::clock_gate): an idle cycle's value is not defined, and
+// the registers keep the last valid one instead of toggling. The valid bits' delays are registers
+// `<name>_valid_p<k>` with reset.
+rtl::Expr product_registers(rtl::Module& m, rtl::Expr value, const std::string& name, int stages,
+                            const rtl::Expr& valid = {});
+
 // Carries values across the register cuts of one module. Usage:
 //   Pipeline pipe(m, place_cuts(levels, stages));
 //   pipe.def(kAlign, "sticky", expr);          // sticky is computed in step kAlign

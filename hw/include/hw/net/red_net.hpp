@@ -35,6 +35,10 @@ struct RedNetParams {
   // Levels 0 .. first_add_level-1 have switches without adders (pass or swap; an add mode reads
   // as its low bit), for networks whose requests never add there (arch::red_first_add_level).
   int first_add_level = 0;
+  // An input `valid` (UInt<1>) carried along the stages: a stage's registers, data and controls,
+  // load only for valid inputs, on gated clocks (rtl::Module::clock_gate). An invalid input's
+  // output is not defined. Only for a network with stages (pipeline_every > 0).
+  bool gate_stages = false;
 };
 
 void validate(const RedNetParams& p);

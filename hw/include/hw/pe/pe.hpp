@@ -12,7 +12,7 @@
 //     while the next tile accumulates in `acc`.
 //
 // Ports (bundles, so the CE wires neighbours by name):
-//   row  in : ia, [active], [first], [last], [swap]   the row's broadcast, already skewed by the CE
+//   row  in : ia, [active], [first], [last], [swap], [mul_active]   the row's broadcast, skewed by the CE
 //   in   in : ib_north, [ib_west], psum          from the PE above / on the left
 //   ctrl in : [os], [ib_shift], [ib_from_left], [drain]
 //   out  out: ib, psum                           to the PE below (ib also to the right)
@@ -49,6 +49,9 @@ struct PeParams {
   bool has_first() const { return os || (stationary() && ib_double_buffer && product_stages == 0); }
   bool has_last() const { return os; }
   bool has_active() const { return os; }
+  // The multiply stage's `active` (the row's, product_stages cycles before the accumulate
+  // stage's): the product registers and OS's IB stream load only then.
+  bool has_mul_active() const { return product_stages > 0; }
 };
 
 // Throws std::invalid_argument naming the field and the allowed values.
