@@ -55,8 +55,9 @@ set fetta_act [dict create]
 
 // Every leaf cell that has recorded or known activity gets it on its pins:
 // - a flip-flop whose name the activity holds on all its pins: the state (IQN, IQNN) and the
-//   output (QN carries the complement's duty), the data input (the next state: the same sequence
-//   a cycle earlier), and the clock pin (2 transitions per cycle, or 0 when stopped). Annotating
+//   output (QN carries the complement's duty) and the data input (the next state: the same
+//   sequence a cycle earlier); not the clock pin, which OpenSTA sets from its net's driver (the
+//   clock port's 2 transitions per cycle, 0 when stopped, or a clock gate's, below). Annotating
 //   the inputs keeps OpenSTA 2.0.17 from seeding the register's state again from its D pin's
 //   propagated estimate (docs/power.md); flip-flops without a name are listed and left to that;
 // - a tie cell's output: no toggles, its constant's duty;
