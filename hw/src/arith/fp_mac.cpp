@@ -14,12 +14,7 @@ using namespace rtl;
 namespace {
 
 FpMacParams checked(FpMacParams p) {
-  if (p.stages < 0 || p.stages > 16)
-    throw std::invalid_argument(
-        fmt::format("FpMac: stages = {} is out of range; allowed: 0 (combinational) .. 16", p.stages));
-  if (p.product_stages < 0 || p.product_stages > 4)
-    throw std::invalid_argument(
-        fmt::format("FpMac: product_stages = {} is out of range; allowed: 0..4", p.product_stages));
+  check_mac_stages("FpMac", "stages", p.stages, p.product_stages);
   if (p.product_valid && p.product_stages == 0)
     throw std::invalid_argument("FpMac: product_valid needs product_stages > 0 (there is no product register to gate)");
   fp32_add_arch_name(p.adder_arch, "FpMac: adder_arch");

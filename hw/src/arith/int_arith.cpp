@@ -21,11 +21,7 @@ IntMacParams checked(IntMacParams p) {
         p.acc_bits, 2 * p.operand_bits, p.operand_bits, 2 * p.operand_bits));
   if (p.acc_bits > 64)
     throw std::invalid_argument(fmt::format("IntMac: acc_bits = {} is too wide; allowed: {}..64", p.acc_bits, 2 * p.operand_bits));
-  if (p.stages < 0 || p.stages > 8)
-    throw std::invalid_argument(fmt::format("IntMac: stages = {} is out of range; allowed: 0 (combinational) .. 8", p.stages));
-  if (p.product_stages < 0 || p.product_stages > 4)
-    throw std::invalid_argument(
-        fmt::format("IntMac: product_stages = {} is out of range; allowed: 0..4", p.product_stages));
+  check_mac_stages("IntMac", "stages", p.stages, p.product_stages);
   if (p.product_valid && p.product_stages == 0)
     throw std::invalid_argument("IntMac: product_valid needs product_stages > 0 (there is no product register to gate)");
   return p;

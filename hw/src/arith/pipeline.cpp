@@ -5,7 +5,19 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "arch/config.hpp"
+
 namespace fetta::hw {
+
+void check_mac_stages(const std::string& who, const std::string& stages_field, int stages, int product_stages) {
+  const arch::limits::IntRange s = arch::limits::kMacPipelineStages, p = arch::limits::kMacProductStages;
+  if (stages < s.lo || stages > s.hi)
+    throw std::invalid_argument(fmt::format("{}: {} = {} is out of range; allowed: {} (combinational) .. {}", who,
+                                            stages_field, stages, s.lo, s.hi));
+  if (product_stages < p.lo || product_stages > p.hi)
+    throw std::invalid_argument(
+        fmt::format("{}: product_stages = {} is out of range; allowed: {} .. {}", who, product_stages, p.lo, p.hi));
+}
 
 std::vector<int> place_cuts(const std::vector<int>& step_levels, int stages, int lead_levels) {
   if (step_levels.empty()) throw std::invalid_argument("place_cuts: step_levels is empty; give at least one step");

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "hw/arith/arith.hpp"
+#include "hw/arith/pipeline.hpp"
 
 namespace fetta::hw {
 
@@ -31,12 +32,7 @@ void validate(const PeParams& p) {
                                             static_cast<int>(p.dtype)));
   if (!p.ws && !p.is && !p.os)
     throw std::invalid_argument("pe.dataflows: none built in; allowed: any non-empty subset of ws, is, os");
-  if (p.mac_stages < 0 || p.mac_stages > 8)
-    throw std::invalid_argument(
-        fmt::format("pe.mac_stages: {} is out of range; allowed: 0..8", p.mac_stages));
-  if (p.product_stages < 0 || p.product_stages > 4)
-    throw std::invalid_argument(
-        fmt::format("pe.product_stages: {} is out of range; allowed: 0..4", p.product_stages));
+  check_mac_stages("pe", "mac_stages", p.mac_stages, p.product_stages);
   // In OS the Psum loops through the MAC every cycle: a pipelined MAC would need one cycle per
   // stage between consecutive products of a PE, so OS is built only around a combinational MAC.
   if (p.os && p.mac_stages != 0)

@@ -181,7 +181,7 @@ TEST_CASE("bad parameters are rejected with the field and the allowed values", "
   CHECK_THROWS_WITH(hw::Pe(pe), Contains("pe.dataflows") && Contains("ws, is, os"));
   pe = {};
   pe.mac_stages = -1;
-  CHECK_THROWS_WITH(hw::Pe(pe), Contains("pe.mac_stages: -1") && Contains("allowed: 0..8"));
+  CHECK_THROWS_WITH(hw::Pe(pe), Contains("pe: mac_stages = -1") && Contains("allowed: 0 (combinational) .. 8"));
   pe.mac_stages = 1;
   CHECK_THROWS_WITH(hw::Pe(pe), Contains("pe.mac_stages: 1 with dataflow os") && Contains("allowed: 0"));
   pe.os = false;

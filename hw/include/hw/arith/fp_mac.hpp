@@ -14,7 +14,9 @@
 namespace fetta::hw {
 
 struct FpMacParams {
-  int stages = 0;  // register stages (0 = combinational), 0..16; with product_stages, the adder's
+  // Register stages (0 = combinational), 0 .. arch::limits::kMacPipelineStages.hi (8;
+  // check_mac_stages); with product_stages, the adder's.
+  int stages = 0;
   // The adder's datapath (Fp32AddParams::arch, ::prefix; the prefix is ignored for basic).
   Fp32AddArch adder_arch = Fp32AddArch::basic;
   PrefixKind adder_prefix = PrefixKind::sklansky;

@@ -11,8 +11,8 @@ namespace fetta::hw {
 struct IntMacParams {
   int operand_bits = 8;  // 8 or 16
   int acc_bits = 32;     // at least the product (2*operand_bits), at most 64; the configs use 32 and 48
-  int stages = 0;        // 0..8, see IntMac
-  int product_stages = 0;  // 0..4: registers on the product alone, in front of the rest (acc late)
+  int stages = 0;        // 0 .. arch::limits::kMacPipelineStages.hi (8; check_mac_stages), see IntMac
+  int product_stages = 0;  // 0 .. 4 (check_mac_stages): registers on the product alone, in front of the rest (acc late)
   bool product_valid = false;  // an input `valid` gating the product registers (FpMacParams::product_valid)
 };
 

@@ -31,6 +31,11 @@ int deepest_segment(const std::vector<int>& step_levels, const std::vector<int>&
 rtl::Expr product_registers(rtl::Module& m, rtl::Expr value, const std::string& name, int stages,
                             const rtl::Expr& valid = {});
 
+// The MAC's register stages and its product's, against the configuration's limits
+// (arch::limits::kMacPipelineStages, kMacProductStages: one rule for the YAML, the PE and the
+// MACs); std::invalid_argument naming `who`'s fields and the allowed values otherwise.
+void check_mac_stages(const std::string& who, const std::string& stages_field, int stages, int product_stages);
+
 // Carries values across the register cuts of one module. Usage:
 //   Pipeline pipe(m, place_cuts(levels, stages));
 //   pipe.def(kAlign, "sticky", expr);          // sticky is computed in step kAlign
