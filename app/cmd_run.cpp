@@ -30,6 +30,7 @@
 #include "hw/sys/system.hpp"
 #include "hw/top.hpp"
 #include "mapper/compile.hpp"
+#include "mapper/compile_cli.hpp"
 #include "mapper/layer_search.hpp"
 #include "mapper/program.hpp"
 #include "mapper/report_json.hpp"
@@ -54,13 +55,7 @@ constexpr int64_t kDefaultMaxCycles = int64_t{1} << 24;
 struct CompileOpts {
   std::string config = "configs/default.yaml";
   std::vector<std::string> layers{"configs/layers/tt_fetta_example.yaml"};
-  std::string phases = "fp,bp,wg";
-  bool through_host = false;
-  bool terms_separately = false;
-  bool dma = true;
-  bool reuse = true;
-  std::string network_order = "fastest";
-  std::string map_for = "compute";
+  mapper::CompileFlags flags;
 };
 
 // Verilator threads of a run's model: two where the machine has two cores (the default top
@@ -206,28 +201,7 @@ std::string absolute(const std::string& p) { return fs::absolute(p).string(); }
 void add_compile_options(CLI::App* cmd, CompileOpts& o) {
   cmd->add_option("--config", o.config, "Architecture configuration (YAML)")->capture_default_str();
   cmd->add_option("--layer", o.layers, "Layer description (YAML); repeatable")->capture_default_str();
-  cmd->add_option("--phases", o.phases, "Comma-separated training phases: fp, bp, wg")->capture_default_str();
-  cmd->add_flag("--through-host", o.through_host,
-                "Send every intermediate through the host and DRAM instead of keeping it on chip with STORE");
-  cmd->add_flag("--terms-separately", o.terms_separately,
-                "Sums of terms (BT layers): read and check every term on its own instead of summing in the accumulator");
-  cmd->add_flag("--dma,!--no-dma", o.dma,
-                "Load the layers' inputs and weights through the DMA engine, pre-tiled in DRAM, while the job before "
-                "computes (docs/dma.md; the default); --no-dma: through the host's port, like intermediates");
-  cmd->add_flag("--reuse,!--no-reuse", o.reuse,
-                "Compute a contraction that an earlier network of the layer computes too only once, keeping its result "
-                "in DRAM for every network that reads it (the default); --no-reuse: every network contracts on its own");
-  cmd->add_option("--network-order", o.network_order,
-                  "The order of the layer's networks: sequential (each to its end), interleaved (step by step in turns, "
-                  "two at a time, so the host prepares one while another computes) or fastest (whichever the wall-cycle "
-                  "model predicts shorter; docs/program.md)")
-      ->check(CLI::IsMember({"sequential", "interleaved", "fastest"}))
-      ->capture_default_str();
-  cmd->add_option("--map-for", o.map_for,
-                  "What each contraction's mapping minimizes: compute (the model's cycles, which the RTL matches; data "
-                  "movement breaks ties) or end-to-end (cycles plus the STORE or host and DRAM cycles it implies)")
-      ->check(CLI::IsMember({"compute", "end-to-end"}))
-      ->capture_default_str();
+  mapper::add_compile_flags(*cmd, o.flags);
 }
 
 void add_exec_options(CLI::App* cmd, ExecOpts& o) {
@@ -294,9 +268,7 @@ std::string order_text(const mapper::Program& p) {
 
 // The program of the layers, with the hw_id of the configuration's top.
 mapper::Program compile(const arch::ArchConfig& cfg, const CompileOpts& o) {
-  const mapper::ProgramOptions po{mapper::parse_map_for(o.map_for), o.through_host, o.terms_separately, o.dma, o.reuse,
-                                  mapper::parse_network_order(o.network_order)};
-  mapper::Program p = mapper::compile_program(cfg, o.layers, mapper::parse_phases(o.phases), po);
+  mapper::Program p = mapper::compile_program(cfg, o.layers, o.flags.phase_list(), o.flags.options());
   p.hw_id = hw::hardware_id_hex(cfg);
   return p;
 }
@@ -374,7 +346,7 @@ void add_run_command(CLI::App& app) {
     const arch::ArchConfig cfg = arch::load_arch_config(c->config);  // validated as it is read
     // The budget first, from the fastest mappings (a program's cycles are at least theirs): a
     // layer far too large for RTL simulation is refused without compiling its image maps.
-    const mapper::LayersPlan least = mapper::plan_layers(cfg, c->layers, mapper::parse_phases(c->phases));
+    const mapper::LayersPlan least = mapper::plan_layers(cfg, c->layers, c->flags.phase_list());
     check_budget("the layers' phases take at least", least.compute_cycles, least.macs, cfg, e->max_cycles);
     // Then the program: a bad layer or a contraction the hardware cannot run fails before
     // anything is built or simulated.

@@ -24,6 +24,7 @@ constexpr std::array<FateName, kFates> kNames{{
     {"cannot_join", "no STORE program joins the layouts"},
     {"reorder_off_chip", "a layout change on a top that reorders through DRAM"},
     {"store_slower", "STORE slower than DRAM"},
+    {"waits_for_network", "its reader waits for another network's result"},
 }};
 
 }  // namespace

@@ -53,7 +53,7 @@ int64_t Movement::image_write_cycles(const CompiledGemm& c, bool a_operand) cons
   return cyc;
 }
 
-int64_t Movement::host_path_cycles(const CompiledGemm& p, const CompiledGemm& c, bool as_a) const {
+int64_t Movement::host_path_cycles(const CompiledGemm& p, const CompiledGemm& c, bool as_a, bool saved_anyway) const {
   const int H = host_lanes_;
   int64_t cyc = image_write_cycles(c, as_a);
   if (dma_) {
@@ -62,7 +62,7 @@ int64_t Movement::host_path_cycles(const CompiledGemm& p, const CompiledGemm& c,
     for (const GemmJob& j : p.jobs) {
       if (!j.last_k) continue;
       const int64_t rows = acc_rows(p, j);
-      cyc += rows + 4 + isa_.words();  // the STORE: its moves, drain and push
+      if (!saved_anyway) cyc += rows + 4 + isa_.words();  // the STORE: its moves, drain and push
       ns += arch::dram_transfer_ns(cfg_.dram, static_cast<uint64_t>(rows) * beats * static_cast<uint64_t>(H) *
                                                   static_cast<uint64_t>(dram_operand_bytes(cfg_.dtype)));
     }
@@ -97,10 +97,10 @@ bool Movement::changes_layout(const StorePlan& sp) const {
 }
 
 std::optional<std::vector<StorePlan>> Movement::store_that_pays(const CompiledGemm& p, const CompiledGemm& c, bool as_a,
-                                                                Why& why, bool estimate) const {
+                                                                Why& why, bool estimate, bool saved_anyway) const {
   const uint32_t shift =
       cfg_.dtype == arch::DataType::bf16 ? 0 : static_cast<uint32_t>(requant_shift(cfg_.dtype, p.shape.k.size()));
-  const int64_t host = host_path_cycles(p, c, as_a);
+  const int64_t host = host_path_cycles(p, c, as_a, saved_anyway);
   std::vector<StorePlan> plans;
   for (size_t j = 0; j < c.jobs.size(); ++j) {
     plans.push_back(plan_store(cfg_, p, c, as_a, j, shift, true));
@@ -131,7 +131,7 @@ std::optional<std::vector<StorePlan>> Movement::store_that_pays(const CompiledGe
 std::optional<OnChip> Movement::place_and_plan(const CompiledGemm& p, CompiledGemm& c, bool as_a, int64_t flips,
                                                const std::vector<const CompiledGemm*>& between,
                                                const std::vector<Parked>& waiting, Why& why,
-                                               bool estimate) const {
+                                               bool estimate, bool saved_anyway) const {
   OnChip oc;
   oc.as_a = as_a;
   std::array<std::vector<RowRange>, 2> taken;
@@ -171,7 +171,7 @@ std::optional<OnChip> Movement::place_and_plan(const CompiledGemm& p, CompiledGe
     for (const RowRange& r : footprint(c, j)) taken[oc.half_of[j]].push_back(r);
     oc.rows.push_back(footprint(c, j)[own]);
   }
-  std::optional<std::vector<StorePlan>> sp = store_that_pays(p, c, as_a, why, estimate);
+  std::optional<std::vector<StorePlan>> sp = store_that_pays(p, c, as_a, why, estimate, saved_anyway);
   if (!sp) return std::nullopt;
   oc.stores = std::move(*sp);
   return oc;

@@ -109,8 +109,12 @@ class ProgramBuilder {
   // on the configuration and the options, so the programs of both network orders share them.
   using PlanCache = std::map<std::tuple<std::string, verif::Phase, int, size_t>, NetworkPlan>;
 
-  ProgramBuilder(const arch::ArchConfig& cfg, const ProgramOptions& o, bool interleave, PlanCache& plans, Program& out)
-      : cfg_(cfg), opt_(o), interleave_(interleave), isa_(cfg), out_(out), host_lanes_(arch::host_port_lanes(cfg)),
+  // `shared_on_chip`: a result later networks read too may still stay on chip for its next reader
+  // (on_chip_plan); compile_program keeps it where the wall-cycle model finds the program shorter.
+  ProgramBuilder(const arch::ArchConfig& cfg, const ProgramOptions& o, bool interleave, bool shared_on_chip,
+                 PlanCache& plans, Program& out)
+      : cfg_(cfg), opt_(o), interleave_(interleave), shared_on_chip_(shared_on_chip), isa_(cfg), out_(out),
+        host_lanes_(arch::host_port_lanes(cfg)),
         movement_(cfg, o.dma, o.through_host), dma_(arch::dma_geometry(cfg)), plans_(plans) {}
 
   void layer(const std::string& file, const std::vector<verif::Phase>& phases) {
@@ -232,6 +236,21 @@ class ProgramBuilder {
     if (u.s == nsteps) u.done = true;
   }
 
+  // Whether any of unit u's steps after its current one, up to step t, reads a result another
+  // network has not computed yet. A result kept on chip for step t holds the turn until t runs
+  // (schedule), so under interleaving those steps must not wait for another network.
+  bool waits_for_others(const Unit& u, int t) const {
+    if (!interleave_) return false;  // every earlier network is done
+    std::map<NodeSet, std::string> key = u.reuse_key;
+    for (int j = u.s + 1; j <= t; ++j) {
+      const PlannedStep& st = u.plan.steps[static_cast<size_t>(j)];
+      for (NodeSet g : {st.left, st.right})
+        if (const auto k = key.find(g); k != key.end() && !reused_.contains(k->second)) return true;
+      if (u.pn->repeat[static_cast<size_t>(j)]) key[st.left | st.right] = u.pn->keys[static_cast<size_t>(j)];
+    }
+    return false;
+  }
+
   // Whether unit u can take its next step now: a sum once its terms are done; a network once the
   // results its next step reads from other networks are there.
   bool ready(const Unit& u, const std::vector<Unit>& units) const {
@@ -302,7 +321,8 @@ class ProgramBuilder {
     Why why;
     const int readers = reuse_.readers(key);
     const int shared = readers > 1 ? readers : 0;
-    const std::optional<OnChip> oc = on_chip_plan(u.plan, u.s, u.defer_final, why, u.pn->repeat, shared);
+    const std::optional<OnChip> oc =
+        on_chip_plan(u.plan, u.s, u.defer_final, why, u.pn->repeat, shared, [&](int t) { return waits_for_others(u, t); });
     const std::optional<Operand> res = emit_step(u.w, u.term, u.s, nsteps, st, lhs, rhs, oc ? &*oc : nullptr, why, shared > 0);
     if (res) u.live[st.left | st.right] = *res;
     if (res && shared) reused_[key] = res->tensor;
@@ -355,9 +375,12 @@ class ProgramBuilder {
   // is cheaper than the host path. On success the consumer's images may have moved (the plan's step
   // is updated) and the images are registered as parked. Otherwise `why` says why not.
   // `repeat`: the network's steps that are not emitted (plan_layer); `readers`: how many steps
-  // read the result when more than one (then it stays in DRAM for all of them).
+  // read the result when more than one. Such a result is saved to DRAM for its readers in later
+  // networks; on the DMA path its next reader may still take it on chip (emit_step does both),
+  // when the STOREs cost less than that reader's read of the saved rows and its image writes.
+  // `waits(t)`: a step after s, up to t, waits for another network's result (waits_for_others).
   std::optional<OnChip> on_chip_plan(NetworkPlan& plan, int s, bool defer_final, Why& why,
-                                     const std::vector<bool>& repeat, int readers) {
+                                     const std::vector<bool>& repeat, int readers, const std::function<bool(int)>& waits) {
     why = {};
     const int nsteps = static_cast<int>(plan.steps.size());
     const PlannedStep& st = plan.steps[static_cast<size_t>(s)];
@@ -370,25 +393,40 @@ class ProgramBuilder {
       why = {Fate::option, "--through-host"};
       return std::nullopt;
     }
-    if (readers > 1) {
-      why = {Fate::shared, fmt::format("read by {} contractions (later networks reuse it): kept in DRAM for all", readers)};
+    const bool shared = readers > 1;
+    if (shared && (!opt_.dma || !shared_on_chip_)) {  // saved for all readers (through the host port without the DMA)
+      why = {Fate::shared, fmt::format("read by {} contractions (later networks reuse it): kept in DRAM for all{}", readers,
+                                       opt_.dma ? " (the wall-cycle model found the program longer with its next reader "
+                                                  "taking it on chip)"
+                                                : "")};
       return std::nullopt;
     }
+    // Why the next reader does not take it on chip; a shared result is saved for the later ones anyway.
+    auto leave = [&](Why w) {
+      if (shared)
+        w.text = fmt::format("read by {} contractions, saved to DRAM for later networks; its next reader does not take "
+                             "it on chip: {}", readers, w.text);
+      why = std::move(w);
+      return std::nullopt;
+    };
     int t = s + 1;
     while (t < nsteps && plan.steps[static_cast<size_t>(t)].lhs != st.out && plan.steps[static_cast<size_t>(t)].rhs != st.out) ++t;
     if (t == nsteps) throw std::logic_error(fmt::format("internal: no step consumes {}", st.out));
     PlannedStep& next = plan.steps[static_cast<size_t>(t)];
-    if (next.last && defer_final) {
-      why = {Fate::deferred_term, "its consumer is a term's last contraction, run later with the other terms"};
-      return std::nullopt;
-    }
+    if (next.last && defer_final)
+      return leave({Fate::deferred_term, "its consumer is a term's last contraction, run later with the other terms"});
+    if (waits(t))
+      return leave({Fate::waits_for_network, "its consumer, or a contraction before it, reads a result another network "
+                                             "has not computed yet, and images waiting on chip would hold the "
+                                             "interleaving's turn"});
     const bool as_a = (next.lhs == st.out) == next.compiled.lhs_is_a;
     std::vector<const CompiledGemm*> between;
     for (int u = s + 1; u < t; ++u)
       if (!repeat[static_cast<size_t>(u)]) between.push_back(&plan.steps[static_cast<size_t>(u)].compiled.gemm);
     CompiledGemm c = next.compiled.gemm;
-    std::optional<OnChip> oc = movement_.place_and_plan(st.compiled.gemm, c, as_a, flips_, between, parked_, why);
-    if (!oc) return std::nullopt;
+    std::optional<OnChip> oc = movement_.place_and_plan(st.compiled.gemm, c, as_a, flips_, between, parked_, why,
+                                                        false, shared);
+    if (!oc) return leave(why);
     next.compiled.gemm = std::move(c);
     oc->consumer = &next;
     oc->consumer_step = t;
@@ -681,19 +719,21 @@ class ProgramBuilder {
       return fetch_again(again->second, report);
     if (it == saved_fetch_.end()) return op({.code = OpCode::fetch, .report = report, .tensor = t});
     const SavedFetch& sf = it->second;
+    // The producer's STORE cycles, unless it finished already (kept on chip too): then the reader's.
+    const int32_t owner = sf.checked ? report : sf.producer;
     std::vector<Op> ops;
     if (overlap) {
       ops.push_back({.code = OpCode::wait_dma_idle, .report = hoist_report_});
     } else {
       if (!pending_saves_.empty()) {
-        push(arch::encode_flip(isa_), sf.producer, Account::store, 1);
-        push_saves(sf.producer, Account::store);
-        push(arch::encode_flip(isa_), sf.producer, Account::store, 1);
-        step_of(sf.producer).store_predicted += 2;
+        push(arch::encode_flip(isa_), owner, Account::store, 1);
+        push_saves(owner, Account::store);
+        push(arch::encode_flip(isa_), owner, Account::store, 1);
+        step_of(owner).store_predicted += 2;
         flip_retired_ = pushed_;
       }
-      ops.push_back({.code = OpCode::wait_dma_idle, .account = Account::store, .report = sf.producer});
-      ops.push_back({.code = OpCode::wait_idle, .account = Account::store, .report = sf.producer});  // the FLIPs' cycles are its
+      ops.push_back({.code = OpCode::wait_dma_idle, .account = Account::store, .report = owner});
+      ops.push_back({.code = OpCode::wait_idle, .account = Account::store, .report = owner});  // the FLIPs' cycles are its
     }
     for (const Op& rd : sf.reads) ops.push_back(host_read(rd, t, overlap ? hoist_report_ : report));
     if (sf.shared)
@@ -702,8 +742,10 @@ class ProgramBuilder {
         again.source = t;  // read again: the save's bytes are counted once
         read_again_[t].push_back(again);
       }
-    ops.push_back({.code = OpCode::check, .convert = sf.convert, .report = sf.producer, .tensor = t, .shift = sf.shift});
-    ops.push_back({.code = OpCode::finish, .report = sf.producer});
+    if (!sf.checked) {
+      ops.push_back({.code = OpCode::check, .convert = sf.convert, .report = sf.producer, .tensor = t, .shift = sf.shift});
+      ops.push_back({.code = OpCode::finish, .report = sf.producer});
+    }
     if (overlap) {
       insert_at_hoist(ops);
     } else {
@@ -890,9 +932,12 @@ class ProgramBuilder {
 
   // One contraction on its own: returns the intermediate (rounded or requantized; kept on chip
   // when `oc` says how, else stored in DRAM) unless it is the network's result.
-  // `shared`: later networks read the result too (a saved one is then read again from DRAM).
+  // `shared`: later networks read the result too (a saved one is then read again from DRAM). A
+  // shared result with `oc` is both: STOREd into its next reader's images and saved for the later
+  // ones (when the save finds rows; else it only leaves); it is checked here, its saved rows are
+  // only read where a later reader fetches them.
   std::optional<Operand> emit_step(const Where& w, size_t term, int s, int nsteps, const PlannedStep& st,
-                                   const Operand& lhs, const Operand& rhs, const OnChip* oc, const Why& why_not,
+                                   const Operand& lhs, const Operand& rhs, const OnChip* oc, Why why_not,
                                    bool shared = false) {
     const CompiledGemm& c = st.compiled.gemm;
     const Operand& A = st.compiled.lhs_is_a ? lhs : rhs;
@@ -907,10 +952,24 @@ class ProgramBuilder {
     const size_t key = ++b_keys_;
     for (size_t j = 0; j < c.jobs.size(); ++j)
       work.push_back({.c = &c, .job = j, .a = A, .b = B, .b_key = key, .read = c.jobs[j].last_k,  // else the next K chunk accumulates
-                      .probe = oc != nullptr, .z = z, .report = r});
-    const bool saved = (st.last || !oc) && save_or_read(work);
-    // A saved intermediate: the tensor its rows are read into is the next one made (below).
-    const int32_t into = saved && !st.last ? static_cast<int32_t>(out_.tensors.size()) : -1;
+                      .probe = oc != nullptr && !shared, .z = z, .report = r});
+    const bool saved = (st.last || !oc || shared) && save_or_read(work);
+    // No rows to stage the save in: it leaves the host's way for every reader (the images' rows
+    // on_chip_plan reserved stay reserved until the reader runs).
+    if (oc && shared && !saved) {
+      why_not = {Fate::no_room, "read by several contractions; no rows of the half to stage its save in beside its "
+                                "next reader's images, so it leaves through the host for all"};
+      oc = nullptr;
+    }
+    const bool both = oc && saved;
+    if (both)
+      for (Work& wk : work) {  // the scoreboard probes the rows too, to check the result before its reader runs
+        wk.read = wk.save;
+        wk.probe = true;
+      }
+    // A saved intermediate: the tensor its rows are read into is the next one made (below). Kept on
+    // chip too, no one reads them early.
+    const int32_t into = saved && !st.last && !both ? static_cast<int32_t>(out_.tensors.size()) : -1;
     for (Work& wk : work) wk.read_into = into;
     emit_jobs(work, [&](size_t k) {
       if (oc) emit_store(*oc, k, r);
@@ -918,7 +977,7 @@ class ProgramBuilder {
     ProgramStep& rep = step_of(r);
     rep.last = st.last;
     if (oc) {
-      rep.store_predicted = total(oc->stores, [](const StorePlan& sp) { return sp.predicted_cycles; });
+      rep.store_predicted += total(oc->stores, [](const StorePlan& sp) { return sp.predicted_cycles; });  // after a save's STOREs
       rep.on_chip = true;
       rep.store = describe_store(*oc, s);
       for (size_t j = 0; j < oc->rows.size(); ++j)
@@ -934,7 +993,7 @@ class ProgramBuilder {
       close_saved(r, z, c);
       return std::nullopt;
     }
-    if (!saved) op({.code = OpCode::check, .report = r, .tensor = z});
+    if (!saved || both) op({.code = OpCode::check, .report = r, .tensor = z});
     std::optional<Operand> res;
     if (!st.last) {
       ProgramTensor t = tensor(z);
@@ -943,17 +1002,17 @@ class ProgramBuilder {
       const int shift = out_shift(c);
       if (!oc && !saved) t.dram_addr = static_cast<int64_t>(dram_.allocate(t.numel(), t.dram_bytes));
       const int32_t id = add_tensor(std::move(t));
-      if (saved && id != into) throw std::logic_error("internal: a saved intermediate's tensor id moved");
+      if (saved && !both && id != into) throw std::logic_error("internal: a saved intermediate's tensor id moved");
       step_of(r).intermediate = id;
       step_of(r).requant_shift = shift;
       step_of(r).saved = saved;
       if (saved) {  // read back (what was not read early), checked and finished where its consumer fetches it
-        SavedFetch& sf = saved_fetch_[id] = {r, out_convert(), shift, {}, shared, std::move(saved_reads_)};
+        SavedFetch& sf = saved_fetch_[id] = {r, out_convert(), shift, {}, shared, std::move(saved_reads_), both};
         for (size_t i = 0; i < sf.all.size(); ++i)
           if (!saved_read_early_[i]) sf.reads.push_back(sf.all[i]);
         saved_reads_.clear();
         saved_read_early_.clear();
-        return Operand{id, false};
+        if (!both) return Operand{id, false};
       }
       if (!oc)
         op({.code = OpCode::store, .convert = out_convert(), .report = r, .tensor = id, .source = z, .shift = shift});
@@ -1081,6 +1140,7 @@ class ProgramBuilder {
   const arch::ArchConfig& cfg_;
   ProgramOptions opt_;
   bool interleave_ = false;  // schedule() interleaves the networks
+  bool shared_on_chip_ = false;  // a shared result's next reader may take it on chip (on_chip_plan)
   arch::IsaLayout isa_;
   Program& out_;
   int host_lanes_ = 0;
@@ -1117,6 +1177,7 @@ class ProgramBuilder {
     std::vector<Op> reads;  // of its saved rows, those the host did not read early
     bool shared = false;    // later networks read it too (read_again_)
     std::vector<Op> all;    // every read of its saved rows
+    bool checked = false;   // kept on chip for its next reader too: checked and finished there (emit_step)
   };
   std::map<int32_t, SavedFetch> saved_fetch_;  // per intermediate tensor, until its consumer fetches it
   std::map<int32_t, std::vector<Op>> read_again_;  // a saved intermediate's reads, for its later readers
@@ -1127,17 +1188,18 @@ class ProgramBuilder {
   PlanCache& plans_;
 };
 
-// The program of the layers with the networks interleaved (schedule) or not.
+// The program of the layers with the networks interleaved (schedule) or not, and shared results
+// kept on chip for their next readers or not (ProgramBuilder).
 Program build(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
               const std::vector<verif::Phase>& phases, const ProgramOptions& options, bool interleave,
-              ProgramBuilder::PlanCache& plans) {
+              bool shared_on_chip, ProgramBuilder::PlanCache& plans) {
   Program p;
   p.config_yaml = arch::to_yaml(cfg);
   p.config_name = cfg.name;
   p.config_hash = program_sha256(p.config_yaml);
   p.options = options;
   p.interleaved = interleave;
-  ProgramBuilder b(cfg, options, interleave, plans, p);
+  ProgramBuilder b(cfg, options, interleave, shared_on_chip, plans, p);
   for (const std::string& file : layer_files) b.layer(file, phases);
   return p;
 }
@@ -1148,19 +1210,32 @@ Program compile_program(const arch::ArchConfig& cfg, const std::vector<std::stri
                         const std::vector<verif::Phase>& phases, const ProgramOptions& options) {
   arch::validate(cfg);
   ProgramBuilder::PlanCache plans;
-  if (options.order != NetworkOrder::fastest) {
-    Program p = build(cfg, layer_files, phases, options, options.order == NetworkOrder::interleaved, plans);
-    verify_program(p, cfg, "the compiled program");  // a refusal here is a compiler bug
-    return p;
-  }
-  Program sequential = build(cfg, layer_files, phases, options, false, plans);
   // Interleaving helps where a network's steps wait for their producers' results and another
   // network can compute meanwhile; where the DMA is the bottleneck it can reorder the traffic for
   // the worse. The wall-cycle model (within 0.13 % of the RTL) picks; a tie keeps the plain order.
-  Program interleaved = build(cfg, layer_files, phases, options, true, plans);
-  Program& p = predict_wall(interleaved, cfg).total() < predict_wall(sequential, cfg).total() ? interleaved : sequential;
+  // The shorter of the sequential and the interleaved program (or the order asked for).
+  auto fastest_order = [&](bool shared_on_chip) {
+    Program p = build(cfg, layer_files, phases, options, options.order == NetworkOrder::interleaved, shared_on_chip, plans);
+    if (options.order != NetworkOrder::fastest) return p;
+    Program interleaved = build(cfg, layer_files, phases, options, true, shared_on_chip, plans);
+    return predict_wall(interleaved, cfg).total() < predict_wall(p, cfg).total() ? interleaved : p;
+  };
+  Program p = fastest_order(false);
+  // A shared result's next reader taking it on chip saves that reader's DRAM read and image writes
+  // but runs a STORE the controller waits for, and the later readers' reads of the saved rows no
+  // longer overlap the reader's jobs: it pays on some layers and costs on others (docs/program.md,
+  // "Where intermediates go"). The wall-cycle model picks, without the scoreboard's probes (the
+  // kept results' checks); a tie keeps them in DRAM.
+  if (options.shared_on_chip && options.dma && options.reuse && !options.through_host) {
+    auto own = [&cfg](const Program& q) {
+      const WallPrediction w = predict_wall(q, cfg);
+      return w.total() - w.probe;
+    };
+    Program kept = fastest_order(true);
+    if (own(kept) < own(p)) p = std::move(kept);
+  }
   verify_program(p, cfg, "the compiled program");  // a refusal here is a compiler bug
-  return std::move(p);
+  return p;
 }
 
 }  // namespace fetta::mapper

@@ -244,7 +244,8 @@ void save_program(const Program& p, const std::string& dir) {
             {"config", {{"name", p.config_name}, {"sha256", p.config_hash}, {"hw_id", p.hw_id}, {"yaml", p.config_yaml}}},
             {"options", {{"map_for", to_string(p.options.map_for)}, {"through_host", p.options.through_host},
                          {"terms_separately", p.options.terms_separately}, {"dma", p.options.dma},
-                         {"reuse", p.options.reuse}, {"network_order", to_string(p.options.order)}}},
+                         {"reuse", p.options.reuse}, {"network_order", to_string(p.options.order)},
+                         {"shared_on_chip", p.options.shared_on_chip}}},
             {"interleaved", p.interleaved},
             {"layers", layers}, {"tensors", tensors}, {"steps", steps}, {"streams", streams}};
   j["index_sha256"] = program_sha256(index_text(j));
@@ -285,6 +286,7 @@ Program load_program(const std::string& dir) {
     p.options.dma = o.at("dma");
     p.options.reuse = o.at("reuse");
     p.options.order = parse_network_order(o.at("network_order"));
+    p.options.shared_on_chip = o.at("shared_on_chip");
     p.interleaved = j.at("interleaved");
     for (const json& l : j.at("layers")) {
       ProgramLayer pl{l.at("name"), l.at("yaml"), {}};

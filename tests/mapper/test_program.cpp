@@ -364,8 +364,8 @@ TEST_CASE("the DMA path saves results and host-path intermediates: a STORE into 
     saved += s.saved && s.last;
     if (s.saved && !s.last) {
       ++saved_intermediates;
-      CHECK_FALSE(s.on_chip);
-      CHECK_FALSE(s.through_host_because.empty());  // what the host path would have carried
+      // Kept on chip for its next reader too (a shared result), or what the host path would have carried.
+      CHECK(s.on_chip == s.through_host_because.empty());
     }
   }
   CHECK(saves == reads);
@@ -383,6 +383,7 @@ TEST_CASE("the DMA path loads every input and weight image by descriptors, besid
   ProgramOptions o;
   CHECK(o.dma);  // the default
   o.order = NetworkOrder::interleaved;  // the same order on both paths (fastest may choose differently); hoists the most
+  o.shared_on_chip = false;             // the host path keeps shared results off chip, which moves images
   const Program p = compile_program(cfg, layers, phases, o);
   REQUIRE(p.interleaved);
   o.dma = false;
@@ -703,8 +704,8 @@ TEST_CASE("a contraction an earlier network computes is computed once, its resul
         CHECK(repeats(alone) > 0);
         CHECK(c.compute_cycles < ca.compute_cycles);
       }
-      // A result read by steps of several networks: off chip, read where each reader is, and
-      // checked once.
+      // A result read by steps of several networks: off chip (or on chip for its next reader as
+      // well as saved), read where each later reader is, and checked once.
       std::map<int32_t, std::set<std::tuple<verif::Phase, int, size_t>>> readers;
       for (const ProgramStep& s : p.steps)
         for (const std::vector<int32_t>* v : {&s.a, &s.b})
@@ -713,8 +714,8 @@ TEST_CASE("a contraction an earlier network computes is computed once, its resul
       for (const ProgramStep& s : p.steps) {
         if (s.last || readers[s.intermediate].size() < 2) continue;
         ++shared;
-        CHECK_FALSE(s.on_chip);
-        CHECK(s.through_host_because.find("later networks reuse it") != std::string::npos);
+        CHECK(s.saved == o.dma);
+        if (!s.on_chip) CHECK(s.through_host_because.find("later networks") != std::string::npos);
       }
       if (std::string(name) == "tt_small") CHECK(shared > 0);
       int64_t checks = 0, reads_again = 0;
@@ -843,9 +844,14 @@ TEST_CASE("every intermediate's fate is recorded: kept on chip, or why it leaves
     CHECK(sum == intermediates);
     return f;
   };
-  // With reuse, the results several networks read leave for all of them; the rest may stay.
+  // With reuse, a result several networks read is saved for the later ones; on these layers the
+  // wall-cycle model has the next readers take some on chip.
   const IntermediateFates reuse = check_consistent(compile_program(cfg, layers, all));
-  CHECK(reuse.of(Fate::shared) > 0);
+  CHECK(reuse.of(Fate::on_chip) > 0);
+  // Without the DMA a shared result leaves through the host port for every reader.
+  ProgramOptions no_dma;
+  no_dma.dma = false;
+  CHECK(check_consistent(compile_program(cfg, layers, all, no_dma)).of(Fate::shared) > 0);
   // Without reuse nothing is shared, and some stay on chip.
   ProgramOptions no_reuse;
   no_reuse.reuse = false;
@@ -866,4 +872,53 @@ TEST_CASE("every intermediate's fate is recorded: kept on chip, or why it leaves
   CHECK(off.of(Fate::reorder_off_chip) > 0);
   CHECK(parse_fate(to_string(Fate::no_room)) == Fate::no_room);
   CHECK_THROWS_WITH(parse_fate("gone"), Catch::Matchers::Contains("allowed: result, on_chip"));
+}
+
+TEST_CASE("a result later networks read stays on chip for its next reader and is saved for the later ones", "[program]") {
+  const arch::ArchConfig cfg = config("default");
+  const std::vector<verif::Phase> all{verif::Phase::fp, verif::Phase::bp, verif::Phase::wg};
+  const Program p = compile_program(cfg, {layer("tt_small")}, all);
+  int both = 0;
+  for (size_t r = 0; r < p.steps.size(); ++r) {
+    const ProgramStep& s = p.steps[r];
+    if (!(s.on_chip && s.saved)) continue;
+    ++both;
+    INFO("step " << r << ": " << s.store);
+    CHECK(s.fate == Fate::on_chip);
+    CHECK(!s.images.empty());  // STOREd into its next reader's images
+    int checks = 0, probes = 0, first_reads = 0, readers = 0, check_at = -1, read_at = -1;
+    for (size_t i = 0; i < p.ops.size(); ++i) {
+      const Op& o = p.ops[i];
+      if (o.code == OpCode::check && o.report == static_cast<int32_t>(r)) {
+        ++checks;
+        check_at = static_cast<int>(i);
+      }
+      if (o.code == OpCode::read_acc && o.report == static_cast<int32_t>(r)) probes += o.host_counted ? 0 : 1;
+      if (o.code == OpCode::read_saved && o.tensor == s.intermediate && o.host_counted && o.source < 0) {
+        ++first_reads;
+        if (read_at < 0) read_at = static_cast<int>(i);
+      }
+    }
+    for (const ProgramStep& q : p.steps)
+      for (const std::vector<int32_t>* v : {&q.a, &q.b}) readers += static_cast<int>(std::count(v->begin(), v->end(), s.intermediate));
+    CHECK(checks == 1);        // checked once, from the scoreboard's probe of the accumulator
+    CHECK(probes > 0);         // (the probe is not the host's: it costs no host time)
+    CHECK(first_reads > 0);    // a later reader reads what the DMA saved ...
+    CHECK(check_at < read_at);  // ... after the result was checked
+    CHECK(readers >= 2);       // the next reader, on chip, and at least one later one
+  }
+  CHECK(both > 0);
+  // --no-shared-on-chip, and through the host: nothing shared stays on chip.
+  ProgramOptions off;
+  off.shared_on_chip = false;
+  ProgramOptions host;
+  host.through_host = true;
+  for (const ProgramOptions& o : {off, host})
+    for (const ProgramStep& s : compile_program(cfg, {layer("tt_small")}, all, o).steps) CHECK_FALSE((s.on_chip && s.saved));
+  // The wall-cycle model chose: the program is not longer than the one keeping them in DRAM.
+  auto own = [&cfg](const Program& q) {
+    const WallPrediction w = predict_wall(q, cfg);
+    return w.total() - w.probe;
+  };
+  CHECK(own(p) < own(compile_program(cfg, {layer("tt_small")}, all, off)));
 }

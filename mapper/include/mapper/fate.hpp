@@ -19,8 +19,9 @@ enum class Fate : uint8_t {
   cannot_join,     // no STORE program turns the result's layout into its consumer's
   reorder_off_chip,  // the layout changes and the configuration reorders only through DRAM
   store_slower,    // the STOREs would take longer than the way through DRAM
+  waits_for_network,  // interleaved: its consumer, or a step before it, waits for another network's result
 };
-inline constexpr int kFates = 9;
+inline constexpr int kFates = 10;
 
 // "on_chip", "shared", ... (program.json, `--json`).
 std::string to_string(Fate f);

@@ -88,7 +88,9 @@ class Movement {
   // the DRAM round trip (a write and a read), writing the consumer's operand images (every job).
   // On the DMA path the rows leave by STORE and a save beside the next job, so the STOREs and the
   // host's read of the saved beats (one per job) replace the first two.
-  int64_t host_path_cycles(const CompiledGemm& p, const CompiledGemm& c, bool as_a) const;
+  // `saved_anyway`: the rows are saved for later readers whatever this one does (a shared result),
+  // so only the host's read of them and the image writes are this consumer's.
+  int64_t host_path_cycles(const CompiledGemm& p, const CompiledGemm& c, bool as_a, bool saved_anyway = false) const;
 
   // STORE programs' cost: their busy cycles and the host's pushes of their instructions.
   int64_t store_cost(const std::vector<StorePlan>& plans) const;
@@ -100,20 +102,21 @@ class Movement {
   // The STOREs of p's result into consumer c's operand images, one per job of c, when the
   // hardware can place them there and they take fewer cycles than the host path they replace;
   // else nullopt and why not. `estimate`: the caller wants only the cost, so planning stops as
-  // soon as the STOREs planned so far cost the host path.
+  // soon as the STOREs planned so far cost the host path. `saved_anyway`: as host_path_cycles.
   std::optional<std::vector<StorePlan>> store_that_pays(const CompiledGemm& p, const CompiledGemm& c, bool as_a,
-                                                        Why& why, bool estimate) const;
+                                                        Why& why, bool estimate, bool saved_anyway = false) const;
 
   // Places consumer c's images of p's result, each job's in the half it will compute on, clear of
   // what is written there before it runs (the producer's jobs after its first output chunk, the
   // `between` contractions' jobs, the `waiting` images, the consumer's earlier jobs and its other
   // operand; c's bases move where needed), and plans the STOREs into them, when they pay
   // (store_that_pays); else nullopt and why not. `flips`: FLIPs pushed before the producer's first
-  // job (the i-th job from there computes on half (flips + 1 + i) % 2).
+  // job (the i-th job from there computes on half (flips + 1 + i) % 2). `saved_anyway`: as
+  // host_path_cycles.
   std::optional<OnChip> place_and_plan(const CompiledGemm& p, CompiledGemm& c, bool as_a, int64_t flips,
                                        const std::vector<const CompiledGemm*>& between,
                                        const std::vector<Parked>& waiting, Why& why,
-                                       bool estimate = false) const;
+                                       bool estimate = false, bool saved_anyway = false) const;
 
   // The data movement around step c, for plan_network's choice of mapping (MapFor): for a
   // consumer of the previous result p, the STORE (when it pays; not through the host) or the host

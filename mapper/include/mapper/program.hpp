@@ -21,7 +21,7 @@
 
 namespace fetta::mapper {
 
-inline constexpr int kProgramFormatVersion = 7;
+inline constexpr int kProgramFormatVersion = 8;
 
 // The order the layer's networks are emitted in (docs/program.md, "Interleaved networks"):
 // sequential, each to its end before the next; interleaved, step by step in turns, two at a time,
@@ -48,6 +48,10 @@ struct ProgramOptions {
   // "intermediates from FP may be kept for WG"). false: every network contracts on its own.
   bool reuse = true;
   NetworkOrder order = NetworkOrder::fastest;
+  // On the DMA path, with reuse: a result later networks read too may also stay on chip for its
+  // next reader, where the wall-cycle model finds the program shorter (docs/program.md, "A
+  // contraction computed once"). false: such results stay in DRAM for all their readers.
+  bool shared_on_chip = true;
   bool operator==(const ProgramOptions&) const = default;
 };
 
@@ -156,7 +160,8 @@ struct ProgramStep {
   bool last = false;     // the network's result (else an intermediate)
   bool summed = false;   // a term of a sum formed in the accumulator
   bool on_chip = false;  // its result kept on chip by STORE
-  bool saved = false;    // a final result that leaves by STORE and a DMA save (rounded to the operand type)
+  bool saved = false;    // its result leaves by STORE and a DMA save (rounded to the operand type); with on_chip, a
+                         // shared result its next reader takes on chip and later networks read from DRAM
   std::string store, through_host_because;
   Fate fate = Fate::result;  // where the result goes (an intermediate: on chip, or why it leaves)
   std::vector<std::array<int64_t, 3>> images;  // kept on chip: per consumer job, (half, first row, rows) of its image

@@ -19,6 +19,7 @@
 #include "hw/mem/accumulation_unit.hpp"
 #include "hw/sys/system.hpp"
 #include "mapper/compile.hpp"
+#include "mapper/compile_cli.hpp"
 #include "mapper/cost_model.hpp"
 #include "mapper/layer_search.hpp"
 #include "mapper/program.hpp"
@@ -669,37 +670,16 @@ nlohmann::json to_json(const std::vector<StepReport>& reps, const arch::ArchConf
 
 RunOptions parse_run_args(int argc, char** argv) {
   RunOptions o;
-  std::string config, program, phases = "fp,bp,wg", map_for = "compute";
+  std::string config, program;
   std::vector<std::string> layers;
-  bool through_host = false, terms_separately = false, dma = true, reuse = true;
-  std::string network_order = "fastest";
+  mapper::CompileFlags flags;
   CLI::App app("fetta system simulation (one Verilated accelerator)");
   auto* prog = app.add_option("--program", program, "A compiled program (the directory `fetta compile` writes)");
   app.add_option("--config", config,
                  "Architecture configuration (YAML) the model was generated from (with --program: checked against the "
                  "program's)");
-  std::vector<CLI::Option*> compile_opts;
+  std::vector<CLI::Option*> compile_opts = mapper::add_compile_flags(app, flags);
   compile_opts.push_back(app.add_option("--layer", layers, "Layer description (YAML); repeatable"));
-  compile_opts.push_back(app.add_option("--phases", phases, "Comma-separated: fp, bp, wg"));
-  compile_opts.push_back(app.add_option("--map-for", map_for,
-                                        "What each contraction's mapping minimizes: compute (the model's cycles; data "
-                                        "movement breaks ties) or end-to-end (cycles plus the data movement it implies)")
-                             ->check(CLI::IsMember({"compute", "end-to-end"})));
-  compile_opts.push_back(app.add_flag("--through-host", through_host,
-                                      "Send every intermediate through the host and DRAM, none kept on chip by STORE"));
-  compile_opts.push_back(app.add_flag("--terms-separately", terms_separately,
-                                      "Sums of terms (BT layers): check every term's result on its own instead of "
-                                      "summing them in the accumulator"));
-  compile_opts.push_back(app.add_flag("--dma,!--no-dma", dma,
-                                      "Load the layers' inputs and weights through the DMA, overlapped with compute "
-                                      "(docs/dma.md; the default), or with --no-dma through the host's port"));
-  compile_opts.push_back(app.add_flag("--reuse,!--no-reuse", reuse,
-                                      "Compute a contraction that an earlier network of the layer computes too only "
-                                      "once, its result kept in DRAM for every reader (the default)"));
-  compile_opts.push_back(app.add_option("--network-order", network_order,
-                                        "The order of the layer's networks: sequential, interleaved or fastest (the "
-                                        "wall-cycle model's choice; the default)")
-                             ->check(CLI::IsMember({"sequential", "interleaved", "fastest"})));
   for (CLI::Option* c : compile_opts) c->excludes(prog);
   app.add_option("--seed", o.seed, "Seed of the random tensors");
   app.add_option("--timeout-cycles", o.timeout_cycles,
@@ -741,9 +721,7 @@ RunOptions parse_run_args(int argc, char** argv) {
   if (config.empty() || layers.empty())
     throw std::invalid_argument("--config and --layer are required unless --program names a compiled program");
   o.cfg = arch::load_arch_config(config);
-  const mapper::ProgramOptions po{mapper::parse_map_for(map_for), through_host, terms_separately, dma, reuse,
-                                  mapper::parse_network_order(network_order)};
-  auto p = std::make_shared<mapper::Program>(mapper::compile_program(o.cfg, layers, mapper::parse_phases(phases), po));
+  auto p = std::make_shared<mapper::Program>(mapper::compile_program(o.cfg, layers, flags.phase_list(), flags.options()));
   p->hw_id = hw::hardware_id_hex(o.cfg);
   o.program = std::move(p);
   return o;
