@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <sstream>
 
 namespace fetta::flows {
 
@@ -28,6 +29,13 @@ CommandResult run_command(const std::string& command, const std::string& cwd) {
 
 bool tool_available(const std::string& tool) {
   return run_command("command -v " + shell_quote(tool) + " >/dev/null").exit_code == 0;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string line; std::getline(ss, line);) out.push_back(line);
+  return out;
 }
 
 }  // namespace fetta::flows

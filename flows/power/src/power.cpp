@@ -24,13 +24,6 @@ namespace {
 using synth::read_text;
 using synth::write_text;
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::stringstream ss(text);
-  for (std::string l; std::getline(ss, l);) lines.push_back(l);
-  return lines;
-}
-
 // A name as an OpenSTA pattern that matches only itself, braced for Tcl.
 std::string tcl_name(const std::string& name) {
   std::string s = "{";

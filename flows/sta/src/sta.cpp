@@ -16,13 +16,6 @@ namespace fetta::flows::sta {
 
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  for (std::string line; std::getline(ss, line);) out.push_back(line);
-  return out;
-}
-
 // Markers the script prints around each report, so that the log splits without guessing.
 constexpr const char* kBegin = "fetta-sta-begin ";
 constexpr const char* kEnd = "fetta-sta-end ";

@@ -6,16 +6,11 @@
 #include <set>
 #include <sstream>
 
+#include "flows/run.hpp"
+
 namespace fetta::flows::synth {
 
 namespace {
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  for (std::string line; std::getline(ss, line);) out.push_back(line);
-  return out;
-}
 
 // A Yosys constant: plain decimal ("32") or sized binary ("32'00000000000000000000000000100000").
 long long parse_yosys_int(const std::string& v) {

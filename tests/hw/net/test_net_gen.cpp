@@ -16,6 +16,17 @@ std::string emit(const rtl::GeneratorBase& g) {
   return rtl::emit_module(*d.elaborate(g));
 }
 
+// A reduction network's parameters: the adder, the first add level and gating at their defaults.
+RedNetParams red(int lanes, RedElem elem, int elems_per_bank, int pipeline_every, FpAdderChoice adder = {}) {
+  RedNetParams p;
+  p.lanes = lanes;
+  p.elem = elem;
+  p.elems_per_bank = elems_per_bank;
+  p.pipeline_every = pipeline_every;
+  p.adder = adder;
+  return p;
+}
+
 bool has_signal(const rtl::Module& m, const std::string& name) {
   return std::any_of(m.signals().begin(), m.signals().end(), [&](const auto& s) { return s->name == name; });
 }
@@ -77,13 +88,13 @@ TEST_CASE("RedNet: names, latency, switches and structure", "[gen_red]") {
   RedNetParams p;  // the default: 64 lanes, binary32, T = 4, a register after every stage
   CHECK(RedNet(p).module_name() == "red_net_n64_fp32_t4_p1");
   CHECK(red_net_latency(p) == 7);
-  CHECK(red_net_latency({64, RedElem::int32, 4, 0}) == 0);
-  CHECK(red_net_latency({16, RedElem::int48, 4, 2}) == 2);
+  CHECK(red_net_latency(red(64, RedElem::int32, 4, 0)) == 0);
+  CHECK(red_net_latency(red(16, RedElem::int48, 4, 2)) == 2);
   const FpAdderChoice two_path{Fp32AddArch::two_path, PrefixKind::sklansky};
-  CHECK(RedNet({64, RedElem::fp32, 4, 1, two_path}).module_name() == "red_net_n64_fp32_t4_p1_twopath_sk");
-  CHECK(RedNet({64, RedElem::int32, 4, 1, two_path}).module_name() == "red_net_n64_int32_t4_p1");  // no fp32 adder
+  CHECK(RedNet(red(64, RedElem::fp32, 4, 1, two_path)).module_name() == "red_net_n64_fp32_t4_p1_twopath_sk");
+  CHECK(RedNet(red(64, RedElem::int32, 4, 1, two_path)).module_name() == "red_net_n64_int32_t4_p1");  // no fp32 adder
   rtl::Design d;
-  auto m = d.elaborate(RedNet({16, RedElem::int32, 4, 1}));
+  auto m = d.elaborate(RedNet(red(16, RedElem::int32, 4, 1)));
   CHECK(m->instances().size() == 4 * 8);  // log2(N) levels x N/2 switches
   CHECK(d.find("red_switch_int32") != nullptr);
   CHECK(d.find("int_add_w32") != nullptr);  // the arithmetic library's adder
@@ -91,26 +102,28 @@ TEST_CASE("RedNet: names, latency, switches and structure", "[gen_red]") {
   CHECK(has_signal(*m, "p4_tr_sel"));
   CHECK(has_signal(*m, "tr_15"));
   rtl::Design d48, dfp;
-  d48.elaborate(RedNet({4, RedElem::int48, 2, 0}));
+  d48.elaborate(RedNet(red(4, RedElem::int48, 2, 0)));
   CHECK(d48.find("int_add_w48") != nullptr);
-  dfp.elaborate(RedNet({4, RedElem::fp32, 2, 0}));
+  dfp.elaborate(RedNet(red(4, RedElem::fp32, 2, 0)));
   CHECK(dfp.find("fp32_add_s0") != nullptr);
 }
 
 TEST_CASE("RedNet: bad parameters name the field and the allowed values", "[gen_red]") {
   auto bad = [](RedNetParams p) { return emit(RedNet(p)); };
-  CHECK_THROWS_WITH(bad({48, RedElem::int32, 4, 1}), Catch::Contains("RedNet: lanes = 48: must be a power of two"));
-  CHECK_THROWS_WITH(bad({4, RedElem::int32, 4, 1}), Catch::Contains("RedNet: lanes = 4 is smaller than elems_per_bank^2 = 16"));
-  CHECK_THROWS_WITH(bad({16, RedElem::int32, 4, -1}), Catch::Contains("RedNet: pipeline_every = -1"));
-  CHECK_THROWS_WITH(bad({16, static_cast<RedElem>(5), 4, 1}),
+  CHECK_THROWS_WITH(bad(red(48, RedElem::int32, 4, 1)), Catch::Contains("RedNet: lanes = 48: must be a power of two"));
+  CHECK_THROWS_WITH(bad(red(4, RedElem::int32, 4, 1)), Catch::Contains("RedNet: lanes = 4 is smaller than elems_per_bank^2 = 16"));
+  CHECK_THROWS_WITH(bad(red(16, RedElem::int32, 4, -1)), Catch::Contains("RedNet: pipeline_every = -1"));
+  CHECK_THROWS_WITH(bad(red(16, static_cast<RedElem>(5), 4, 1)),
                     "RedNet: elem: unknown element type; allowed: int32, int48, fp32");
-  CHECK_THROWS_WITH(bad({16, RedElem::int32, 4, 0, {}, 0, true}),
+  RedNetParams gated = red(16, RedElem::int32, 4, 0);
+  gated.gate_stages = true;
+  CHECK_THROWS_WITH(bad(gated),
                     Catch::Contains("RedNet: gate_stages needs stages (pipeline_every > 0)"));
 }
 
 TEST_CASE("networks: generating twice gives the same text", "[gen_dist][gen_red]") {
   CHECK(emit(DistNet({16, 16, 4, DistControlPorts::both, 2})) == emit(DistNet({16, 16, 4, DistControlPorts::both, 2})));
-  CHECK(emit(RedNet({16, RedElem::fp32, 4, 1})) == emit(RedNet({16, RedElem::fp32, 4, 1})));
+  CHECK(emit(RedNet(red(16, RedElem::fp32, 4, 1))) == emit(RedNet(red(16, RedElem::fp32, 4, 1))));
 }
 
 TEST_CASE("entry points follow the architecture configuration", "[gen_dist][gen_red]") {

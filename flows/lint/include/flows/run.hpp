@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace fetta::flows {
 
@@ -14,5 +15,7 @@ struct CommandResult {
 CommandResult run_command(const std::string& command, const std::string& cwd = {});
 bool tool_available(const std::string& tool);
 std::string shell_quote(const std::string& s);
+// A tool's output (or any text) split at its newlines, without them.
+std::vector<std::string> lines_of(const std::string& text);
 
 }  // namespace fetta::flows
