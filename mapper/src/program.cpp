@@ -321,8 +321,7 @@ class ProgramBuilder {
     Why why;
     const int readers = reuse_.readers(key);
     const int shared = readers > 1 ? readers : 0;
-    const std::optional<OnChip> oc =
-        on_chip_plan(u.plan, u.s, u.defer_final, why, u.pn->repeat, shared, [&](int t) { return waits_for_others(u, t); });
+    const std::optional<OnChip> oc = on_chip_plan(u, why, shared);
     const std::optional<Operand> res = emit_step(u.w, u.term, u.s, nsteps, st, lhs, rhs, oc ? &*oc : nullptr, why, shared > 0);
     if (res) u.live[st.left | st.right] = *res;
     if (res && shared) reused_[key] = res->tensor;
@@ -368,19 +367,20 @@ class ProgramBuilder {
     });
   }
 
-  // Whether step s's result can stay on chip (docs/architecture.md §5): its consumer is not a
-  // deferred final of a sum, every job's image finds rows in the half that job computes on which
+  // Whether the result of unit u's next step (s = u.s) can stay on chip (docs/architecture.md §5):
+  // its consumer is not a deferred final of a sum, no step up to it waits for another network
+  // (waits_for_others), every job's image finds rows in the half that job computes on which
   // nothing writes until the job runs (the images of the jobs in between, the consumer's other
   // operand, images waiting for other consumers), plan_store can join the two layouts and the STORE
   // is cheaper than the host path. On success the consumer's images may have moved (the plan's step
   // is updated) and the images are registered as parked. Otherwise `why` says why not.
-  // `repeat`: the network's steps that are not emitted (plan_layer); `readers`: how many steps
-  // read the result when more than one. Such a result is saved to DRAM for its readers in later
-  // networks; on the DMA path its next reader may still take it on chip (emit_step does both),
-  // when the STOREs cost less than that reader's read of the saved rows and its image writes.
-  // `waits(t)`: a step after s, up to t, waits for another network's result (waits_for_others).
-  std::optional<OnChip> on_chip_plan(NetworkPlan& plan, int s, bool defer_final, Why& why,
-                                     const std::vector<bool>& repeat, int readers, const std::function<bool(int)>& waits) {
+  // `readers`: how many steps read the result when more than one. Such a result is saved to DRAM
+  // for its readers in later networks; on the DMA path its next reader may still take it on chip
+  // (emit_step does both), when the STOREs cost less than that reader's read of the saved rows and
+  // its image writes.
+  std::optional<OnChip> on_chip_plan(Unit& u, Why& why, int readers) {
+    NetworkPlan& plan = u.plan;
+    const int s = u.s;
     why = {};
     const int nsteps = static_cast<int>(plan.steps.size());
     const PlannedStep& st = plan.steps[static_cast<size_t>(s)];
@@ -413,16 +413,16 @@ class ProgramBuilder {
     while (t < nsteps && plan.steps[static_cast<size_t>(t)].lhs != st.out && plan.steps[static_cast<size_t>(t)].rhs != st.out) ++t;
     if (t == nsteps) throw std::logic_error(fmt::format("internal: no step consumes {}", st.out));
     PlannedStep& next = plan.steps[static_cast<size_t>(t)];
-    if (next.last && defer_final)
+    if (next.last && u.defer_final)
       return leave({Fate::deferred_term, "its consumer is a term's last contraction, run later with the other terms"});
-    if (waits(t))
+    if (waits_for_others(u, t))
       return leave({Fate::waits_for_network, "its consumer, or a contraction before it, reads a result another network "
                                              "has not computed yet, and images waiting on chip would hold the "
                                              "interleaving's turn"});
     const bool as_a = (next.lhs == st.out) == next.compiled.lhs_is_a;
     std::vector<const CompiledGemm*> between;
-    for (int u = s + 1; u < t; ++u)
-      if (!repeat[static_cast<size_t>(u)]) between.push_back(&plan.steps[static_cast<size_t>(u)].compiled.gemm);
+    for (int j = s + 1; j < t; ++j)  // the steps a later network computes are not emitted (plan_layer)
+      if (!u.pn->repeat[static_cast<size_t>(j)]) between.push_back(&plan.steps[static_cast<size_t>(j)].compiled.gemm);
     CompiledGemm c = next.compiled.gemm;
     std::optional<OnChip> oc = movement_.place_and_plan(st.compiled.gemm, c, as_a, flips_, between, parked_, why,
                                                         false, shared);
