@@ -11,6 +11,7 @@
 #include "hw/mem/mem.hpp"
 #include "hw/net/net.hpp"
 #include "hw/sys/system.hpp"
+#include "hw/vector/vector_unit.hpp"
 
 namespace fetta::hw {
 
@@ -38,6 +39,7 @@ const std::vector<Part>& parts() {
       {"address_generator", elaborate_address_generator},
       {"dma", elaborate_dma},
       {"controller", elaborate_controller},
+      {"vector_unit", elaborate_vector_unit},
       {"top", elaborate_accelerator},
   };
   return table;

@@ -76,6 +76,35 @@ uint32_t bf16_mul(uint16_t a, uint16_t b) {
   return sign | (static_cast<uint32_t>(exponent) << 23) | (sig & kF32ManMask);
 }
 
+uint32_t fp32_mul_bf16(uint32_t x, uint16_t a) {
+  const uint32_t sign = ((x >> 16) ^ a) & 0x8000u;
+  const uint32_t ex = (x & kF32ExpMask) >> 23;
+  const uint32_t ea = (a >> 7) & 0xFFu;
+  const uint32_t mx = x & kF32ManMask;
+  const uint32_t ma = a & 0x7Fu;
+  if ((ex == 0xFF && mx != 0) || (ea == 0xFF && ma != 0)) return kFp32QuietNaN;
+  const bool zero_x = ex == 0;  // zero or subnormal (read as zero)
+  const bool zero_a = ea == 0;
+  if (ex == 0xFF || ea == 0xFF) return zero_x || zero_a ? kFp32QuietNaN : (sign << 16) | kFp32PosInf;
+  if (zero_x || zero_a) return sign << 16;
+  // 24-bit x 8-bit significands: the product is in [2^30, 2^32), exact in 32 bits.
+  const uint64_t p = static_cast<uint64_t>(0x800000u | mx) * (0x80u | ma);
+  auto e = static_cast<int32_t>(ex + ea) - 127;  // biased, for p in [2^30, 2^31)
+  const int drop = (p >> 31) != 0 ? 8 : 7;       // bits below the 24-bit significand
+  if (drop == 8) ++e;
+  if (e <= 0) return sign << 16;  // the exact product is below 2^-126: flush
+  uint64_t keep = p >> drop;
+  const uint64_t rem = p & ((uint64_t{1} << drop) - 1);
+  const uint64_t half = uint64_t{1} << (drop - 1);
+  if (rem > half || (rem == half && (keep & 1u) != 0)) ++keep;
+  if ((keep >> 24) != 0) {
+    keep >>= 1;
+    ++e;
+  }
+  if (e >= 0xFF) return (sign << 16) | kFp32PosInf;
+  return (sign << 16) | (static_cast<uint32_t>(e) << 23) | (static_cast<uint32_t>(keep) & kF32ManMask);
+}
+
 uint32_t fp32_add(uint32_t a, uint32_t b) {
   auto ea = static_cast<int32_t>((a & kF32ExpMask) >> 23);
   auto eb = static_cast<int32_t>((b & kF32ExpMask) >> 23);

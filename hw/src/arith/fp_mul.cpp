@@ -1,6 +1,7 @@
 #include <fmt/core.h>
 
 #include <stdexcept>
+#include <vector>
 
 #include "hw/arith/fp_mul.hpp"
 
@@ -98,6 +99,56 @@ void Bf16Mul::build(Module& m) const {
   Sig magnitude = m.node("magnitude", mux(is_inf | overflow, inf_bits,
                                           mux(is_zero | underflow, zero_bits, cat({exp_out, man_out}))));
   product <<= mux(is_nan, nan_bits, cat({sign, magnitude}));
+}
+
+void Fp32MulBf16::build(Module& m) const {
+  m.add_comment("binary32 x bf16: exact product rounded to nearest even, DAZ, FTZ on the exact product,");
+  m.add_comment("overflow -> Inf, canonical NaN (docs/numerics.md, docs/arith.md).");
+  Sig x = m.input("x", UInt(32));
+  Sig a = m.input("a", UInt(16));
+  Sig product = m.output("product", UInt(32));
+
+  Sig x_exp = m.node("x_exp", x.bits(30, 23));
+  Sig a_exp = m.node("a_exp", a.bits(14, 7));
+  Sig x_exp_max = m.node("x_exp_max", x_exp.and_reduce());
+  Sig a_exp_max = m.node("a_exp_max", a_exp.and_reduce());
+  Sig x_zero = m.node("x_zero", x_exp == 0);  // zero or subnormal (read as zero)
+  Sig a_zero = m.node("a_zero", a_exp == 0);
+  Sig x_nan = m.node("x_nan", x_exp_max & (x.bits(22, 0) != 0));
+  Sig a_nan = m.node("a_nan", a_exp_max & (a.bits(6, 0) != 0));
+  Sig is_nan = m.node("is_nan", x_nan | a_nan | (x_exp_max & a_zero) | (a_exp_max & x_zero));
+  Sig is_inf = m.node("is_inf", x_exp_max | a_exp_max);  // a NaN case wins over it below
+  Sig is_zero = m.node("is_zero", x_zero | a_zero);
+  Sig sign = m.node("sign", x.bit(31) ^ a.bit(15));
+
+  // Significands: 24 x 8 bits, the product in [2^30, 2^32). With its top bit set the binary
+  // point moves one place: 24 bits kept, then the guard bit and the sticky OR of the rest.
+  Sig sig_prod = m.node("sig_prod", cat({lit(1, 1), x.bits(22, 0)}) * cat({lit(1, 1), a.bits(6, 0)}));
+  Sig carry = m.node("sig_carry", sig_prod.bit(31));
+  Sig keep = m.node("keep", mux(carry, sig_prod.bits(31, 8), sig_prod.bits(30, 7)));
+  Sig guard = m.node("guard", mux(carry, sig_prod.bit(7), sig_prod.bit(6)));
+  Sig sticky = m.node("sticky", mux(carry, sig_prod.bits(6, 0).or_reduce(), sig_prod.bits(5, 0).or_reduce()));
+  Sig round_up = m.node("round_up", guard & (sticky | keep.bit(0)));
+  Sig rounded = m.node("rounded", keep.zext(25) + round_up.zext(25));
+  Sig round_carry = m.node("round_carry", rounded.bit(24));  // 2^24: the next binade, mantissa 0
+
+  // Biased exponent = ex + ea - 127 + carry + round_carry. Flush is judged on the exact product
+  // (before rounding), overflow after it. Every exponent and comparison is formed for each value
+  // of the two carries beside the multiplier; the carries only select, so the exponent adds no
+  // depth behind the significand product and its rounding.
+  Sig exp_sum = m.node("exp_sum", x_exp.zext(10) + a_exp.zext(10));
+  Sig underflow = m.node("underflow", mux(carry, exp_sum <= 126, exp_sum <= 127));
+  std::vector<Expr> over, exps;  // by carry + round_carry = 0, 1, 2
+  for (int k = 0; k < 3; ++k) {
+    over.push_back(m.node(fmt::format("overflow_{}", k), exp_sum >= 127 + 255 - k));
+    exps.push_back(m.node(fmt::format("exp_{}", k), (exp_sum - (127 - k)).trunc(8)));
+  }
+  Sig overflow = m.node("overflow", mux(carry, mux(round_carry, over[2], over[1]), mux(round_carry, over[1], over[0])));
+  Sig exp_out = m.node("exp_out", mux(carry, mux(round_carry, exps[2], exps[1]), mux(round_carry, exps[1], exps[0])));
+
+  Expr magnitude = mux(is_inf | overflow, lit(0x7F800000, 31),
+                       mux(is_zero | underflow, lit(0, 31), cat({exp_out, rounded.bits(22, 0)})));
+  product <<= mux(is_nan, m.constant("QUIET_NAN", 0x7FC00000, 32), cat({sign, magnitude}));
 }
 
 }  // namespace fetta::hw

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
     emit(Fp32Add({0, 0, two_path, PrefixKind::brent_kung}));   // fp32_add_twopath_bk_s0
     emit(Fp32Add({5, 0, two_path, PrefixKind::sklansky}));     // fp32_add_twopath_sk_s5
     emit(Fp32ToBf16({}));                      // fp32_to_bf16
+    emit(Fp32MulBf16({}));                     // fp32_mul_bf16: the vector unit's multiplier
     emit(FpMac({0}));                          // fp_mac_bf16_fp32_s0
     emit(FpMac({6}));                          // fp_mac_bf16_fp32_s6: product register + fp32_add_s5
     emit(FpMac({0, two_path, PrefixKind::sklansky}));  // fp_mac_bf16_fp32_twopath_sk_s0

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "Vfp32_mul_bf16.h"
 #include "Vfp_mul_e5m2_o5.h"
 #include "Vfp_mul_e8m7_o23.h"
 #include "arith_test_util.hpp"
@@ -12,6 +13,7 @@
 
 using namespace arith_test;
 using fetta::verif::bf16_mul;
+using fetta::verif::fp32_mul_bf16;
 
 namespace {
 
@@ -124,4 +126,52 @@ TEST_CASE("Bf16Mul: all 2^32 pairs", "[.large][arith_large]") {
   check_bf16_pairs(dut, size_t{1} << 32, [](size_t i) {
     return std::pair{static_cast<uint16_t>(i >> 16), static_cast<uint16_t>(i)};
   }, "exhaustive");
+}
+
+namespace {
+
+// Runs (x, a) pairs through Fp32MulBf16 and compares with verif::fp32_mul_bf16.
+void check_mixed_pairs(Vfp32_mul_bf16& dut, size_t n, const std::function<std::pair<uint32_t, uint16_t>(size_t)>& pair,
+                       const std::string& what) {
+  Mismatches bad;
+  for (size_t i = 0; i < n; ++i) {
+    const auto [x, a] = pair(i);
+    dut.x = x;
+    dut.a = a;
+    dut.eval();
+    const uint32_t want = fp32_mul_bf16(x, a);
+    if (dut.product != want)
+      bad.note(fmt::format("{} x {}: rtl {} want {}", hex(x, 8), hex(a, 4), hex(dut.product, 8), hex(want, 8)));
+  }
+  INFO(what << ": " << bad.count << " of " << n << " differ\n" << bad.first);
+  REQUIRE(bad.count == 0);
+}
+
+}  // namespace
+
+TEST_CASE("Fp32MulBf16: every binary32 corner x every bf16 corner", "[fp_mul]") {
+  VerilatedContext ctx;
+  Vfp32_mul_bf16 dut{&ctx};
+  const auto x = fp32_corners();
+  const auto a = bf16_corners();
+  check_mixed_pairs(dut, x.size() * a.size(), [&](size_t i) { return std::pair{x[i / a.size()], a[i % a.size()]}; },
+                    "corner x corner");
+}
+
+TEST_CASE("Fp32MulBf16: 10^6 random pairs, half of them near the ends of the exponent range", "[fp_mul]") {
+  std::mt19937_64 rng(seed("fp32_mul_bf16 random", 0xB16F0003));
+  VerilatedContext ctx;
+  Vfp32_mul_bf16 dut{&ctx};
+  check_mixed_pairs(dut, 1000000, [&](size_t i) {
+    auto x = static_cast<uint32_t>(rng());
+    auto a = static_cast<uint16_t>(rng());
+    if (i % 2 == 1) {  // exponent sums near the flush (127) and overflow (382) thresholds
+      const auto ex = static_cast<uint32_t>(1 + rng() % 254);
+      const auto ea = static_cast<uint32_t>(std::clamp<int64_t>(
+          (rng() % 2 ? 127 : 382) - static_cast<int64_t>(ex) + static_cast<int64_t>(rng() % 5) - 2, 1, 254));
+      x = (x & 0x807FFFFFu) | ex << 23;
+      a = static_cast<uint16_t>((a & 0x807Fu) | ea << 7);
+    }
+    return std::pair{x, a};
+  }, "random");
 }

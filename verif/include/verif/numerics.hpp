@@ -27,6 +27,11 @@ inline constexpr uint16_t kBf16PosInf = 0x7F80u;
 // bf16 x bf16 -> binary32, exact when in range (see the header comment and docs/numerics.md).
 uint32_t bf16_mul(uint16_t a, uint16_t b);
 
+// binary32 x bf16 -> binary32: the exact product (24-bit x 8-bit significands) rounded once, to
+// nearest even; DAZ inputs, FTZ judged on the exact product, overflow to +-Inf, canonical NaN
+// (the vector unit's multiplier; docs/numerics.md §5b).
+uint32_t fp32_mul_bf16(uint32_t x, uint16_t a);
+
 // binary32 + binary32, round to nearest even, DAZ/FTZ, canonical NaN.
 uint32_t fp32_add(uint32_t a, uint32_t b);
 

@@ -35,4 +35,20 @@ class Bf16Mul : public rtl::Generator<Bf16MulParams> {
   static constexpr int kLevels = 29;
 };
 
+// Fp32MulBf16: binary32 x bf16 -> binary32, the vector unit's multiplier, as
+// verif::fp32_mul_bf16 defines it (docs/numerics.md §5b): the exact 24 x 8-bit significand
+// product rounded once to nearest even, DAZ inputs, a product whose exact value is below 2^-126
+// flushed to zero (sign kept), overflow to +-Inf, the canonical NaN.
+// Ports: x UInt<32>, a UInt<16> -> product UInt<32>. Combinational.
+struct Fp32MulBf16Params {};
+
+class Fp32MulBf16 : public rtl::Generator<Fp32MulBf16Params> {
+ public:
+  explicit Fp32MulBf16(Fp32MulBf16Params params) : Generator(params) {}
+  std::string generator_name() const override { return "hw::Fp32MulBf16"; }
+  std::string module_name() const override { return "fp32_mul_bf16"; }
+  rtl::ParamList params() const override { return {}; }
+  void build(rtl::Module& m) const override;
+};
+
 }  // namespace fetta::hw
