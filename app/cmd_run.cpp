@@ -18,7 +18,6 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
-#include <sstream>
 #include <iostream>
 #include <thread>
 
@@ -39,6 +38,7 @@
 #include "rtl_gen/emit.hpp"
 #include "run_toolchain.hpp"
 #include "verif/layer.hpp"
+#include "yaml_input/file.hpp"
 
 namespace fetta::app {
 
@@ -79,11 +79,11 @@ std::string default_cache_dir() {
   return "/tmp/fetta-cache";
 }
 
+// A file the simulator's cache key covers: the model's manifest, the libraries and sources it links.
 std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::optional<std::string> text = yaml_input::read_file(p.string());
+  if (!text) throw std::runtime_error(fmt::format("fetta run: cannot read {} (a file the simulator is built from)", p.string()));
+  return std::move(*text);
 }
 
 // An exclusive flock(2) on `path` (created if missing) for the object's lifetime. The kernel drops

@@ -8,14 +8,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include "flows/synth.hpp"
 #include "hw/top.hpp"
 #include "mapper/compile.hpp"
 #include "mapper/layer_search.hpp"
+#include "yaml_input/file.hpp"
 #include "yaml_input/strict.hpp"
 
 namespace fetta::app::sweep {
@@ -66,11 +65,9 @@ int ilog2_exact(int v) {
 Grid load_grid(const std::string& file) {
   Grid g;
   g.file = file;
-  std::ifstream in(file);
-  if (!in) throw std::invalid_argument(fmt::format("{}: cannot open the grid file", file));
-  std::stringstream text;
-  text << in.rdbuf();
-  const yaml_input::Document doc = yaml_input::load_one_document(text.str());
+  const std::optional<std::string> text = yaml_input::read_file(file);
+  if (!text) throw std::invalid_argument(fmt::format("{}: cannot open the grid file", file));
+  const yaml_input::Document doc = yaml_input::load_one_document(*text);
   const auto problem = doc.problem ? doc.problem : yaml_input::find_duplicate_key(doc.root);
   if (problem) throw std::invalid_argument(yaml_input::format(*problem, file));
   const YAML::Node& root = doc.root;

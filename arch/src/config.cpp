@@ -7,11 +7,11 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <sstream>
 
+#include "yaml_input/file.hpp"
 #include "yaml_input/strict.hpp"
 
 namespace fetta::arch {
@@ -394,11 +394,9 @@ ArchConfig parse_arch_config(const std::string& yaml_text, const std::string& so
 }
 
 ArchConfig load_arch_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, 0, "<file>", "cannot open the configuration file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_arch_config(ss.str(), path);
+  const std::optional<std::string> text = yaml_input::read_file(path);
+  if (!text) throw ConfigError(path, 0, "<file>", "cannot open the configuration file");
+  return parse_arch_config(*text, path);
 }
 
 }  // namespace fetta::arch

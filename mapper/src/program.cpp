@@ -13,12 +13,10 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include "arch/dma.hpp"
@@ -30,6 +28,7 @@
 #include "mapper/reuse.hpp"
 #include "mapper/verify.hpp"
 #include "mapper/wall_model.hpp"
+#include "yaml_input/file.hpp"
 
 namespace fetta::mapper {
 
@@ -96,11 +95,11 @@ GemmRecord record_of(const CompiledGemm& c) {
   return {c.shape, c.map.os, c.map.ib_top, c.map.gk, c.map.gm, c.describe()};
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// The layer description as the program embeds it (it was parsed from this file moments before).
+std::string layer_text(const std::string& path) {
+  std::optional<std::string> text = yaml_input::read_file(path);
+  if (!text) throw std::runtime_error(fmt::format("{}: cannot read the layer description", path));
+  return std::move(*text);
 }
 
 class ProgramBuilder {
@@ -120,7 +119,7 @@ class ProgramBuilder {
   void layer(const std::string& file, const std::vector<verif::Phase>& phases) {
     const verif::LayerSpec spec = verif::load_layer(file);
     layer_ = static_cast<int>(out_.layers.size());
-    out_.layers.push_back({spec.name, slurp(file), phases});
+    out_.layers.push_back({spec.name, layer_text(file), phases});
     dram_.reset();  // the layer's tensors from address 0: its inputs at first use, then every result
     hoist_at_ = kNoHoist;  // a layer's DMA loads never move into the layer before (its DRAM is reused)
     std::vector<std::vector<verif::PhaseProblem>> problems;

@@ -10,11 +10,11 @@
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "mapper/layer_search.hpp"
 #include "mapper/program.hpp"
 #include "mapper/verify.hpp"
+#include "yaml_input/file.hpp"
 #include "yaml_input/strict.hpp"
 
 namespace fetta::mapper {
@@ -196,12 +196,10 @@ ProgramTensor tensor_from(const json& j) {
 std::string index_text(const json& j) { return j.dump(1) + "\n"; }
 
 std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw ProgramError(fmt::format("{}: cannot read it (a program directory holds program.json, ops.bin, "
-                                          "words.bin and maps.bin; write one with `fetta compile`)", p.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::optional<std::string> text = yaml_input::read_file(p.string());
+  if (!text) throw ProgramError(fmt::format("{}: cannot read it (a program directory holds program.json, ops.bin, "
+                                            "words.bin and maps.bin; write one with `fetta compile`)", p.string()));
+  return std::move(*text);
 }
 
 void write_file(const fs::path& p, const std::string& data) {

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <regex>
 #include <sstream>
@@ -26,6 +27,7 @@
 #include "mapper/problem.hpp"
 #include "rtl_gen/rtl.hpp"
 #include "verif/layer.hpp"
+#include "yaml_input/file.hpp"
 
 namespace {
 
@@ -44,10 +46,9 @@ int scale() {
 }
 
 std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const std::optional<std::string> text = fetta::yaml_input::read_file(path);
+  if (!text) throw std::runtime_error("cannot read " + path);
+  return *text;
 }
 
 template <typename T>

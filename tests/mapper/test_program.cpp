@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -18,6 +19,7 @@
 #include "arch/isa.hpp"
 #include "mapper/program.hpp"
 #include "mapper/wall_model.hpp"
+#include "yaml_input/file.hpp"
 
 using namespace fetta;
 using namespace fetta::mapper;
@@ -42,10 +44,9 @@ struct Scratch {
 };
 
 std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const std::optional<std::string> text = fetta::yaml_input::read_file(p.string());
+  if (!text) throw std::runtime_error("cannot read " + p.string());
+  return *text;
 }
 void spit(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary | std::ios::trunc) << s; }
 

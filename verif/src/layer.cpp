@@ -7,12 +7,11 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <set>
-#include <sstream>
 
 #include "verif/contract.hpp"
+#include "yaml_input/file.hpp"
 #include "yaml_input/strict.hpp"
 
 namespace fetta::verif {
@@ -451,11 +450,9 @@ LayerSpec parse_layer(const std::string& yaml_text, const std::string& source) {
 }
 
 LayerSpec load_layer(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw LayerError(fmt::format("{}: cannot open the layer description", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_layer(ss.str(), path);
+  const std::optional<std::string> text = yaml_input::read_file(path);
+  if (!text) throw LayerError(fmt::format("{}: cannot open the layer description", path));
+  return parse_layer(*text, path);
 }
 
 int64_t num_cores(const LayerSpec& spec) {
