@@ -102,6 +102,12 @@ std::string layer_text(const std::string& path) {
   return std::move(*text);
 }
 
+// Whether a result later networks read too may also stay on chip for its next reader: only when
+// asked, on the DMA path (it saves the result for the later readers while the STORE places it), with
+// reuse (without it no result has several readers) and not with every intermediate sent through
+// the host.
+bool shared_on_chip_allowed(const ProgramOptions& o) { return o.shared_on_chip && o.dma && o.reuse && !o.through_host; }
+
 class ProgramBuilder {
  public:
   // The plans of every network, per (layer file, phase, problem, term): plan_network depends only
@@ -112,7 +118,12 @@ class ProgramBuilder {
   // (on_chip_plan); compile_program keeps it where the wall-cycle model finds the program shorter.
   ProgramBuilder(const arch::ArchConfig& cfg, const ProgramOptions& o, bool interleave, bool shared_on_chip,
                  PlanCache& plans, Program& out)
-      : cfg_(cfg), opt_(o), interleave_(interleave), shared_on_chip_(shared_on_chip), isa_(cfg), out_(out),
+      : cfg_(cfg),
+        opt_(o),
+        interleave_(interleave),
+        shared_on_chip_(shared_on_chip && shared_on_chip_allowed(o)),
+        isa_(cfg),
+        out_(out),
         host_lanes_(arch::host_port_lanes(cfg)),
         movement_(cfg, o.dma, o.through_host), dma_(arch::dma_geometry(cfg)), plans_(plans) {}
 
@@ -393,7 +404,7 @@ class ProgramBuilder {
       return std::nullopt;
     }
     const bool shared = readers > 1;
-    if (shared && (!opt_.dma || !shared_on_chip_)) {  // saved for all readers (through the host port without the DMA)
+    if (shared && !shared_on_chip_) {  // saved for all readers (through the host port without the DMA)
       why = {Fate::shared, fmt::format("read by {} contractions (later networks reuse it): kept in DRAM for all{}", readers,
                                        opt_.dma ? " (the wall-cycle model found the program longer with its next reader "
                                                   "taking it on chip)"
@@ -1225,7 +1236,7 @@ Program compile_program(const arch::ArchConfig& cfg, const std::vector<std::stri
   // longer overlap the reader's jobs: it pays on some layers and costs on others (docs/program.md,
   // "Where intermediates go"). The wall-cycle model picks, without the scoreboard's probes (the
   // kept results' checks); a tie keeps them in DRAM.
-  if (options.shared_on_chip && options.dma && options.reuse && !options.through_host) {
+  if (shared_on_chip_allowed(options)) {
     auto own = [&cfg](const Program& q) {
       const WallPrediction w = predict_wall(q, cfg);
       return w.total() - w.probe;
