@@ -35,161 +35,201 @@ constexpr std::array<std::array<uint32_t, 3>, 24> kTanhSegments = {{
 constexpr int kTanhLowExp = 123;   // |x| < 2^-4: tanh(x) = x in bf16
 constexpr int kTanhHighExp = 129;  // |x| >= 4: +-1
 
+// Builds one lane, a stage at a time; the members are the lane's ports and registers.
+class LaneBuilder {
+ public:
+  explicit LaneBuilder(Module& m) : m_(m) {}
+
+  void build() {
+    ports();
+    registers();
+    select_stage();
+    multiply_stage();
+    add_stage();
+    round_stage();
+  }
+
+ private:
+  // What travels with an entry through the stages: the second pass's bf16 operand, a's sign, a
+  // result that needs no arithmetic.
+  struct Carried {
+    Sig p2, a_sign, special, use_special;
+  };
+
+  void ports() {
+    a_in_ = m_.input("a", UInt(16));
+    b_in_ = m_.input("b", UInt(16));
+    s_ = m_.input("s", UInt(32));
+    pass2_ = m_.input("pass2", UInt(1));          // stage 0 takes stage 2's entry back
+    m_a_sel_ = m_.input("m_a_sel", UInt(2));      // VectorMulBf16
+    m_x_sel_ = m_.input("m_x_sel", UInt(3));      // VectorMulOperand
+    z_sel_ = m_.input("z_sel", UInt(2));          // VectorAddend
+    p2_from_b_ = m_.input("p2_from_b", UInt(1));  // the second pass multiplies b (tanh_bwd), else |a|
+    relu_ = m_.input("relu", UInt(1));
+    relu_bwd_ = m_.input("relu_bwd", UInt(1));
+    tanh_ = m_.input("tanh", UInt(1));
+    load0_ = m_.input("load0", UInt(1));
+    // Stage 2's controls, decoded as an entry enters stage 0 and carried with it, so that the
+    // adder stage starts from the lane's own flip-flops.
+    add_en0_ = m_.input("add_en", UInt(1));
+    sumsq0_ = m_.input("sumsq", UInt(1));
+    load1_ = m_.input("load1", UInt(1));
+    load2_ = m_.input("load2", UInt(1));
+    // A reduce runs from the cycle after reduce_next rises to the one after it falls: the
+    // accumulators move one lane down each cycle. Each lane keeps its own copy of the unit's
+    // state, so that lane 0's adder selects from a local flip-flop.
+    reduce_next_ = m_.input("reduce_next", UInt(1));
+    reduce_add_ = m_.input("reduce_add", UInt(1));  // lane 0: it adds its neighbour instead
+    last_ = m_.input("last", UInt(1));              // the reduce's last step: accumulators to +0
+    load3_ = m_.input("load3", UInt(1));
+    sign_from_a_ = m_.input("sign_from_a", UInt(1));
+    acc_next_ = m_.input("acc_next", UInt(32));
+    acc_ = m_.output("acc", UInt(32));
+    sum_ = m_.output("sum", UInt(32));
+    out_ = m_.output("out", UInt(16));
+  }
+
+  Carried carried(const std::string& stage, const GatedClock& g) {
+    return Carried{m_.reg(stage + "_p2", UInt(16), clocked_by(g)), m_.reg(stage + "_a_sign", UInt(1), clocked_by(g)),
+                   m_.reg(stage + "_special", UInt(16), clocked_by(g)),
+                   m_.reg(stage + "_use_special", UInt(1), clocked_by(g))};
+  }
+  static void pass_on(const Carried& to, const Carried& from) {
+    to.p2 <<= from.p2;
+    to.a_sign <<= from.a_sign;
+    to.special <<= from.special;
+    to.use_special <<= from.use_special;
+  }
+
+  void registers() {
+    const GatedClock stage0 = m_.clock_gate("stage0", load0_);
+    const GatedClock stage1 = m_.clock_gate("stage1", load1_);
+    const GatedClock stage2 = m_.clock_gate("stage2", load2_);
+    c0_ = carried("s0", stage0);
+    c1_ = carried("s1", stage1);
+    c2_ = carried("s2", stage2);
+    s0_m_a_ = m_.reg("s0_m_a", UInt(16), clocked_by(stage0));
+    s0_m_x_ = m_.reg("s0_m_x", UInt(32), clocked_by(stage0));
+    s0_z_ = m_.reg("s0_z", UInt(32), clocked_by(stage0));
+    s1_product_ = m_.reg("s1_product", UInt(32), clocked_by(stage1));
+    s1_z_ = m_.reg("s1_z", UInt(32), clocked_by(stage1));
+    s2_r_ = m_.reg("s2_r", UInt(32), clocked_by(stage2));
+    out_q_ = m_.reg("out_q", UInt(16), clocked_by(m_.clock_gate("stage3", load3_)));
+    Sig s0_add_en = m_.reg("s0_add_en", UInt(1), clocked_by(stage0));
+    s1_add_en_ = m_.reg("s1_add_en", UInt(1), clocked_by(stage1));
+    // High exactly while a sumsq entry is in the stage: it clocks the accumulator.
+    shift_ = m_.reg("reducing", UInt(1), reset_to(0));
+    shift_ <<= reduce_next_;
+    Sig s0_sumsq = m_.reg("s0_sumsq", UInt(1), reset_to(0));
+    s1_sumsq_ = m_.reg("s1_sumsq", UInt(1), reset_to(0));
+    acc_q_ = m_.reg("acc_q", UInt(32), reset_to(0).clocked_by(m_.clock_gate("acc", s1_sumsq_ | shift_)));
+    s0_add_en <<= add_en0_;
+    s1_add_en_ <<= s0_add_en;
+    s0_sumsq <<= load0_ & sumsq0_;
+    s1_sumsq_ <<= s0_sumsq;
+  }
+
+  // tanh's coefficients by segment: binade (2^-4 .. 2^1) and the top two mantissa bits of |x|.
+  Sig coefficient(const std::string& name, size_t k, const Expr& x) {
+    std::vector<Expr> items;
+    for (const auto& row : kTanhSegments) items.push_back(lit(row[k], 32));
+    Sig seg = m_.node(name + "_seg", cat({(x.bits(14, 7) - kTanhLowExp).trunc(3), x.bits(6, 5)}));
+    return m_.node(name, select(items, seg));
+  }
+
+  void select_stage() {
+    // Stage 0, first pass: the operands of the row taken. A bf16 read as binary32 is its bits over
+    // 16 zeros: the multiplier and the adder read subnormals as zero and any NaN as NaN, as
+    // bf16_to_fp32 would.
+    Expr zeros16 = lit(0, 16);
+    Sig a32 = m_.node("a32", cat({a_in_, zeros16}));
+    Sig b32 = m_.node("b32", cat({b_in_, zeros16}));
+    Sig abs_a = m_.node("abs_a", cat({lit(0, 1), a_in_.bits(14, 0)}));
+    Expr fp32_one = m_.constant("FP32_ONE", 0x3F800000, 32);
+    Sig m_a1 = m_.node("m_a1", select({a_in_, abs_a, m_.constant("BF16_ONE", 0x3F80, 16)}, m_a_sel_));
+    Sig m_x1 = m_.node("m_x1", select({s_, b32, a32, cat({~a_in_.bit(15), a_in_.bits(14, 0), zeros16}),
+                                      coefficient("tanh_c2", 2, a_in_)},
+                                     m_x_sel_));
+    Sig z1 = m_.node("z1", select({b32, cat({~b_in_.bit(15), b_in_.bits(14, 0), zeros16}), fp32_one,
+                                  coefficient("tanh_c1", 1, a_in_)},
+                                 z_sel_));
+
+    // Results that need no arithmetic: relu, its backward mask, and tanh's ends (|a| < 2^-4: a;
+    // |a| >= 4: +-1).
+    Expr qnan = m_.constant("BF16_QNAN", 0x7FC0, 16);
+    Sig a_exp = m_.node("a_exp", a_in_.bits(14, 7));
+    Sig a_nan = m_.node("a_nan", a_exp.and_reduce() & (a_in_.bits(6, 0) != 0));
+    Sig a_positive = m_.node("a_positive", (a_exp != 0) & !a_in_.bit(15));  // +Inf counts; NaN is taken first
+    Sig b_exp = m_.node("b_exp", b_in_.bits(14, 7));
+    Sig b_read = m_.node("b_read", mux(b_exp.and_reduce() & (b_in_.bits(6, 0) != 0), qnan,
+                                      mux(b_exp == 0, cat({b_in_.bit(15), lit(0, 15)}), b_in_)));
+    Sig tanh_small = m_.node("tanh_small", a_exp < kTanhLowExp);
+    Sig tanh_big = m_.node("tanh_big", a_exp >= kTanhHighExp);
+    Sig tanh_end = m_.node("tanh_end", mux(tanh_small, mux(a_exp == 0, cat({a_in_.bit(15), lit(0, 15)}), a_in_),
+                                          cat({a_in_.bit(15), lit(0x3F80, 15)})));
+    Sig special1 = m_.node("special1", mux(a_nan, qnan, mux(relu_, mux(a_positive, a_in_, lit(0, 16)),
+                                                            mux(relu_bwd_, mux(a_positive, b_read, lit(0, 16)), tanh_end))));
+
+    // Stage 0, second pass: the carried operand times the first pass's result, plus tanh's c0.
+    s0_m_a_ <<= mux(pass2_, c2_.p2, m_a1);
+    s0_m_x_ <<= mux(pass2_, s2_r_, m_x1);
+    s0_z_ <<= mux(pass2_, coefficient("tanh_c0", 0, c2_.p2), z1);
+    m_.when(pass2_, [&] { pass_on(c0_, c2_); }).otherwise([&] {
+      c0_.p2 <<= mux(p2_from_b_, b_in_, abs_a);
+      c0_.a_sign <<= a_in_.bit(15);
+      c0_.special <<= special1;
+      c0_.use_special <<= relu_ | relu_bwd_ | (tanh_ & (a_nan | tanh_small | tanh_big));
+    });
+  }
+
+  void multiply_stage() {
+    // Stage 1: the multiplier.
+    InstanceRef mul = m_.instance(Fp32MulBf16({}), "mul");
+    mul.io("a").sig() <<= s0_m_a_;
+    mul.io("x").sig() <<= s0_m_x_;
+    s1_product_ <<= mul.io("product").sig();
+    s1_z_ <<= s0_z_;
+    pass_on(c1_, c0_);
+  }
+
+  void add_stage() {
+    // Stage 2: the adder, shared by the row operations, sumsq's accumulation and (lane 0) the
+    // reduce's sum of the accumulators.
+    Sig reducing = m_.node("lane0_reducing", shift_ & reduce_add_);
+    InstanceRef add = m_.instance(Fp32Add({0, 0, Fp32AddArch::two_path, PrefixKind::sklansky}), "add");
+    add.io("a").sig() <<= mux(reducing, acc_q_, s1_product_);
+    add.io("b").sig() <<= mux(reducing, acc_next_, mux(s1_sumsq_, acc_q_, s1_z_));
+    Sig added = m_.node("added", add.io("sum").sig());
+    s2_r_ <<= mux(s1_add_en_, added, s1_product_);
+    pass_on(c2_, c1_);
+    acc_q_ <<= mux(last_, lit(0, 32), mux(shift_ & !reduce_add_, acc_next_, added));
+    acc_ <<= acc_q_;
+    sum_ <<= added;
+  }
+
+  void round_stage() {
+    // Stage 3: round to bf16; tanh takes a's sign (its polynomial is of |a|).
+    InstanceRef round = m_.instance(Fp32ToBf16({}), "round");
+    round.io("in").sig() <<= s2_r_;
+    Sig rounded = m_.node("rounded", round.io("out").sig());
+    out_q_ <<= mux(c2_.use_special, c2_.special, cat({rounded.bit(15) | (sign_from_a_ & c2_.a_sign), rounded.bits(14, 0)}));
+    out_ <<= out_q_;
+  }
+
+  Module& m_;
+  Sig a_in_, b_in_, s_, pass2_, m_a_sel_, m_x_sel_, z_sel_, p2_from_b_, relu_, relu_bwd_, tanh_, load0_, add_en0_, sumsq0_;
+  Sig load1_, load2_, reduce_next_, reduce_add_, last_, load3_, sign_from_a_, acc_next_, acc_, sum_, out_;
+  Carried c0_, c1_, c2_;
+  Sig s0_m_a_, s0_m_x_, s0_z_, s1_product_, s1_z_, s2_r_, out_q_, s1_add_en_, shift_, s1_sumsq_, acc_q_;
+};
+
 }  // namespace
 
 void VectorLane::build(Module& m) const {
   m.add_comment("One vector lane: 0. operand selects, 1. the binary32 x bf16 multiplier, 2. the adder or the");
   m.add_comment("sum-of-squares accumulator, 3. rounding to bf16. A two-pass operation (tanh, tanh_bwd) comes");
   m.add_comment("back to stage 0 from stage 2's register (pass2) with its partial result (docs/vector.md).");
-  Sig a_in = m.input("a", UInt(16));
-  Sig b_in = m.input("b", UInt(16));
-  Sig s = m.input("s", UInt(32));
-  Sig pass2 = m.input("pass2", UInt(1));        // stage 0 takes stage 2's entry back
-  Sig m_a_sel = m.input("m_a_sel", UInt(2));    // VectorMulBf16
-  Sig m_x_sel = m.input("m_x_sel", UInt(3));    // VectorMulOperand
-  Sig z_sel = m.input("z_sel", UInt(2));        // VectorAddend
-  Sig p2_from_b = m.input("p2_from_b", UInt(1));  // the second pass multiplies b (tanh_bwd), else |a|
-  Sig relu = m.input("relu", UInt(1));
-  Sig relu_bwd = m.input("relu_bwd", UInt(1));
-  Sig tanh = m.input("tanh", UInt(1));
-  Sig load0 = m.input("load0", UInt(1));
-  // Stage 2's controls, decoded as an entry enters stage 0 and carried with it, so that the adder
-  // stage starts from the lane's own flip-flops.
-  Sig add_en0 = m.input("add_en", UInt(1));
-  Sig sumsq0 = m.input("sumsq", UInt(1));
-  Sig load1 = m.input("load1", UInt(1));
-  Sig load2 = m.input("load2", UInt(1));
-  // A reduce runs from the cycle after reduce_next rises to the one after it falls: the
-  // accumulators move one lane down each cycle. Each lane keeps its own copy of the unit's state,
-  // so that lane 0's adder selects from a local flip-flop.
-  Sig reduce_next = m.input("reduce_next", UInt(1));
-  Sig reduce_add = m.input("reduce_add", UInt(1));  // lane 0: it adds its neighbour instead
-  Sig last = m.input("last", UInt(1));              // the reduce's last step: accumulators to +0
-  Sig load3 = m.input("load3", UInt(1));
-  Sig sign_from_a = m.input("sign_from_a", UInt(1));
-  Sig acc_next = m.input("acc_next", UInt(32));
-  Sig acc = m.output("acc", UInt(32));
-  Sig sum = m.output("sum", UInt(32));
-  Sig out = m.output("out", UInt(16));
-
-  // Every stage's registers: what travels with an entry (the second pass's bf16 operand, a's
-  // sign, a result that needs no arithmetic) and what the stage computed.
-  struct Carried {
-    Sig p2, a_sign, special, use_special;
-  };
-  auto carried = [&](const std::string& stage, const GatedClock& g) {
-    return Carried{m.reg(stage + "_p2", UInt(16), clocked_by(g)), m.reg(stage + "_a_sign", UInt(1), clocked_by(g)),
-                   m.reg(stage + "_special", UInt(16), clocked_by(g)),
-                   m.reg(stage + "_use_special", UInt(1), clocked_by(g))};
-  };
-  auto pass_on = [](const Carried& to, const Carried& from) {
-    to.p2 <<= from.p2;
-    to.a_sign <<= from.a_sign;
-    to.special <<= from.special;
-    to.use_special <<= from.use_special;
-  };
-  const GatedClock stage0 = m.clock_gate("stage0", load0);
-  const GatedClock stage1 = m.clock_gate("stage1", load1);
-  const GatedClock stage2 = m.clock_gate("stage2", load2);
-  const Carried c0r = carried("s0", stage0), c1r = carried("s1", stage1), c2r = carried("s2", stage2);
-  Sig s0_m_a = m.reg("s0_m_a", UInt(16), clocked_by(stage0));
-  Sig s0_m_x = m.reg("s0_m_x", UInt(32), clocked_by(stage0));
-  Sig s0_z = m.reg("s0_z", UInt(32), clocked_by(stage0));
-  Sig s1_product = m.reg("s1_product", UInt(32), clocked_by(stage1));
-  Sig s1_z = m.reg("s1_z", UInt(32), clocked_by(stage1));
-  Sig s2_r = m.reg("s2_r", UInt(32), clocked_by(stage2));
-  Sig out_q = m.reg("out_q", UInt(16), clocked_by(m.clock_gate("stage3", load3)));
-  Sig s0_add_en = m.reg("s0_add_en", UInt(1), clocked_by(stage0));
-  Sig s1_add_en = m.reg("s1_add_en", UInt(1), clocked_by(stage1));
-  // High exactly while a sumsq entry is in the stage: it clocks the accumulator.
-  Sig shift = m.reg("reducing", UInt(1), reset_to(0));
-  shift <<= reduce_next;
-  Sig s0_sumsq = m.reg("s0_sumsq", UInt(1), reset_to(0));
-  Sig s1_sumsq = m.reg("s1_sumsq", UInt(1), reset_to(0));
-  Sig acc_q = m.reg("acc_q", UInt(32), reset_to(0).clocked_by(m.clock_gate("acc", s1_sumsq | shift)));
-  s0_add_en <<= add_en0;
-  s1_add_en <<= s0_add_en;
-  s0_sumsq <<= load0 & sumsq0;
-  s1_sumsq <<= s0_sumsq;
-
-  // tanh's coefficients by segment: binade (2^-4 .. 2^1) and the top two mantissa bits of |x|.
-  auto coefficient = [&](const std::string& name, size_t k, const Expr& x) {
-    std::vector<Expr> items;
-    for (const auto& row : kTanhSegments) items.push_back(lit(row[k], 32));
-    Sig seg = m.node(name + "_seg", cat({(x.bits(14, 7) - kTanhLowExp).trunc(3), x.bits(6, 5)}));
-    return m.node(name, select(items, seg));
-  };
-
-  // Stage 0, first pass: the operands of the row taken. A bf16 read as binary32 is its bits over
-  // 16 zeros: the multiplier and the adder read subnormals as zero and any NaN as NaN, as
-  // bf16_to_fp32 would.
-  Expr zeros16 = lit(0, 16);
-  Sig a32 = m.node("a32", cat({a_in, zeros16}));
-  Sig b32 = m.node("b32", cat({b_in, zeros16}));
-  Sig abs_a = m.node("abs_a", cat({lit(0, 1), a_in.bits(14, 0)}));
-  Expr fp32_one = m.constant("FP32_ONE", 0x3F800000, 32);
-  Sig m_a1 = m.node("m_a1", select({a_in, abs_a, m.constant("BF16_ONE", 0x3F80, 16)}, m_a_sel));
-  Sig m_x1 = m.node("m_x1", select({s, b32, a32, cat({~a_in.bit(15), a_in.bits(14, 0), zeros16}),
-                                    coefficient("tanh_c2", 2, a_in)},
-                                   m_x_sel));
-  Sig z1 = m.node("z1", select({b32, cat({~b_in.bit(15), b_in.bits(14, 0), zeros16}), fp32_one,
-                                coefficient("tanh_c1", 1, a_in)},
-                               z_sel));
-
-  // Results that need no arithmetic: relu, its backward mask, and tanh's ends (|a| < 2^-4: a;
-  // |a| >= 4: +-1).
-  Expr qnan = m.constant("BF16_QNAN", 0x7FC0, 16);
-  Sig a_exp = m.node("a_exp", a_in.bits(14, 7));
-  Sig a_nan = m.node("a_nan", a_exp.and_reduce() & (a_in.bits(6, 0) != 0));
-  Sig a_positive = m.node("a_positive", (a_exp != 0) & !a_in.bit(15));  // +Inf counts; NaN is taken first
-  Sig b_exp = m.node("b_exp", b_in.bits(14, 7));
-  Sig b_read = m.node("b_read", mux(b_exp.and_reduce() & (b_in.bits(6, 0) != 0), qnan,
-                                    mux(b_exp == 0, cat({b_in.bit(15), lit(0, 15)}), b_in)));
-  Sig tanh_small = m.node("tanh_small", a_exp < kTanhLowExp);
-  Sig tanh_big = m.node("tanh_big", a_exp >= kTanhHighExp);
-  Sig tanh_end = m.node("tanh_end", mux(tanh_small, mux(a_exp == 0, cat({a_in.bit(15), lit(0, 15)}), a_in),
-                                        cat({a_in.bit(15), lit(0x3F80, 15)})));
-  Sig special1 = m.node("special1", mux(a_nan, qnan, mux(relu, mux(a_positive, a_in, lit(0, 16)),
-                                                          mux(relu_bwd, mux(a_positive, b_read, lit(0, 16)), tanh_end))));
-
-  // Stage 0, second pass: the carried operand times the first pass's result, plus tanh's c0.
-  s0_m_a <<= mux(pass2, c2r.p2, m_a1);
-  s0_m_x <<= mux(pass2, s2_r, m_x1);
-  s0_z <<= mux(pass2, coefficient("tanh_c0", 0, c2r.p2), z1);
-  m.when(pass2, [&] { pass_on(c0r, c2r); }).otherwise([&] {
-    c0r.p2 <<= mux(p2_from_b, b_in, abs_a);
-    c0r.a_sign <<= a_in.bit(15);
-    c0r.special <<= special1;
-    c0r.use_special <<= relu | relu_bwd | (tanh & (a_nan | tanh_small | tanh_big));
-  });
-
-  // Stage 1: the multiplier.
-  InstanceRef mul = m.instance(Fp32MulBf16({}), "mul");
-  mul.io("a").sig() <<= s0_m_a;
-  mul.io("x").sig() <<= s0_m_x;
-  s1_product <<= mul.io("product").sig();
-  s1_z <<= s0_z;
-  pass_on(c1r, c0r);
-
-  // Stage 2: the adder, shared by the row operations, sumsq's accumulation and (lane 0) the
-  // reduce's sum of the accumulators.
-  Sig reducing = m.node("lane0_reducing", shift & reduce_add);
-  InstanceRef add = m.instance(Fp32Add({0, 0, Fp32AddArch::two_path, PrefixKind::sklansky}), "add");
-  add.io("a").sig() <<= mux(reducing, acc_q, s1_product);
-  add.io("b").sig() <<= mux(reducing, acc_next, mux(s1_sumsq, acc_q, s1_z));
-  Sig added = m.node("added", add.io("sum").sig());
-  s2_r <<= mux(s1_add_en, added, s1_product);
-  pass_on(c2r, c1r);
-  acc_q <<= mux(last, lit(0, 32), mux(shift & !reduce_add, acc_next, added));
-  acc <<= acc_q;
-  sum <<= added;
-
-  // Stage 3: round to bf16; tanh takes a's sign (its polynomial is of |a|).
-  InstanceRef round = m.instance(Fp32ToBf16({}), "round");
-  round.io("in").sig() <<= s2_r;
-  Sig rounded = m.node("rounded", round.io("out").sig());
-  out_q <<= mux(c2r.use_special, c2r.special, cat({rounded.bit(15) | (sign_from_a & c2r.a_sign), rounded.bits(14, 0)}));
-  out <<= out_q;
+  LaneBuilder(m).build();
 }
 
 }  // namespace fetta::hw

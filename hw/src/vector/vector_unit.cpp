@@ -31,143 +31,189 @@ ParamList VectorUnit::params() const {
   return {{"lanes", std::to_string(p.lanes)}, {"tag_bits", std::to_string(p.tag_bits)}};
 }
 
-void VectorUnit::build(Module& m) const {
-  const int N = p.lanes, CB = std::bit_width(static_cast<unsigned>(N - 1));
-  m.add_comment(fmt::format("{} vector lanes: bf16 rows in and out, binary32 inside (docs/vector.md). A row is", N));
-  m.add_comment(fmt::format("taken with valid & ready; its result leaves {} cycles later ({} for tanh, tanh_bwd) with its tag.",
-                            kVectorLatency, kVectorTwoPassLatency));
-  Sig valid = m.input("valid", UInt(1));
-  Sig op = m.input("op", UInt(kVectorOpBits));
-  Data a = m.input("a", Vec(UInt(16), N));
-  Data b = m.input("b", Vec(UInt(16), N));
-  Sig s = m.input("s", UInt(32));
-  Sig tag = m.input("tag", UInt(p.tag_bits));
-  Sig ready = m.output("ready", UInt(1));
-  Sig out_valid = m.output("out_valid", UInt(1));
-  Data out = m.output("out", Vec(UInt(16), N));
-  Sig out_tag = m.output("out_tag", UInt(p.tag_bits));
-  Sig sum_valid = m.output("sum_valid", UInt(1));
-  Sig sum = m.output("sum", UInt(32));
-  Sig busy = m.output("busy", UInt(1));
+namespace {
 
-  auto opc = [&](VectorOpcode o, const char* name) {
-    return m.constant(name, static_cast<uint64_t>(o), kVectorOpBits);
-  };
-  const Expr ADD = opc(VectorOpcode::add, "OP_ADD"), SUB = opc(VectorOpcode::sub, "OP_SUB"),
-             MUL = opc(VectorOpcode::mul, "OP_MUL"), SCALE = opc(VectorOpcode::scale, "OP_SCALE"),
-             AXPY = opc(VectorOpcode::axpy, "OP_AXPY"), RELU = opc(VectorOpcode::relu, "OP_RELU"),
-             RELU_BWD = opc(VectorOpcode::relu_bwd, "OP_RELU_BWD"), TANH = opc(VectorOpcode::tanh, "OP_TANH"),
-             TANH_BWD = opc(VectorOpcode::tanh_bwd, "OP_TANH_BWD"), SUMSQ = opc(VectorOpcode::sumsq, "OP_SUMSQ"),
-             REDUCE = opc(VectorOpcode::reduce, "OP_REDUCE");
-  auto two_pass = [&](const Expr& o) { return (o == TANH) | (o == TANH_BWD); };
-  auto row_op = [&](const Expr& o) { return o <= TANH_BWD; };
+// Builds the unit: the ports, the sequencer (which entry each stage holds, ready), the selects
+// decoded once for every lane, the lanes, and the reduce.
+class UnitBuilder {
+ public:
+  UnitBuilder(Module& m, const VectorUnitParams& p) : m_(m), p_(p) {}
 
-  // The entry in each stage: valid and first-pass flags reset; operation and tag load with it.
+  void build() {
+    ports();
+    sequencer();
+    decode();
+    lanes();
+    reduce();
+  }
+
+ private:
+  // The entry in a stage: valid and first-pass flags reset; operation and tag load with it.
   struct Stage {
     Sig valid, first, op, tag;
   };
-  auto stage = [&](int k, const Expr& load) {
-    const GatedClock g = m.clock_gate(fmt::format("s{}", k), load);
-    return Stage{m.reg(fmt::format("s{}_valid", k), UInt(1), reset_to(0)), m.reg(fmt::format("s{}_first", k), UInt(1), reset_to(0)),
-                 m.reg(fmt::format("s{}_op", k), UInt(kVectorOpBits), clocked_by(g)),
-                 m.reg(fmt::format("s{}_tag", k), UInt(p.tag_bits), clocked_by(g))};
-  };
-  Sig out_valid_q = m.reg("out_valid_q", UInt(1), reset_to(0));
-  Sig reducing = m.reg("reducing", UInt(1), reset_to(0));
-  Sig steps = m.reg("steps", UInt(CB), reset_to(0));  // reduce steps left
-  Sig sum_q = m.reg("sum_q", UInt(32), reset_to(0));
-  Sig sum_valid_q = m.reg("sum_valid_q", UInt(1), reset_to(0));
+
+  Expr opcode(VectorOpcode o, const char* name) { return m_.constant(name, static_cast<uint64_t>(o), kVectorOpBits); }
+  Expr two_pass(const Expr& o) const { return (o == op_tanh_) | (o == op_tanh_bwd_); }
+  Expr row_op(const Expr& o) const { return o <= op_tanh_bwd_; }
+
+  void ports() {
+    valid_ = m_.input("valid", UInt(1));
+    op_ = m_.input("op", UInt(kVectorOpBits));
+    a_ = m_.input("a", Vec(UInt(16), p_.lanes));
+    b_ = m_.input("b", Vec(UInt(16), p_.lanes));
+    s_ = m_.input("s", UInt(32));
+    tag_ = m_.input("tag", UInt(p_.tag_bits));
+    ready_ = m_.output("ready", UInt(1));
+    out_valid_ = m_.output("out_valid", UInt(1));
+    out_ = m_.output("out", Vec(UInt(16), p_.lanes));
+    out_tag_ = m_.output("out_tag", UInt(p_.tag_bits));
+    sum_valid_ = m_.output("sum_valid", UInt(1));
+    sum_ = m_.output("sum", UInt(32));
+    busy_ = m_.output("busy", UInt(1));
+    op_add_ = opcode(VectorOpcode::add, "OP_ADD");
+    op_sub_ = opcode(VectorOpcode::sub, "OP_SUB");
+    op_mul_ = opcode(VectorOpcode::mul, "OP_MUL");
+    op_scale_ = opcode(VectorOpcode::scale, "OP_SCALE");
+    op_axpy_ = opcode(VectorOpcode::axpy, "OP_AXPY");
+    op_relu_ = opcode(VectorOpcode::relu, "OP_RELU");
+    op_relu_bwd_ = opcode(VectorOpcode::relu_bwd, "OP_RELU_BWD");
+    op_tanh_ = opcode(VectorOpcode::tanh, "OP_TANH");
+    op_tanh_bwd_ = opcode(VectorOpcode::tanh_bwd, "OP_TANH_BWD");
+    op_sumsq_ = opcode(VectorOpcode::sumsq, "OP_SUMSQ");
+    op_reduce_ = opcode(VectorOpcode::reduce, "OP_REDUCE");
+  }
+
+  Stage stage(int k, const Expr& load) {
+    const GatedClock g = m_.clock_gate(fmt::format("s{}", k), load);
+    return Stage{m_.reg(fmt::format("s{}_valid", k), UInt(1), reset_to(0)),
+                 m_.reg(fmt::format("s{}_first", k), UInt(1), reset_to(0)),
+                 m_.reg(fmt::format("s{}_op", k), UInt(kVectorOpBits), clocked_by(g)),
+                 m_.reg(fmt::format("s{}_tag", k), UInt(p_.tag_bits), clocked_by(g))};
+  }
 
   // Stage 0 takes a row, or the entry in stage 2 back for its second pass.
-  Sig v0_next = m.wire("st0_valid", UInt(1));
-  const Stage s0 = stage(0, v0_next);
-  const Stage s1 = stage(1, s0.valid);
-  const Stage s2 = stage(2, s1.valid);
-  Sig pass2 = m.node("pass2", s2.valid & s2.first);
-  Sig in_flight = m.node("in_flight", s0.valid | s1.valid | s2.valid);
-  ready <<= !(pass2 | reducing | ((op == REDUCE) & in_flight));
-  Sig take = m.node("take", valid & ready);
-  v0_next <<= pass2 | (take & (op <= SUMSQ));
-  Sig st0_op = m.node("st0_op", mux(pass2, s2.op, op));
-  s0.valid <<= v0_next;
-  s0.op <<= st0_op;
-  s0.tag <<= mux(pass2, s2.tag, tag);
-  s0.first <<= v0_next & !pass2 & two_pass(st0_op);
-  for (const auto& [to, from] : {std::pair{s1, s0}, std::pair{s2, s1}}) {
-    to.valid <<= from.valid;
-    to.op <<= from.op;
-    to.tag <<= from.tag;
-    to.first <<= from.valid & from.first;
+  void sequencer() {
+    out_valid_q_ = m_.reg("out_valid_q", UInt(1), reset_to(0));
+    reducing_ = m_.reg("reducing", UInt(1), reset_to(0));
+    steps_ = m_.reg("steps", UInt(std::bit_width(static_cast<unsigned>(p_.lanes - 1))), reset_to(0));  // left
+    sum_q_ = m_.reg("sum_q", UInt(32), reset_to(0));
+    sum_valid_q_ = m_.reg("sum_valid_q", UInt(1), reset_to(0));
+    v0_next_ = m_.wire("st0_valid", UInt(1));
+    s0_ = stage(0, v0_next_);
+    s1_ = stage(1, s0_.valid);
+    s2_ = stage(2, s1_.valid);
+    pass2_ = m_.node("pass2", s2_.valid & s2_.first);
+    in_flight_ = m_.node("in_flight", s0_.valid | s1_.valid | s2_.valid);
+    ready_ <<= !(pass2_ | reducing_ | ((op_ == op_reduce_) & in_flight_));
+    take_ = m_.node("take", valid_ & ready_);
+    v0_next_ <<= pass2_ | (take_ & (op_ <= op_sumsq_));
+    st0_op_ = m_.node("st0_op", mux(pass2_, s2_.op, op_));
+    s0_.valid <<= v0_next_;
+    s0_.op <<= st0_op_;
+    s0_.tag <<= mux(pass2_, s2_.tag, tag_);
+    s0_.first <<= v0_next_ & !pass2_ & two_pass(st0_op_);
+    for (const auto& [to, from] : {std::pair{s1_, s0_}, std::pair{s2_, s1_}}) {
+      to.valid <<= from.valid;
+      to.op <<= from.op;
+      to.tag <<= from.tag;
+      to.first <<= from.valid & from.first;
+    }
+    row_done_ = m_.node("row_done", s2_.valid & !s2_.first & row_op(s2_.op));
+    out_valid_q_ <<= row_done_;
+    out_valid_ <<= out_valid_q_;
+    Sig out_tag_q = m_.reg("out_tag_q", UInt(p_.tag_bits), clocked_by(m_.clock_gate("out", row_done_)));
+    out_tag_q <<= s2_.tag;
+    out_tag_ <<= out_tag_q;
   }
-  Sig row_done = m.node("row_done", s2.valid & !s2.first & row_op(s2.op));
-  out_valid_q <<= row_done;
-  out_valid <<= out_valid_q;
-  Sig out_tag_q = m.reg("out_tag_q", UInt(p.tag_bits), clocked_by(m.clock_gate("out", row_done)));
-  out_tag_q <<= s2.tag;
-  out_tag <<= out_tag_q;
 
-  // Stage 0's first-pass selects, from the operation taken.
-  auto code = [](auto e) { return static_cast<uint64_t>(e); };
-  Sig is_tanh = m.node("is_tanh", op == TANH);
-  Sig is_tanh_bwd = m.node("is_tanh_bwd", op == TANH_BWD);
-  Sig add_or_sub = m.node("add_or_sub", (op == ADD) | (op == SUB));
-  Sig m_a_sel = m.node("m_a_sel", mux(is_tanh, lit(code(VectorMulBf16::abs_a), 2),
+  // Stage 0's first-pass selects from the operation taken, and stage 2's controls for the entry
+  // entering stage 0 (the lanes carry them): add for add, sub, axpy, both passes of tanh and
+  // tanh_bwd's first; accumulate for sumsq.
+  void decode() {
+    auto code = [](auto e) { return static_cast<uint64_t>(e); };
+    is_tanh_ = m_.node("is_tanh", op_ == op_tanh_);
+    is_tanh_bwd_ = m_.node("is_tanh_bwd", op_ == op_tanh_bwd_);
+    Sig add_or_sub = m_.node("add_or_sub", (op_ == op_add_) | (op_ == op_sub_));
+    m_a_sel_ = m_.node("m_a_sel", mux(is_tanh_, lit(code(VectorMulBf16::abs_a), 2),
                                       mux(add_or_sub, lit(code(VectorMulBf16::one), 2), lit(code(VectorMulBf16::a), 2))));
-  Sig m_x_sel = m.node(
-      "m_x_sel",
-      mux(is_tanh, lit(code(VectorMulOperand::c2), 3),
-          mux(is_tanh_bwd, lit(code(VectorMulOperand::neg_a), 3),
-              mux(add_or_sub | (op == SUMSQ), lit(code(VectorMulOperand::a), 3),
-                  mux(op == MUL, lit(code(VectorMulOperand::b), 3), lit(code(VectorMulOperand::s), 3))))));
-  Sig z_sel = m.node("z_sel", mux(is_tanh, lit(code(VectorAddend::c1), 2),
-                                  mux(is_tanh_bwd, lit(code(VectorAddend::one), 2),
-                                      mux(op == SUB, lit(code(VectorAddend::neg_b), 2), lit(code(VectorAddend::b), 2)))));
-  // Stage 2's controls, decoded for the entry entering stage 0 (the lanes carry them): add for
-  // add, sub, axpy, both passes of tanh and tanh_bwd's first; accumulate for sumsq.
-  Sig add_en = m.node("add_en", (st0_op == ADD) | (st0_op == SUB) | (st0_op == AXPY) | (st0_op == TANH) |
-                                    ((st0_op == TANH_BWD) & !pass2));
-  Sig sumsq = m.node("sumsq", (op == SUMSQ) & !pass2);
-  Sig last = m.node("last", reducing & (steps == 1));
-  Sig reducing_next = m.node("reducing_next", (take & (op == REDUCE)) | (reducing & !last));
+    m_x_sel_ = m_.node(
+        "m_x_sel",
+        mux(is_tanh_, lit(code(VectorMulOperand::c2), 3),
+            mux(is_tanh_bwd_, lit(code(VectorMulOperand::neg_a), 3),
+                mux(add_or_sub | (op_ == op_sumsq_), lit(code(VectorMulOperand::a), 3),
+                    mux(op_ == op_mul_, lit(code(VectorMulOperand::b), 3), lit(code(VectorMulOperand::s), 3))))));
+    z_sel_ = m_.node("z_sel", mux(is_tanh_, lit(code(VectorAddend::c1), 2),
+                                  mux(is_tanh_bwd_, lit(code(VectorAddend::one), 2),
+                                      mux(op_ == op_sub_, lit(code(VectorAddend::neg_b), 2), lit(code(VectorAddend::b), 2)))));
+    add_en_ = m_.node("add_en", (st0_op_ == op_add_) | (st0_op_ == op_sub_) | (st0_op_ == op_axpy_) | (st0_op_ == op_tanh_) |
+                                    ((st0_op_ == op_tanh_bwd_) & !pass2_));
+    sumsq_ = m_.node("sumsq", (op_ == op_sumsq_) & !pass2_);
+    last_ = m_.node("last", reducing_ & (steps_ == 1));
+    reducing_next_ = m_.node("reducing_next", (take_ & (op_ == op_reduce_)) | (reducing_ & !last_));
+  }
 
-  std::vector<InstanceRef> lanes;
-  const VectorLane lane_gen({});
-  for (int i = 0; i < N; ++i) lanes.push_back(m.instance(lane_gen, fmt::format("lane_{}", i)));
-  for (int i = 0; i < N; ++i) {
-    InstanceRef& l = lanes[static_cast<size_t>(i)];
-    l.io("a").sig() <<= a[i].sig();
-    l.io("b").sig() <<= b[i].sig();
-    l.io("s").sig() <<= s;
-    l.io("pass2").sig() <<= pass2;
-    l.io("m_a_sel").sig() <<= m_a_sel;
-    l.io("m_x_sel").sig() <<= m_x_sel;
-    l.io("z_sel").sig() <<= z_sel;
-    l.io("p2_from_b").sig() <<= is_tanh_bwd;
-    l.io("relu").sig() <<= op == RELU;
-    l.io("relu_bwd").sig() <<= op == RELU_BWD;
-    l.io("tanh").sig() <<= is_tanh;
-    l.io("load0").sig() <<= v0_next;
-    l.io("load1").sig() <<= s0.valid;
-    l.io("add_en").sig() <<= add_en;
-    l.io("sumsq").sig() <<= sumsq;
-    l.io("load2").sig() <<= s1.valid;
-    l.io("reduce_next").sig() <<= reducing_next;
-    l.io("reduce_add").sig() <<= lit(i == 0 ? 1 : 0, 1);
-    l.io("last").sig() <<= last;
-    l.io("load3").sig() <<= row_done;
-    l.io("sign_from_a").sig() <<= s2.op == TANH;
-    l.io("acc_next").sig() <<= i + 1 < N ? Expr(lanes[static_cast<size_t>(i) + 1].io("acc").sig()) : lit(0, 32);
-    out[i].sig() <<= l.io("out").sig();
+  void lanes() {
+    const int N = p_.lanes;
+    const VectorLane lane_gen({});
+    for (int i = 0; i < N; ++i) lanes_.push_back(m_.instance(lane_gen, fmt::format("lane_{}", i)));
+    for (int i = 0; i < N; ++i) {
+      InstanceRef& l = lanes_[static_cast<size_t>(i)];
+      l.io("a").sig() <<= a_[i].sig();
+      l.io("b").sig() <<= b_[i].sig();
+      l.io("s").sig() <<= s_;
+      l.io("pass2").sig() <<= pass2_;
+      l.io("m_a_sel").sig() <<= m_a_sel_;
+      l.io("m_x_sel").sig() <<= m_x_sel_;
+      l.io("z_sel").sig() <<= z_sel_;
+      l.io("p2_from_b").sig() <<= is_tanh_bwd_;
+      l.io("relu").sig() <<= op_ == op_relu_;
+      l.io("relu_bwd").sig() <<= op_ == op_relu_bwd_;
+      l.io("tanh").sig() <<= is_tanh_;
+      l.io("load0").sig() <<= v0_next_;
+      l.io("load1").sig() <<= s0_.valid;
+      l.io("add_en").sig() <<= add_en_;
+      l.io("sumsq").sig() <<= sumsq_;
+      l.io("load2").sig() <<= s1_.valid;
+      l.io("reduce_next").sig() <<= reducing_next_;
+      l.io("reduce_add").sig() <<= lit(i == 0 ? 1 : 0, 1);
+      l.io("last").sig() <<= last_;
+      l.io("load3").sig() <<= row_done_;
+      l.io("sign_from_a").sig() <<= s2_.op == op_tanh_;
+      l.io("acc_next").sig() <<= i + 1 < N ? Expr(lanes_[static_cast<size_t>(i) + 1].io("acc").sig()) : lit(0, 32);
+      out_[i].sig() <<= l.io("out").sig();
+    }
   }
 
   // reduce: N - 1 steps, lane 0 adding its neighbour while the accumulators move down a lane.
-  reducing <<= reducing_next;
-  m.when(take & (op == REDUCE), [&] { steps <<= N - 1; }).elsewhen(reducing, [&] { steps <<= steps - 1; });
-  m.when(last, [&] { sum_q <<= lanes[0].io("sum").sig(); });
-  sum_valid_q <<= last;
-  sum_valid <<= sum_valid_q;
-  sum <<= sum_q;
-  busy <<= in_flight | reducing;
+  void reduce() {
+    reducing_ <<= reducing_next_;
+    m_.when(take_ & (op_ == op_reduce_), [&] { steps_ <<= p_.lanes - 1; }).elsewhen(reducing_, [&] { steps_ <<= steps_ - 1; });
+    m_.when(last_, [&] { sum_q_ <<= lanes_[0].io("sum").sig(); });
+    sum_valid_q_ <<= last_;
+    sum_valid_ <<= sum_valid_q_;
+    sum_ <<= sum_q_;
+    busy_ <<= in_flight_ | reducing_;
+  }
+
+  Module& m_;
+  const VectorUnitParams& p_;
+  Sig valid_, op_, s_, tag_, ready_, out_valid_, out_tag_, sum_valid_, sum_, busy_;
+  Data a_, b_, out_;
+  Expr op_add_, op_sub_, op_mul_, op_scale_, op_axpy_, op_relu_, op_relu_bwd_, op_tanh_, op_tanh_bwd_, op_sumsq_, op_reduce_;
+  Sig out_valid_q_, reducing_, steps_, sum_q_, sum_valid_q_, v0_next_, pass2_, in_flight_, take_, st0_op_, row_done_;
+  Stage s0_, s1_, s2_;
+  Sig is_tanh_, is_tanh_bwd_, m_a_sel_, m_x_sel_, z_sel_, add_en_, sumsq_, last_, reducing_next_;
+  std::vector<InstanceRef> lanes_;
+};
+
+}  // namespace
+
+void VectorUnit::build(Module& m) const {
+  m.add_comment(fmt::format("{} vector lanes: bf16 rows in and out, binary32 inside (docs/vector.md). A row is", p.lanes));
+  m.add_comment(fmt::format("taken with valid & ready; its result leaves {} cycles later ({} for tanh, tanh_bwd) with its tag.",
+                            kVectorLatency, kVectorTwoPassLatency));
+  UnitBuilder(m, p).build();
 }
 
 VectorUnitParams vector_unit_params(const arch::ArchConfig& cfg) {
