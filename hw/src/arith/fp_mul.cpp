@@ -23,6 +23,23 @@ Bf16MulParams checked(Bf16MulParams p) {
   return p;
 }
 
+// A (1, exp_bits, man_bits) operand of a multiplier, classified: exponent all ones is Inf
+// (mantissa 0) or NaN; exponent 0 is zero (subnormals read as zero).
+struct FpOperand {
+  Sig exp, man, zero, inf, nan;
+};
+FpOperand classify(Module& m, const Sig& x, int exp_bits, int man_bits, const std::string& n) {
+  FpOperand o;
+  o.exp = m.node(n + "_exp", x.bits(exp_bits + man_bits - 1, man_bits));
+  o.man = m.node(n + "_man", x.bits(man_bits - 1, 0));
+  Sig exp_max = m.node(n + "_exp_max", o.exp.and_reduce());
+  Sig man_zero = m.node(n + "_man_zero", o.man == 0);
+  o.zero = m.node(n + "_zero", o.exp == 0);
+  o.inf = m.node(n + "_inf", exp_max & man_zero);
+  o.nan = m.node(n + "_nan", exp_max & !man_zero);
+  return o;
+}
+
 }  // namespace
 
 Bf16Mul::Bf16Mul(Bf16MulParams params) : Generator(checked(params)) {}
@@ -47,24 +64,8 @@ void Bf16Mul::build(Module& m) const {
   Sig b = m.input("b", UInt(W));
   Sig product = m.output("product", UInt(product_width()));
 
-  // Classify each operand: exponent all ones is Inf (mantissa 0) or NaN; exponent 0 is zero
-  // (subnormals read as zero).
-  struct Operand {
-    Sig exp, man, zero, inf, nan;
-  };
-  auto classify = [&](const Sig& x, const std::string& n) {
-    Operand o;
-    o.exp = m.node(n + "_exp", x.bits(W - 2, M));
-    o.man = m.node(n + "_man", x.bits(M - 1, 0));
-    Sig exp_max = m.node(n + "_exp_max", o.exp.and_reduce());
-    Sig man_zero = m.node(n + "_man_zero", o.man == 0);
-    o.zero = m.node(n + "_zero", o.exp == 0);
-    o.inf = m.node(n + "_inf", exp_max & man_zero);
-    o.nan = m.node(n + "_nan", exp_max & !man_zero);
-    return o;
-  };
-  Operand x = classify(a, "a");
-  Operand y = classify(b, "b");
+  const FpOperand x = classify(m, a, E, M, "a");
+  const FpOperand y = classify(m, b, E, M, "b");
   Sig sign = m.node("sign", a.bit(W - 1) ^ b.bit(W - 1));
   Sig is_nan = m.node("is_nan", x.nan | y.nan | (x.inf & y.zero) | (y.inf & x.zero));
   Sig is_inf = m.node("is_inf", x.inf | y.inf);  // a NaN case wins over it below
@@ -108,22 +109,16 @@ void Fp32MulBf16::build(Module& m) const {
   Sig a = m.input("a", UInt(16));
   Sig product = m.output("product", UInt(32));
 
-  Sig x_exp = m.node("x_exp", x.bits(30, 23));
-  Sig a_exp = m.node("a_exp", a.bits(14, 7));
-  Sig x_exp_max = m.node("x_exp_max", x_exp.and_reduce());
-  Sig a_exp_max = m.node("a_exp_max", a_exp.and_reduce());
-  Sig x_zero = m.node("x_zero", x_exp == 0);  // zero or subnormal (read as zero)
-  Sig a_zero = m.node("a_zero", a_exp == 0);
-  Sig x_nan = m.node("x_nan", x_exp_max & (x.bits(22, 0) != 0));
-  Sig a_nan = m.node("a_nan", a_exp_max & (a.bits(6, 0) != 0));
-  Sig is_nan = m.node("is_nan", x_nan | a_nan | (x_exp_max & a_zero) | (a_exp_max & x_zero));
-  Sig is_inf = m.node("is_inf", x_exp_max | a_exp_max);  // a NaN case wins over it below
-  Sig is_zero = m.node("is_zero", x_zero | a_zero);
+  const FpOperand xo = classify(m, x, 8, 23, "x");
+  const FpOperand ao = classify(m, a, 8, 7, "a");
+  Sig is_nan = m.node("is_nan", xo.nan | ao.nan | (xo.inf & ao.zero) | (ao.inf & xo.zero));
+  Sig is_inf = m.node("is_inf", xo.inf | ao.inf);
+  Sig is_zero = m.node("is_zero", xo.zero | ao.zero);
   Sig sign = m.node("sign", x.bit(31) ^ a.bit(15));
 
   // Significands: 24 x 8 bits, the product in [2^30, 2^32). With its top bit set the binary
   // point moves one place: 24 bits kept, then the guard bit and the sticky OR of the rest.
-  Sig sig_prod = m.node("sig_prod", cat({lit(1, 1), x.bits(22, 0)}) * cat({lit(1, 1), a.bits(6, 0)}));
+  Sig sig_prod = m.node("sig_prod", cat({lit(1, 1), xo.man}) * cat({lit(1, 1), ao.man}));
   Sig carry = m.node("sig_carry", sig_prod.bit(31));
   Sig keep = m.node("keep", mux(carry, sig_prod.bits(31, 8), sig_prod.bits(30, 7)));
   Sig guard = m.node("guard", mux(carry, sig_prod.bit(7), sig_prod.bit(6)));
@@ -136,7 +131,7 @@ void Fp32MulBf16::build(Module& m) const {
   // (before rounding), overflow after it. Every exponent and comparison is formed for each value
   // of the two carries beside the multiplier; the carries only select, so the exponent adds no
   // depth behind the significand product and its rounding.
-  Sig exp_sum = m.node("exp_sum", x_exp.zext(10) + a_exp.zext(10));
+  Sig exp_sum = m.node("exp_sum", xo.exp.zext(10) + ao.exp.zext(10));
   Sig underflow = m.node("underflow", mux(carry, exp_sum <= 126, exp_sum <= 127));
   std::vector<Expr> over, exps;  // by carry + round_carry = 0, 1, 2
   for (int k = 0; k < 3; ++k) {

@@ -117,9 +117,9 @@ class LaneBuilder {
     out_q_ = m_.reg("out_q", UInt(16), clocked_by(m_.clock_gate("stage3", load3_)));
     Sig s0_add_en = m_.reg("s0_add_en", UInt(1), clocked_by(stage0));
     s1_add_en_ = m_.reg("s1_add_en", UInt(1), clocked_by(stage1));
-    // High exactly while a sumsq entry is in the stage: it clocks the accumulator.
     shift_ = m_.reg("reducing", UInt(1), reset_to(0));
     shift_ <<= reduce_next_;
+    // High exactly while a sumsq entry is in the stage: with a reduce step, it clocks the accumulator.
     Sig s0_sumsq = m_.reg("s0_sumsq", UInt(1), reset_to(0));
     s1_sumsq_ = m_.reg("s1_sumsq", UInt(1), reset_to(0));
     acc_q_ = m_.reg("acc_q", UInt(32), reset_to(0).clocked_by(m_.clock_gate("acc", s1_sumsq_ | shift_)));
