@@ -74,9 +74,13 @@ int host_port_banks(const ArchConfig& cfg) {
 
 int host_port_lanes(const ArchConfig& cfg) { return host_port_banks(cfg) * cfg.memory.elems_per_bank; }
 
+int vector_lanes(const ArchConfig& cfg) {
+  return cfg.vector.lanes > 0 ? cfg.vector.lanes : cfg.memory.banks * cfg.memory.elems_per_bank;
+}
+
 bool ArchConfig::same_architecture(const ArchConfig& o) const {
   return name == o.name && dtype == o.dtype && clock_mhz == o.clock_mhz && ce == o.ce && arith == o.arith &&
-         network == o.network && memory == o.memory && dram == o.dram && energy == o.energy;
+         network == o.network && memory == o.memory && vector == o.vector && dram == o.dram && energy == o.energy;
 }
 
 std::string to_yaml(const ArchConfig& c) {
@@ -94,6 +98,7 @@ std::string to_yaml(const ArchConfig& c) {
       "network:\n  lanes: {}\n  dist_pipeline_every: {}\n  dist_output_register: {}\n  topology: {}\n"
       "memory:\n  banks: {}\n  elems_per_bank: {}\n  unified_depth: {}\n  accum_depth: {}\n  accum_pipeline: {}\n"
       "  store_reorder: {}\n"
+      "vector:\n  lanes: {}\n"
       "dram:\n  bandwidth_gbps: {}\n  latency_ns: {}\n  capacity_mb: {}\n"
       "energy:\n  mac_pj: {}\n  sram_read_pj_per_byte: {}\n  sram_write_pj_per_byte: {}\n  network_hop_pj: {}\n"
       "  dram_read_pj_per_byte: {}\n  dram_write_pj_per_byte: {}\n  static_mw: {}\n",
@@ -102,7 +107,7 @@ std::string to_yaml(const ArchConfig& c) {
       to_string(c.arith.fp32_adder), to_string(c.arith.prefix), c.network.lanes, c.network.dist_pipeline_every,
       flag(c.network.dist_output_register), to_string(c.network.topology), c.memory.banks, c.memory.elems_per_bank,
       c.memory.unified_depth, c.memory.accum_depth, c.memory.accum_pipeline, flag(c.memory.store_reorder),
-      c.dram.bandwidth_gbps, c.dram.latency_ns,
+      c.vector.lanes, c.dram.bandwidth_gbps, c.dram.latency_ns,
       c.dram.capacity_mb, c.energy.mac_pj, c.energy.sram_read_pj_per_byte, c.energy.sram_write_pj_per_byte,
       c.energy.network_hop_pj, c.energy.dram_read_pj_per_byte, c.energy.dram_write_pj_per_byte, c.energy.static_mw);
 }
@@ -282,6 +287,10 @@ ArchConfig parse_root(const YAML::Node& root, const std::string& file) {
   mem.get_bool("store_reorder", cfg.memory.store_reorder);
   mem.reject_unknown();
 
+  Section vec = top.sub("vector");
+  vec.get_int("lanes", cfg.vector.lanes, {0, limits::kVectorLanes.hi});  // 0 or a power of two up to a row: validate()
+  vec.reject_unknown();
+
   Section dram = top.sub("dram");
   dram.get_double("bandwidth_gbps", cfg.dram.bandwidth_gbps, limits::kBandwidthGbps.lo, limits::kBandwidthGbps.hi, true);
   dram.get_double("latency_ns", cfg.dram.latency_ns, limits::kLatencyNs.lo, limits::kLatencyNs.hi, true);
@@ -369,6 +378,11 @@ void validate(const ArchConfig& c) {
   if (c.ce.count * c.ce.cols > N)
     fail("network.lanes", fmt::format("{} lanes cannot take {} CEs x {} columns = {} CE outputs; allowed: >= ce.count * ce.cols",
                                       N, c.ce.count, c.ce.cols, c.ce.count * c.ce.cols));
+  const int row = c.memory.banks * c.memory.elems_per_bank;
+  if (c.vector.lanes != 0 && !int_allowed(c.vector.lanes, {limits::kVectorLanes.lo, std::min(row, limits::kVectorLanes.hi)}, true))
+    fail("vector.lanes", fmt::format("{} is not allowed; allowed: 0 (one lane per element of a row) or a power of two, {}..{} "
+                                     "(a row is memory.banks x memory.elems_per_bank = {} elements)",
+                                     c.vector.lanes, limits::kVectorLanes.lo, row, row));
   const int stages = std::countr_zero(static_cast<unsigned>(N)) + 1;
   check_int("network.dist_pipeline_every", c.network.dist_pipeline_every, {0, stages}, false,
             fmt::format(" (0: combinational; the {}-lane network has {} stages)", N, stages));

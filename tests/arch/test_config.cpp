@@ -179,6 +179,7 @@ TEST_CASE("to_yaml writes every field: the file reads back to the same architect
   c.memory.unified_depth = 1024;
   c.memory.accum_depth = 128;
   c.memory.accum_pipeline = 2;
+  c.vector.lanes = 8;
   c.dram.bandwidth_gbps = 12.8000001;
   c.dram.latency_ns = 0.1;
   c.dram.capacity_mb = 17;
@@ -191,6 +192,23 @@ TEST_CASE("to_yaml writes every field: the file reads back to the same architect
   CHECK(to_yaml(back) == to_yaml(c));
   CHECK(parse_arch_config(to_yaml(ArchConfig{})).same_architecture(ArchConfig{}));
   CHECK_FALSE(back.same_architecture(ArchConfig{}));
+}
+
+TEST_CASE("vector.lanes: one lane per element of a row by default, fewer in beats, checked against the row", "[arch]") {
+  const ArchConfig d = load_arch_config(std::string(FETTA_SOURCE_DIR) + "configs/default.yaml");
+  CHECK(d.vector.lanes == 0);
+  CHECK(vector_lanes(d) == 64);
+  CHECK(vector_lanes(parse_arch_config("vector:\n  lanes: 32\n")) == 32);
+  CHECK(vector_lanes(parse_arch_config("vector:\n  lanes: 2\n")) == 2);
+  // A smaller row: the default follows it.
+  CHECK(vector_lanes(load_arch_config(std::string(FETTA_SOURCE_DIR) + "configs/ce4x4_x4.yaml")) == 16);
+  CHECK_THROWS_WITH(parse_arch_config("vector:\n  lanes: 128\n", "v.yaml"),
+                    "v.yaml:2: vector.lanes: 128 is not allowed; allowed: 0 (one lane per element of a row) or a power of "
+                    "two, 2..64 (a row is memory.banks x memory.elems_per_bank = 64 elements)");
+  CHECK_THROWS_WITH(parse_arch_config("vector:\n  lanes: 24\n", "v.yaml"), Catch::Contains("v.yaml:2: vector.lanes: 24 is not allowed"));
+  CHECK_THROWS_WITH(parse_arch_config("vector:\n  lanes: 1\n", "v.yaml"), Catch::Contains("v.yaml:2: vector.lanes: 1 is not allowed"));
+  CHECK_THROWS_WITH(parse_arch_config("vector:\n  lanes: -2\n", "v.yaml"), Catch::Contains("v.yaml:2: vector.lanes"));
+  CHECK_THROWS_WITH(parse_arch_config("vector:\n  width: 2\n", "v.yaml"), Catch::Contains("v.yaml:2: vector.width"));
 }
 
 TEST_CASE("memory.store_reorder: on by default, off in the TPU-Offchip baseline, a boolean", "[arch]") {

@@ -122,5 +122,15 @@ TEST_CASE("vector accumulators: sums of squares per lane, reduced in lane order"
   // The order is part of the contract: 2^24 + 1 + 1 in lane order loses both ones.
   acc.sumsq({0x4580, 0x3F80, 0x3F80, 0x0000});  // 4096^2 = 2^24, 1, 1, 0
   CHECK(hex32(acc.reduce()) == hex32(0x4B800000));
-  CHECK_THROWS_WITH(acc.sumsq({0x3F80}), Catch::Contains("row width"));
+  CHECK_THROWS_WITH(acc.sumsq({0x3F80}), "VectorAccumulators::sumsq: a row of 1 elements on 4 lanes; allowed: a non-zero "
+                                        "multiple of the lanes");
+  CHECK_THROWS_WITH(acc.sumsq({}), Catch::Contains("a row of 0 elements"));
+}
+
+TEST_CASE("vector accumulators: a row of several beats, element e on lane e mod lanes", "[vector_golden]") {
+  VectorAccumulators acc(2);
+  // Beats (1, 2), (3, 4), (2^12, 1): lane 0 takes 1, 9, 2^24; lane 1 takes 4, 16, 1 in that order.
+  acc.sumsq({0x3F80, 0x4000, 0x4040, 0x4080, 0x4580, 0x3F80});
+  CHECK(acc.values() == std::vector<uint32_t>{0x4B800005, 0x41A80000});  // 2^24 + 10 (exact: ulp 2), 21
+  CHECK(hex32(acc.reduce()) == hex32(0x4B800010));                       // 2^24 + 31, a tie: to even, 2^24 + 32
 }

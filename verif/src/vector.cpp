@@ -1,6 +1,8 @@
 // The vector unit's golden operations (verif/vector.hpp, docs/vector.md).
 #include "verif/vector.hpp"
 
+#include <fmt/core.h>
+
 #include <stdexcept>
 
 #include "verif/numerics.hpp"
@@ -98,8 +100,13 @@ uint16_t vector_element(VectorOp op, uint16_t a, uint16_t b, uint32_t s) {
 }
 
 void VectorAccumulators::sumsq(const std::vector<uint16_t>& row) {
-  if (row.size() != acc_.size()) throw std::invalid_argument("VectorAccumulators::sumsq: row width differs from the lanes");
-  for (size_t i = 0; i < acc_.size(); ++i) acc_[i] = fp32_add(acc_[i], fp32_mul_bf16(bf16_to_fp32(row[i]), row[i]));
+  if (row.empty() || row.size() % acc_.size() != 0)
+    throw std::invalid_argument(fmt::format("VectorAccumulators::sumsq: a row of {} elements on {} lanes; allowed: a "
+                                            "non-zero multiple of the lanes", row.size(), acc_.size()));
+  for (size_t e = 0; e < row.size(); ++e) {
+    uint32_t& acc = acc_[e % acc_.size()];
+    acc = fp32_add(acc, fp32_mul_bf16(bf16_to_fp32(row[e]), row[e]));
+  }
 }
 
 uint32_t VectorAccumulators::reduce() {

@@ -90,6 +90,14 @@ struct ArithConfig {
   bool operator==(const ArithConfig&) const = default;
 };
 
+// The vector unit (docs/vector.md): its floating-point lanes. A unified-memory row of W elements
+// (memory.banks x memory.elems_per_bank) passes in W / lanes beats, a cycle each.
+struct VectorConfig {
+  int lanes = 0;  // 0: one lane per element of a row; else a power of two, 2 .. W
+
+  bool operator==(const VectorConfig&) const = default;
+};
+
 struct DramConfig {
   double bandwidth_gbps = 25.6;  // LPDDR4
   double latency_ns = 100.0;
@@ -122,6 +130,7 @@ struct ArchConfig {
   ArithConfig arith;
   NetworkConfig network;
   MemoryConfig memory;
+  VectorConfig vector;
   DramConfig dram;
   EnergyConfig energy;
 
@@ -167,6 +176,7 @@ inline constexpr IntRange kAccumDepth{2, 1 << 16};    // powers of two (16-bit I
 inline constexpr IntRange kMacPipelineStages{0, 8};
 inline constexpr IntRange kMacProductStages{0, 4};
 inline constexpr IntRange kAccumPipeline{2, 3};
+inline constexpr IntRange kVectorLanes{2, 1024};      // powers of two, at most a unified-memory row (0: one per element)
 inline constexpr IntRange kDramCapacityMb{1, 1 << 20};
 inline constexpr RealRange kClockMhz{1.0, 10000.0};
 inline constexpr RealRange kBandwidthGbps{0.001, 100000.0};
@@ -186,6 +196,8 @@ int64_t dram_transfer_cycles(const ArchConfig& cfg, uint64_t bytes);
 int host_port_banks(const ArchConfig& cfg);
 // Elements the host port moves per cycle: host_port_banks * elems_per_bank.
 int host_port_lanes(const ArchConfig& cfg);
+// The vector unit's lanes: vector.lanes, or a row's elements when it is 0.
+int vector_lanes(const ArchConfig& cfg);
 
 ArchConfig load_arch_config(const std::string& path);
 // `source_name` is what messages call the text (a path, or "<string>").

@@ -5,6 +5,7 @@
 #include <fmt/core.h>
 
 #include <bit>
+#include <stdexcept>
 #include <vector>
 
 #include "hw/mem/check.hpp"
@@ -16,19 +17,29 @@ using namespace rtl;
 namespace {
 
 VectorUnitParams checked(VectorUnitParams p) {
+  mem_check::pow2_in("VectorUnit", "elems", p.elems, 2, 1024);
   mem_check::pow2_in("VectorUnit", "lanes", p.lanes, 2, 1024);
+  if (p.lanes > p.elems)
+    throw std::invalid_argument(
+        fmt::format("VectorUnit: lanes = {} is more than the {} elements of a row; allowed: a power of two, 2 .. {}", p.lanes,
+                    p.elems, p.elems));
   mem_check::in_range("VectorUnit", "tag_bits", p.tag_bits, 1, 32);
   return p;
 }
+
+int beats(const VectorUnitParams& p) { return p.elems / p.lanes; }
 
 }  // namespace
 
 VectorUnit::VectorUnit(VectorUnitParams params) : Generator(checked(params)) {}
 
-std::string VectorUnit::module_name() const { return fmt::format("vector_unit_n{}_t{}", p.lanes, p.tag_bits); }
+std::string VectorUnit::module_name() const {
+  return p.lanes == p.elems ? fmt::format("vector_unit_n{}_t{}", p.elems, p.tag_bits)
+                            : fmt::format("vector_unit_n{}_l{}_t{}", p.elems, p.lanes, p.tag_bits);
+}
 
 ParamList VectorUnit::params() const {
-  return {{"lanes", std::to_string(p.lanes)}, {"tag_bits", std::to_string(p.tag_bits)}};
+  return {{"elems", std::to_string(p.elems)}, {"lanes", std::to_string(p.lanes)}, {"tag_bits", std::to_string(p.tag_bits)}};
 }
 
 namespace {
@@ -48,9 +59,10 @@ class UnitBuilder {
   }
 
  private:
-  // The entry in a stage: valid and first-pass flags reset; operation and tag load with it.
+  // The entry in a stage, one beat of a row: valid and first-pass flags reset; operation, tag and
+  // beat (when a row has several) load with it.
   struct Stage {
-    Sig valid, first, op, tag;
+    Sig valid, first, op, tag, beat;
   };
 
   Expr opcode(VectorOpcode o, const char* name) { return m_.constant(name, static_cast<uint64_t>(o), kVectorOpBits); }
@@ -60,13 +72,14 @@ class UnitBuilder {
   void ports() {
     valid_ = m_.input("valid", UInt(1));
     op_ = m_.input("op", UInt(kVectorOpBits));
-    a_ = m_.input("a", Vec(UInt(16), p_.lanes));
-    b_ = m_.input("b", Vec(UInt(16), p_.lanes));
+    a_ = m_.input("a", Vec(UInt(16), p_.elems));
+    b_ = m_.input("b", Vec(UInt(16), p_.elems));
     s_ = m_.input("s", UInt(32));
     tag_ = m_.input("tag", UInt(p_.tag_bits));
     ready_ = m_.output("ready", UInt(1));
     out_valid_ = m_.output("out_valid", UInt(1));
     out_ = m_.output("out", Vec(UInt(16), p_.lanes));
+    if (multi_beat()) out_beat_ = m_.output("out_beat", UInt(beat_bits()));
     out_tag_ = m_.output("out_tag", UInt(p_.tag_bits));
     sum_valid_ = m_.output("sum_valid", UInt(1));
     sum_ = m_.output("sum", UInt(32));
@@ -84,15 +97,19 @@ class UnitBuilder {
     op_reduce_ = opcode(VectorOpcode::reduce, "OP_REDUCE");
   }
 
+  bool multi_beat() const { return p_.lanes < p_.elems; }
+  int beat_bits() const { return std::countr_zero(static_cast<unsigned>(beats(p_))); }
+
   Stage stage(int k, const Expr& load) {
     const GatedClock g = m_.clock_gate(fmt::format("s{}", k), load);
     return Stage{m_.reg(fmt::format("s{}_valid", k), UInt(1), reset_to(0)),
                  m_.reg(fmt::format("s{}_first", k), UInt(1), reset_to(0)),
                  m_.reg(fmt::format("s{}_op", k), UInt(kVectorOpBits), clocked_by(g)),
-                 m_.reg(fmt::format("s{}_tag", k), UInt(p_.tag_bits), clocked_by(g))};
+                 m_.reg(fmt::format("s{}_tag", k), UInt(p_.tag_bits), clocked_by(g)),
+                 multi_beat() ? m_.reg(fmt::format("s{}_beat", k), UInt(beat_bits()), clocked_by(g)) : Sig{}};
   }
 
-  // Stage 0 takes a row, or the entry in stage 2 back for its second pass.
+  // Stage 0 takes a row's next beat, or the entry in stage 2 back for its second pass.
   void sequencer() {
     out_valid_q_ = m_.reg("out_valid_q", UInt(1), reset_to(0));
     reducing_ = m_.reg("reducing", UInt(1), reset_to(0));
@@ -105,26 +122,43 @@ class UnitBuilder {
     s2_ = stage(2, s1_.valid);
     pass2_ = m_.node("pass2", s2_.valid & s2_.first);
     in_flight_ = m_.node("in_flight", s0_.valid | s1_.valid | s2_.valid);
-    ready_ <<= !(pass2_ | reducing_ | ((op_ == op_reduce_) & in_flight_));
+    Sig accept = m_.node("accept", !(pass2_ | reducing_ | ((op_ == op_reduce_) & in_flight_)));
+    beat_go_ = m_.node("beat_go", valid_ & accept & (op_ <= op_sumsq_));
+    if (multi_beat()) {
+      // The beat the row's next entry is; reduce and the idle opcodes are taken whole.
+      beat_in_ = m_.reg("beat_in", UInt(beat_bits()), reset_to(0));
+      m_.when(beat_go_, [&] { beat_in_ <<= (beat_in_ + 1).trunc(beat_bits()); });
+      ready_ <<= accept & ((op_ > op_sumsq_) | (beat_in_ == beats(p_) - 1));
+    } else {
+      ready_ <<= accept;
+    }
     take_ = m_.node("take", valid_ & ready_);
-    v0_next_ <<= pass2_ | (take_ & (op_ <= op_sumsq_));
+    v0_next_ <<= pass2_ | beat_go_;
     st0_op_ = m_.node("st0_op", mux(pass2_, s2_.op, op_));
     s0_.valid <<= v0_next_;
     s0_.op <<= st0_op_;
     s0_.tag <<= mux(pass2_, s2_.tag, tag_);
+    if (multi_beat()) s0_.beat <<= mux(pass2_, s2_.beat, beat_in_);
     s0_.first <<= v0_next_ & !pass2_ & two_pass(st0_op_);
     for (const auto& [to, from] : {std::pair{s1_, s0_}, std::pair{s2_, s1_}}) {
       to.valid <<= from.valid;
       to.op <<= from.op;
       to.tag <<= from.tag;
+      if (multi_beat()) to.beat <<= from.beat;
       to.first <<= from.valid & from.first;
     }
     row_done_ = m_.node("row_done", s2_.valid & !s2_.first & row_op(s2_.op));
     out_valid_q_ <<= row_done_;
     out_valid_ <<= out_valid_q_;
-    Sig out_tag_q = m_.reg("out_tag_q", UInt(p_.tag_bits), clocked_by(m_.clock_gate("out", row_done_)));
+    const GatedClock out_clock = m_.clock_gate("out", row_done_);
+    Sig out_tag_q = m_.reg("out_tag_q", UInt(p_.tag_bits), clocked_by(out_clock));
     out_tag_q <<= s2_.tag;
     out_tag_ <<= out_tag_q;
+    if (multi_beat()) {
+      Sig out_beat_q = m_.reg("out_beat_q", UInt(beat_bits()), clocked_by(out_clock));
+      out_beat_q <<= s2_.beat;
+      out_beat_ <<= out_beat_q;
+    }
   }
 
   // Stage 0's first-pass selects from the operation taken, and stage 2's controls for the entry
@@ -153,14 +187,22 @@ class UnitBuilder {
     reducing_next_ = m_.node("reducing_next", (take_ & (op_ == op_reduce_)) | (reducing_ & !last_));
   }
 
+  // Lane i's operand of the beat entering: element k*L + i of the row in beat k.
+  Expr beat_operand(const Data& row, int i) {
+    if (!multi_beat()) return row[i].sig();
+    std::vector<Expr> items;
+    for (int k = 0; k < beats(p_); ++k) items.push_back(row[k * p_.lanes + i].sig());
+    return select(items, beat_in_);
+  }
+
   void lanes() {
     const int N = p_.lanes;
     const VectorLane lane_gen({});
     for (int i = 0; i < N; ++i) lanes_.push_back(m_.instance(lane_gen, fmt::format("lane_{}", i)));
     for (int i = 0; i < N; ++i) {
       InstanceRef& l = lanes_[static_cast<size_t>(i)];
-      l.io("a").sig() <<= a_[i].sig();
-      l.io("b").sig() <<= b_[i].sig();
+      l.io("a").sig() <<= beat_operand(a_, i);
+      l.io("b").sig() <<= beat_operand(b_, i);
       l.io("s").sig() <<= s_;
       l.io("pass2").sig() <<= pass2_;
       l.io("m_a_sel").sig() <<= m_a_sel_;
@@ -198,10 +240,11 @@ class UnitBuilder {
 
   Module& m_;
   const VectorUnitParams& p_;
-  Sig valid_, op_, s_, tag_, ready_, out_valid_, out_tag_, sum_valid_, sum_, busy_;
+  Sig valid_, op_, s_, tag_, ready_, out_valid_, out_beat_, out_tag_, sum_valid_, sum_, busy_;
   Data a_, b_, out_;
   Expr op_add_, op_sub_, op_mul_, op_scale_, op_axpy_, op_relu_, op_relu_bwd_, op_tanh_, op_tanh_bwd_, op_sumsq_, op_reduce_;
   Sig out_valid_q_, reducing_, steps_, sum_q_, sum_valid_q_, v0_next_, pass2_, in_flight_, take_, st0_op_, row_done_;
+  Sig beat_go_, beat_in_;
   Stage s0_, s1_, s2_;
   Sig is_tanh_, is_tanh_bwd_, m_a_sel_, m_x_sel_, z_sel_, add_en_, sumsq_, last_, reducing_next_;
   std::vector<InstanceRef> lanes_;
@@ -210,14 +253,17 @@ class UnitBuilder {
 }  // namespace
 
 void VectorUnit::build(Module& m) const {
-  m.add_comment(fmt::format("{} vector lanes: bf16 rows in and out, binary32 inside (docs/vector.md). A row is", p.lanes));
-  m.add_comment(fmt::format("taken with valid & ready; its result leaves {} cycles later ({} for tanh, tanh_bwd) with its tag.",
-                            kVectorLatency, kVectorTwoPassLatency));
+  m.add_comment(fmt::format("{} vector lanes for rows of {}: bf16 in and out, binary32 inside (docs/vector.md). A row", p.lanes,
+                            p.elems));
+  m.add_comment(fmt::format("enters a beat of {} elements a cycle; a beat's results leave {} cycles later ({} for tanh,",
+                            p.lanes, kVectorLatency, kVectorTwoPassLatency));
+  m.add_comment("tanh_bwd) with the row's tag.");
   UnitBuilder(m, p).build();
 }
 
 VectorUnitParams vector_unit_params(const arch::ArchConfig& cfg) {
-  return {.lanes = cfg.memory.banks * cfg.memory.elems_per_bank,
+  return {.elems = cfg.memory.banks * cfg.memory.elems_per_bank,
+          .lanes = arch::vector_lanes(cfg),
           .tag_bits = std::countr_zero(static_cast<unsigned>(cfg.memory.unified_depth))};
 }
 

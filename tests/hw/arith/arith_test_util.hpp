@@ -19,11 +19,11 @@
 namespace arith_test {
 
 // The seed of a test: `fallback`, or FETTA_SEED from the environment to replay another run.
-// Printed either way so a failure can be reproduced.
-inline uint64_t seed(const std::string& what, uint64_t fallback) {
+// Printed either way, under the test's tag, so a failure can be reproduced.
+inline uint64_t seed(const std::string& what, uint64_t fallback, const std::string& tag = "arith") {
   uint64_t s = fallback;
   if (const char* env = std::getenv("FETTA_SEED")) s = std::strtoull(env, nullptr, 0);
-  std::cout << fmt::format("[arith] {} seed=0x{:x}\n", what, s);
+  std::cout << fmt::format("[{}] {} seed=0x{:x}\n", tag, what, s);
   return s;
 }
 

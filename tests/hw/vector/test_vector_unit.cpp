@@ -1,8 +1,9 @@
-// The vector unit (hw/vector/vector_unit.hpp) cycle by cycle: every row's result against the
+// The vector unit (hw/vector/vector_unit.hpp) cycle by cycle: every beat's result against the
 // golden operations (verif::vector_element, tanh_bf16, VectorAccumulators), and ready, busy,
-// out_valid with its tag and sum_valid against a model of the timing the header states. Random
-// streams of every operation (invalid opcodes included) with random gaps, operands biased to the
-// corners (NaN, Inf, zeros, subnormals, rounding ties, overflow); then every bf16 through tanh.
+// out_valid with its tag (and beat) and sum_valid against a model of the timing the header states.
+// Random streams of every operation (invalid opcodes included) with random gaps, operands biased
+// to the corners (NaN, Inf, zeros, subnormals, rounding ties, overflow), on a lane per element and
+// on rows of four beats; then every bf16 through tanh.
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
@@ -18,6 +19,7 @@
 #include "../arith/arith_test_util.hpp"
 #include "Vvector_unit_n2_t1.h"
 #include "Vvector_unit_n4_t6.h"
+#include "Vvector_unit_n8_l2_t4.h"
 #include "hw/vector/vector_unit.hpp"
 #include "verif/numerics.hpp"
 #include "verif/vector.hpp"
@@ -50,21 +52,28 @@ struct Row {
   uint32_t tag = 0;
 };
 
-// The ports of one configuration, by lane.
-template <typename Dut>
+// The ports of one configuration: a and b by element, out by lane, out_beat where a row has beats.
 struct Ports {
   std::vector<uint16_t*> a, b, out;
+  uint8_t* out_beat = nullptr;
 };
-Ports<Vvector_unit_n4_t6> ports(Vvector_unit_n4_t6& d) {
+Ports ports(Vvector_unit_n4_t6& d) {
   return {{&d.a_0, &d.a_1, &d.a_2, &d.a_3}, {&d.b_0, &d.b_1, &d.b_2, &d.b_3}, {&d.out_0, &d.out_1, &d.out_2, &d.out_3}};
 }
-Ports<Vvector_unit_n2_t1> ports(Vvector_unit_n2_t1& d) { return {{&d.a_0, &d.a_1}, {&d.b_0, &d.b_1}, {&d.out_0, &d.out_1}}; }
+Ports ports(Vvector_unit_n2_t1& d) { return {{&d.a_0, &d.a_1}, {&d.b_0, &d.b_1}, {&d.out_0, &d.out_1}}; }
+Ports ports(Vvector_unit_n8_l2_t4& d) {
+  return {{&d.a_0, &d.a_1, &d.a_2, &d.a_3, &d.a_4, &d.a_5, &d.a_6, &d.a_7},
+          {&d.b_0, &d.b_1, &d.b_2, &d.b_3, &d.b_4, &d.b_5, &d.b_6, &d.b_7},
+          {&d.out_0, &d.out_1},
+          &d.out_beat};
+}
 
 // Drives a unit and checks every cycle against the golden model and the timing model.
 template <typename Dut>
 class Bench {
  public:
-  Bench(int lanes, int tag_bits) : lanes_(lanes), tag_mask_((1u << tag_bits) - 1), acc_(lanes), p_(ports(dut_)) {
+  Bench(int elems, int lanes, int tag_bits)
+      : elems_(elems), lanes_(lanes), tag_mask_((1u << tag_bits) - 1), acc_(lanes), p_(ports(dut_)) {
     dut_.rst = 1;
     cycle(Row{});
     cycle(Row{});
@@ -82,7 +91,7 @@ class Bench {
     CHECK(!expected_sum_);
   }
 
-  uint64_t rows_checked = 0, sums_checked = 0, taken = 0;
+  uint64_t beats_checked = 0, sums_checked = 0, taken = 0;
 
  private:
   struct InFlight {
@@ -90,7 +99,7 @@ class Bench {
     bool two;
   };
 
-  // An entry taken at t holds a stage register in cycles t+1 .. t+3, a two-pass one t+1 .. t+6
+  // A beat entering at t holds a stage register in cycles t+1 .. t+3, a two-pass one t+1 .. t+6
   // (its first pass is in stage 2's register at t+3, the cycle its second pass takes stage 0).
   bool model_in_flight(uint64_t c) const {
     for (const InFlight& e : flight_)
@@ -107,7 +116,7 @@ class Bench {
   bool cycle(const Row& row) {
     dut_.valid = row.valid;
     dut_.op = static_cast<uint8_t>(row.op);
-    for (int i = 0; i < lanes_; ++i) {
+    for (int i = 0; i < elems_; ++i) {
       *p_.a[static_cast<size_t>(i)] = row.valid ? row.a[static_cast<size_t>(i)] : 0;
       *p_.b[static_cast<size_t>(i)] = row.valid ? row.b[static_cast<size_t>(i)] : 0;
     }
@@ -128,7 +137,9 @@ class Bench {
     while (!flight_.empty() && flight_.front().t + 7 < c) flight_.pop_front();
     const bool reducing = model_reducing(c);
     const bool in_flight = model_in_flight(c);
-    const bool want_ready = !(model_pass2(c) || reducing || (row.op == static_cast<int>(VectorOpcode::reduce) && in_flight));
+    const bool accept = !(model_pass2(c) || reducing || (row.op == static_cast<int>(VectorOpcode::reduce) && in_flight));
+    const bool whole = !pipelined(row.op);  // reduce and the idle opcodes: one cycle
+    const bool want_ready = accept && (whole || beat_in_ == elems_ / lanes_ - 1);
     REQUIRE(fmt::format("cycle {}: ready {}", c, ready) == fmt::format("cycle {}: ready {}", c, want_ready));
     REQUIRE(fmt::format("cycle {}: busy {}", c, dut_.busy) == fmt::format("cycle {}: busy {}", c, int(in_flight || reducing)));
 
@@ -143,12 +154,13 @@ class Bench {
         got_s += arith_test::hex(*p_.out[static_cast<size_t>(i)], 4) + " ";
         want_s += arith_test::hex(want.values[static_cast<size_t>(i)], 4) + " ";
       }
-      INFO(fmt::format("cycle {}: {} row (a {}, b {}, s {})", c, fetta::verif::to_string(golden_op(want.op)), want.a_text,
-                       want.b_text, arith_test::hex(want.s, 8)));
+      INFO(fmt::format("cycle {}: {} beat {} (a {}, b {}, s {})", c, fetta::verif::to_string(golden_op(want.op)), want.beat,
+                       want.a_text, want.b_text, arith_test::hex(want.s, 8)));
       REQUIRE(got_s == want_s);
       REQUIRE(dut_.out_tag == want.tag);
+      if (p_.out_beat) REQUIRE(int(*p_.out_beat) == want.beat);
       expected_rows_.pop_front();
-      ++rows_checked;
+      ++beats_checked;
     }
     const bool sum_due = expected_sum_ && expected_sum_->first == c;
     REQUIRE(fmt::format("cycle {}: sum_valid {}", c, dut_.sum_valid) == fmt::format("cycle {}: sum_valid {}", c, int(sum_due)));
@@ -158,27 +170,34 @@ class Bench {
       ++sums_checked;
     }
 
-    if (!(row.valid && ready)) return;
-    // Taken: what it will produce, and when.
+    if (!row.valid || !accept) return;
+    if (pipelined(row.op)) {
+      // A beat enters: what it will produce, and when.
+      const int beat = beat_in_;
+      beat_in_ = (beat_in_ + 1) % (elems_ / lanes_);
+      flight_.push_back({c, two_pass(row.op)});
+      if (row_op(row.op)) {
+        Expected e{row.op, row.tag & tag_mask_, beat, {}, "", "", row.s};
+        for (int i = 0; i < lanes_; ++i) {
+          const auto k = static_cast<size_t>(beat * lanes_ + i);
+          e.values.push_back(fetta::verif::vector_element(golden_op(row.op), row.a[k], row.b[k], row.s));
+          e.a_text += arith_test::hex(row.a[k], 4) + " ";
+          e.b_text += arith_test::hex(row.b[k], 4) + " ";
+        }
+        const uint64_t due = c + (two_pass(row.op) ? fetta::hw::kVectorTwoPassLatency : fetta::hw::kVectorLatency);
+        // A one-pass beat entering right after a two-pass one leaves first.
+        auto it = expected_rows_.end();
+        while (it != expected_rows_.begin() && std::prev(it)->first > due) --it;
+        expected_rows_.insert(it, {due, e});
+      }
+    }
+    if (!ready) return;
+    // Taken.
     ++taken;
     history_.push_back({c, row.op});
     if (history_.size() > 8) history_.pop_front();
-    if (pipelined(row.op)) flight_.push_back({c, two_pass(row.op)});
-    if (row_op(row.op)) {
-      Expected e{row.op, row.tag & tag_mask_, {}, "", "", row.s};
-      for (int i = 0; i < lanes_; ++i) {
-        const auto k = static_cast<size_t>(i);
-        e.values.push_back(fetta::verif::vector_element(golden_op(row.op), row.a[k], row.b[k], row.s));
-        e.a_text += arith_test::hex(row.a[k], 4) + " ";
-        e.b_text += arith_test::hex(row.b[k], 4) + " ";
-      }
-      const uint64_t due = c + (two_pass(row.op) ? fetta::hw::kVectorTwoPassLatency : fetta::hw::kVectorLatency);
-      // A one-pass row taken right after a two-pass one leaves first.
-      auto it = expected_rows_.end();
-      while (it != expected_rows_.begin() && std::prev(it)->first > due) --it;
-      expected_rows_.insert(it, {due, e});
-    } else if (row.op == static_cast<int>(VectorOpcode::sumsq)) {
-      acc_.sumsq(row.a);
+    if (row.op == static_cast<int>(VectorOpcode::sumsq)) {
+      acc_.sumsq(row.a);  // the whole row, a beat at a time
     } else if (row.op == static_cast<int>(VectorOpcode::reduce)) {
       reduce_from_ = c + 1;
       expected_sum_ = {c + static_cast<uint64_t>(lanes_), acc_.reduce()};
@@ -196,16 +215,18 @@ class Bench {
   struct Expected {
     int op;
     uint32_t tag;
+    int beat;
     std::vector<uint16_t> values;
     std::string a_text, b_text;
     uint32_t s;
   };
 
   Dut dut_;
-  int lanes_;
+  int elems_, lanes_;
   uint32_t tag_mask_;
   fetta::verif::VectorAccumulators acc_;
-  Ports<Dut> p_;
+  Ports p_;
+  int beat_in_ = 0;  // the beat of the row presented that enters next
   uint64_t now_ = 0;
   std::deque<InFlight> flight_;
   std::deque<std::pair<uint64_t, Expected>> expected_rows_;
@@ -253,35 +274,37 @@ Row random_row(std::mt19937_64& rng, int lanes) {
 }
 
 template <typename Dut>
-void random_streams(int lanes, int tag_bits, const std::string& name) {
-  std::mt19937_64 rng(arith_test::seed("vector unit " + name, 0x7EC70001));
-  Bench<Dut> bench(lanes, tag_bits);
+void random_streams(int elems, int lanes, int tag_bits, const std::string& name) {
+  std::mt19937_64 rng(arith_test::seed("vector unit " + name, 0x7EC70001, "vector"));
+  Bench<Dut> bench(elems, lanes, tag_bits);
   for (int batch = 0; batch < 40; ++batch) {
     const int p_valid = batch % 4 == 0 ? 100 : 20 + static_cast<int>(rng() % 80);
     for (int n = 0; n < 500; ++n) {
-      Row r = random_row(rng, lanes);
+      Row r = random_row(rng, elems);
       r.valid = static_cast<int>(rng() % 100) < p_valid;
-      // Hold a row until it is taken, as a master on a valid/ready port does, half the time.
-      while (!bench.step(r) && r.valid && rng() % 2 == 0) {
+      // Hold a row until it is taken, as a master on a valid/ready port does; with a beat per row
+      // a master may also withdraw it, here half the time.
+      while (!bench.step(r) && r.valid && (lanes < elems || rng() % 2 == 0)) {
       }
     }
     bench.drain();
   }
-  std::cout << fmt::format("[vector] {}: {} taken, {} rows and {} sums checked\n", name, bench.taken, bench.rows_checked,
+  std::cout << fmt::format("[vector] {}: {} taken, {} beats and {} sums checked\n", name, bench.taken, bench.beats_checked,
                            bench.sums_checked);
-  CHECK(bench.rows_checked > 8000);
+  CHECK(bench.beats_checked > 8000);
   CHECK(bench.sums_checked > 50);
 }
 
 }  // namespace
 
 TEST_CASE("vector unit: random operation streams, every result and every cycle's handshake checked", "[vector_unit]") {
-  random_streams<Vvector_unit_n4_t6>(4, 6, "n4_t6");
-  random_streams<Vvector_unit_n2_t1>(2, 1, "n2_t1");
+  random_streams<Vvector_unit_n4_t6>(4, 4, 6, "n4_t6");
+  random_streams<Vvector_unit_n2_t1>(2, 2, 1, "n2_t1");
+  random_streams<Vvector_unit_n8_l2_t4>(8, 2, 4, "n8_l2_t4");
 }
 
 TEST_CASE("vector unit: every bf16 through tanh back to back, and tanh_bwd", "[vector_unit]") {
-  Bench<Vvector_unit_n4_t6> bench(4, 6);
+  Bench<Vvector_unit_n4_t6> bench(4, 4, 6);
   uint32_t x = 0;
   while (x <= 0xFFFF) {
     Row r;
@@ -294,7 +317,7 @@ TEST_CASE("vector unit: every bf16 through tanh back to back, and tanh_bwd", "[v
     r.tag = x / 4;
     if (bench.step(r)) x += 4;
   }
-  std::mt19937_64 rng(arith_test::seed("vector unit tanh_bwd", 0x7EC70002));
+  std::mt19937_64 rng(arith_test::seed("vector unit tanh_bwd", 0x7EC70002, "vector"));
   for (int n = 0; n < 20000;) {
     Row r;
     r.valid = true;
@@ -306,19 +329,27 @@ TEST_CASE("vector unit: every bf16 through tanh back to back, and tanh_bwd", "[v
     if (bench.step(r)) ++n;
   }
   bench.drain();
-  CHECK(bench.rows_checked == 16384 + 20000);
+  CHECK(bench.beats_checked == 16384 + 20000);
 }
 
 TEST_CASE("vector unit: parameters, names and refusals", "[vector_params]") {
   using fetta::hw::VectorUnit;
   CHECK(VectorUnit({}).module_name() == "vector_unit_n64_t12");
   // The default configuration's: a lane per element of a unified-memory row, a row of it as the tag.
-  const fetta::hw::VectorUnitParams d = fetta::hw::vector_unit_params(fetta::arch::ArchConfig{});
+  fetta::arch::ArchConfig cfg;
+  const fetta::hw::VectorUnitParams d = fetta::hw::vector_unit_params(cfg);
+  CHECK(d.elems == 64);
   CHECK(d.lanes == 64);
   CHECK(d.tag_bits == 12);
-  CHECK(VectorUnit({.lanes = 2, .tag_bits = 32}).module_name() == "vector_unit_n2_t32");
+  cfg.vector.lanes = 16;  // vector.lanes: rows in four beats
+  CHECK(VectorUnit(fetta::hw::vector_unit_params(cfg)).module_name() == "vector_unit_n64_l16_t12");
+  CHECK(VectorUnit({.elems = 2, .lanes = 2, .tag_bits = 32}).module_name() == "vector_unit_n2_t32");
   CHECK_THROWS_WITH(VectorUnit({.lanes = 3}), "VectorUnit: lanes = 3 is not allowed; allowed: a power of two, 2 .. 1024");
-  CHECK_THROWS_WITH(VectorUnit({.lanes = 2048}), "VectorUnit: lanes = 2048 is not allowed; allowed: a power of two, 2 .. 1024");
-  CHECK_THROWS_WITH(VectorUnit({.lanes = 4, .tag_bits = 0}), "VectorUnit: tag_bits = 0 is out of range; allowed: 1 .. 32");
-  CHECK_THROWS_WITH(VectorUnit({.lanes = 4, .tag_bits = 33}), "VectorUnit: tag_bits = 33 is out of range; allowed: 1 .. 32");
+  CHECK_THROWS_WITH(VectorUnit({.elems = 2048, .lanes = 2048}),
+                    "VectorUnit: elems = 2048 is not allowed; allowed: a power of two, 2 .. 1024");
+  CHECK_THROWS_WITH(VectorUnit({.elems = 32, .lanes = 64}),
+                    "VectorUnit: lanes = 64 is more than the 32 elements of a row; allowed: a power of two, 2 .. 32");
+  CHECK_THROWS_WITH(VectorUnit({.elems = 4, .lanes = 4, .tag_bits = 0}), "VectorUnit: tag_bits = 0 is out of range; allowed: 1 .. 32");
+  CHECK_THROWS_WITH(VectorUnit({.elems = 4, .lanes = 4, .tag_bits = 33}),
+                    "VectorUnit: tag_bits = 33 is out of range; allowed: 1 .. 32");
 }

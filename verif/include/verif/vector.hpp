@@ -8,8 +8,9 @@
 //   relu      a if a > 0, else +0        relu_bwd b if a > 0, else +0   (a: the forward input)
 //   tanh      the piecewise polynomial below                            (NaN -> canonical NaN)
 //   tanh_bwd  bf16(b x (1 - a x A))      (a: the forward output y, b: dy)
-//   sumsq     each lane's accumulator += a x A (exact); reduce sums the lanes' accumulators in
-//             lane order into one binary32 value and clears them
+//   sumsq     each lane's accumulator += a x A (exact); element e of a row is lane e mod lanes's,
+//             in element order; reduce sums the lanes' accumulators in lane order into one
+//             binary32 value and clears them
 // x is fp32_mul_bf16, + is fp32_add, bf16(.) is fp32_to_bf16; "a > 0" reads a as the hardware
 // does (DAZ: a positive subnormal is +0; +Inf is > 0; a NaN a gives the canonical NaN).
 #pragma once
@@ -42,7 +43,7 @@ uint16_t tanh_bf16(uint16_t x);
 class VectorAccumulators {
  public:
   explicit VectorAccumulators(int lanes) : acc_(static_cast<size_t>(lanes), 0) {}
-  void sumsq(const std::vector<uint16_t>& row);  // row.size() == lanes
+  void sumsq(const std::vector<uint16_t>& row);  // row.size(): a multiple of the lanes (a beat each)
   uint32_t reduce();                              // (((acc0 + acc1) + acc2) + ...), then all +0
   const std::vector<uint32_t>& values() const { return acc_; }
 
