@@ -56,6 +56,44 @@ bool context_determined(Op op) {
   }
 }
 
+// Which operands are written in parentheses. SystemVerilog's precedence (IEEE 1800 11.3.2) would
+// allow fewer, but a reader should not need the table: an operand goes bare when it is a name,
+// literal, slice, concatenation or cast, or a ~, - or ! of one; when it continues a chain of the
+// same associative operator (a & b & c, a + b + c) or a left-leaning + / - chain (a + b - c); and
+// inside a conditional, whose operators all bind tighter, except a conditional in its condition or
+// its then-branch (an else-branch conditional continues a select chain: a ? x : b ? y : z).
+enum class Side { left, right, cond, then_branch, else_branch, unary };
+
+bool is_primary(Op op) {
+  switch (op) {
+    case Op::constant: case Op::ref: case Op::slice: case Op::cat: case Op::repl: case Op::zext:
+    case Op::sext: case Op::as_signed: case Op::as_unsigned:
+    case Op::mul:  // as an operand, always a named temporary
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_plain_unary(Op op) { return op == Op::bit_not || op == Op::neg || op == Op::logic_not; }
+bool is_associative(Op op) { return op == Op::bit_and || op == Op::bit_or || op == Op::bit_xor || op == Op::add; }
+bool is_additive(Op op) { return op == Op::add || op == Op::sub; }
+
+bool needs_parens(Op child, Op parent, Side side) {
+  if (is_primary(child)) return false;
+  switch (side) {
+    case Side::unary: return true;  // ~(&x) is not ~&x, and -(a + b) needs them anyway
+    case Side::cond: case Side::then_branch: return child == Op::mux;
+    case Side::else_branch: return false;
+    case Side::left: case Side::right:
+      if (is_plain_unary(child)) return false;
+      if (child == parent && is_associative(parent)) return false;
+      if (side == Side::left && is_additive(child) && is_additive(parent)) return false;
+      return true;
+  }
+  return true;
+}
+
 const char* binop(Op op) {
   switch (op) {
     case Op::bit_and: return "&";
@@ -72,17 +110,6 @@ const char* binop(Op op) {
     case Op::ge: return ">=";
     default: return "?";
   }
-}
-
-// "(a + b)" -> "a + b" where the surrounding syntax already delimits the expression.
-std::string strip_parens(const std::string& s) {
-  if (s.size() < 2 || s.front() != '(' || s.back() != ')') return s;
-  int depth = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
-    if (depth == 0 && i + 1 < s.size()) return s;
-  }
-  return s.substr(1, s.size() - 2);
 }
 
 constexpr size_t kMaxLine = 100;
@@ -145,8 +172,11 @@ class ModuleEmitter {
   // changes when the statement that needs it changes.
   std::string expr(const ExprPtr& e, const std::string& owner, bool self_determined, bool root = false);
   // An expression in a position delimited by the syntax around it (assign RHS, if condition).
-  std::string top(const ExprPtr& e, const std::string& owner, bool root) {
-    return strip_parens(expr(e, owner, !root, root));
+  std::string top(const ExprPtr& e, const std::string& owner, bool root) { return expr(e, owner, !root, root); }
+  // An operand of `parent`, in parentheses where needs_parens says.
+  std::string operand(const ExprPtr& e, const std::string& owner, bool self_determined, Op parent, Side side) {
+    std::string text = expr(e, owner, self_determined);
+    return needs_parens(e->op, parent, side) ? "(" + text + ")" : text;
   }
   // A named temporary holding `e`; bits hi..lo (default: all) are marked as read.
   std::string temp(const ExprPtr& e, const std::string& owner, int hi = -1, int lo = 0);
@@ -214,28 +244,36 @@ std::string ModuleEmitter::expr(const ExprPtr& e, const std::string& owner, bool
   switch (e->op) {
     case Op::constant: return constant(e->const_name, e->value, e->is_signed);
     case Op::ref: return e->sig->name;
-    case Op::bit_not: return "(~" + expr(a[0], owner, false) + ")";
-    case Op::neg: return "(-" + expr(a[0], owner, false) + ")";
-    case Op::logic_not: return "(!" + expr(a[0], owner, true) + ")";
+    case Op::bit_not: return "~" + operand(a[0], owner, false, e->op, Side::unary);
+    case Op::neg: return "-" + operand(a[0], owner, false, e->op, Side::unary);
+    case Op::logic_not: return "!" + operand(a[0], owner, true, e->op, Side::unary);
     case Op::mul: {
       if (!root || self_determined) return temp(e, owner);
-      auto operand = [&](const ExprPtr& x) { return context_determined(x->op) ? temp(x, owner) : expr(x, owner, true); };
-      return operand(a[0]) + " * " + operand(a[1]);
+      auto factor = [&](const ExprPtr& x) {
+        return context_determined(x->op) ? temp(x, owner) : operand(x, owner, true, Op::mul, Side::left);
+      };
+      return factor(a[0]) + " * " + factor(a[1]);
     }
     case Op::bit_and: case Op::bit_or: case Op::bit_xor: case Op::add: case Op::sub:
-      return fmt::format("({} {} {})", expr(a[0], owner, false), binop(e->op), expr(a[1], owner, false));
     case Op::eq: case Op::ne: case Op::lt: case Op::le: case Op::gt: case Op::ge:
-      return fmt::format("({} {} {})", expr(a[0], owner, false), binop(e->op), expr(a[1], owner, false));
-    case Op::shl: return fmt::format("({} << {})", expr(a[0], owner, false), e->hi);
-    case Op::shr: return fmt::format("({} {} {})", expr(a[0], owner, false), e->is_signed ? ">>>" : ">>", e->hi);
-    case Op::shl_dyn: return fmt::format("({} << {})", expr(a[0], owner, false), expr(a[1], owner, true));
+      return fmt::format("{} {} {}", operand(a[0], owner, false, e->op, Side::left), binop(e->op),
+                         operand(a[1], owner, false, e->op, Side::right));
+    case Op::shl: return fmt::format("{} << {}", operand(a[0], owner, false, e->op, Side::left), e->hi);
+    case Op::shr:
+      return fmt::format("{} {} {}", operand(a[0], owner, false, e->op, Side::left), e->is_signed ? ">>>" : ">>", e->hi);
+    case Op::shl_dyn:
+      return fmt::format("{} << {}", operand(a[0], owner, false, e->op, Side::left),
+                         operand(a[1], owner, true, e->op, Side::right));
     case Op::shr_dyn:
-      return fmt::format("({} {} {})", expr(a[0], owner, false), e->is_signed ? ">>>" : ">>", expr(a[1], owner, true));
-    case Op::red_and: return "(&" + expr(a[0], owner, true) + ")";
-    case Op::red_or: return "(|" + expr(a[0], owner, true) + ")";
-    case Op::red_xor: return "(^" + expr(a[0], owner, true) + ")";
+      return fmt::format("{} {} {}", operand(a[0], owner, false, e->op, Side::left), e->is_signed ? ">>>" : ">>",
+                         operand(a[1], owner, true, e->op, Side::right));
+    case Op::red_and: return "&" + operand(a[0], owner, true, e->op, Side::unary);
+    case Op::red_or: return "|" + operand(a[0], owner, true, e->op, Side::unary);
+    case Op::red_xor: return "^" + operand(a[0], owner, true, e->op, Side::unary);
     case Op::mux:
-      return fmt::format("({} ? {} : {})", expr(a[0], owner, true), expr(a[1], owner, false), expr(a[2], owner, false));
+      return fmt::format("{} ? {} : {}", operand(a[0], owner, true, e->op, Side::cond),
+                         operand(a[1], owner, false, e->op, Side::then_branch),
+                         operand(a[2], owner, false, e->op, Side::else_branch));
     case Op::slice: {
       std::string base = as_ref(a[0], owner, e->hi, e->lo);
       if (e->hi - e->lo + 1 == a[0]->width) return "$unsigned(" + base + ")";

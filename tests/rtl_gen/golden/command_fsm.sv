@@ -25,17 +25,15 @@ module command_fsm (
 
   assign match = (state == S_CHECK) & ((held == QUIET_NAN) | (held == 32'hffc0_0000));
   assign busy = state != S_IDLE;
-  assign parity = (((((((((((((((((((((((((((((((held[0] ^ data[31]) ^ (held[1] & data[30]))
-      ^ (held[2] & data[29])) ^ (held[3] & data[28])) ^ (held[4] & data[27]))
-      ^ (held[5] & data[26])) ^ (held[6] & data[25])) ^ (held[7] & data[24]))
-      ^ (held[8] & data[23])) ^ (held[9] & data[22])) ^ (held[10] & data[21]))
-      ^ (held[11] & data[20])) ^ (held[12] & data[19])) ^ (held[13] & data[18]))
-      ^ (held[14] & data[17])) ^ (held[15] & data[16])) ^ (held[16] & data[15]))
-      ^ (held[17] & data[14])) ^ (held[18] & data[13])) ^ (held[19] & data[12]))
-      ^ (held[20] & data[11])) ^ (held[21] & data[10])) ^ (held[22] & data[9]))
-      ^ (held[23] & data[8])) ^ (held[24] & data[7])) ^ (held[25] & data[6]))
-      ^ (held[26] & data[5])) ^ (held[27] & data[4])) ^ (held[28] & data[3]))
-      ^ (held[29] & data[2])) ^ (held[30] & data[1])) ^ (held[31] & data[0]);
+  assign parity = held[0] ^ data[31] ^ (held[1] & data[30]) ^ (held[2] & data[29])
+      ^ (held[3] & data[28]) ^ (held[4] & data[27]) ^ (held[5] & data[26]) ^ (held[6] & data[25])
+      ^ (held[7] & data[24]) ^ (held[8] & data[23]) ^ (held[9] & data[22]) ^ (held[10] & data[21])
+      ^ (held[11] & data[20]) ^ (held[12] & data[19]) ^ (held[13] & data[18])
+      ^ (held[14] & data[17]) ^ (held[15] & data[16]) ^ (held[16] & data[15])
+      ^ (held[17] & data[14]) ^ (held[18] & data[13]) ^ (held[19] & data[12])
+      ^ (held[20] & data[11]) ^ (held[21] & data[10]) ^ (held[22] & data[9]) ^ (held[23] & data[8])
+      ^ (held[24] & data[7]) ^ (held[25] & data[6]) ^ (held[26] & data[5]) ^ (held[27] & data[4])
+      ^ (held[28] & data[3]) ^ (held[29] & data[2]) ^ (held[30] & data[1]) ^ (held[31] & data[0]);
   always_ff @(posedge clk) begin
     if (rst) begin
       state <= S_IDLE;

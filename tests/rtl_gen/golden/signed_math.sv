@@ -33,7 +33,7 @@ module signed_math (
         op = 3'd1;
       end
       2'd1, 2'd2: begin
-        op = (a < b) ? 3'd2 : 3'd3;
+        op = a < b ? 3'd2 : 3'd3;
       end
       default: begin
       end
