@@ -95,10 +95,10 @@ GemmRecord record_of(const CompiledGemm& c) {
   return {c.shape, c.map.os, c.map.ib_top, c.map.gk, c.map.gm, c.describe()};
 }
 
-// The layer description as the program embeds it (it was parsed from this file moments before).
+// The layer description, read once: the program embeds the text that was parsed.
 std::string layer_text(const std::string& path) {
   std::optional<std::string> text = yaml_input::read_file(path);
-  if (!text) throw std::runtime_error(fmt::format("{}: cannot read the layer description", path));
+  if (!text) throw verif::LayerError(fmt::format("{}: cannot open the layer description", path));
   return std::move(*text);
 }
 
@@ -128,9 +128,10 @@ class ProgramBuilder {
         movement_(cfg, o.dma, o.through_host), dma_(arch::dma_geometry(cfg)), plans_(plans) {}
 
   void layer(const std::string& file, const std::vector<verif::Phase>& phases) {
-    const verif::LayerSpec spec = verif::load_layer(file);
+    std::string text = layer_text(file);
+    const verif::LayerSpec spec = verif::parse_layer(text, file);
     layer_ = static_cast<int>(out_.layers.size());
-    out_.layers.push_back({spec.name, layer_text(file), phases});
+    out_.layers.push_back({spec.name, std::move(text), phases});
     dram_.reset();  // the layer's tensors from address 0: its inputs at first use, then every result
     hoist_at_ = kNoHoist;  // a layer's DMA loads never move into the layer before (its DRAM is reused)
     std::vector<std::vector<verif::PhaseProblem>> problems;
