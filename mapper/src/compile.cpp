@@ -114,21 +114,20 @@ int64_t gemm_instr_cycles(const arch::ArchConfig& cfg, int64_t m, const GemmMapp
   return 1 + 1 + (S + m + 1) + t.drain;
 }
 
-CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, int gk, bool ib_top) {
-  const int G = cfg.ce.count, R = cfg.ce.rows, C = cfg.ce.cols, N = cfg.network.lanes, T = cfg.memory.elems_per_bank;
-  if (gk < 1 || G % gk != 0)
-    throw CompileError(fmt::format("grid: gk = {}; allowed: a divisor of ce.count = {}", gk, G));
-  const arch::IsaLayout isa(cfg);
-  CompiledGemm c;
-  c.shape = shape;
+namespace {
+
+// The tiling: the CE grid gk x gn, the folds, and each job's share (K tiles, N tiles and rows of
+// M) with A and B in one half of the unified memory.
+void plan_tiles(const arch::ArchConfig& cfg, const arch::IsaLayout& isa, int gk, bool ib_top, CompiledGemm& c) {
+  const GemmShape& shape = c.shape;
   const int64_t M = shape.m.size(), K = shape.k.size(), Nn = shape.n.size();
   GemmMapping& mp = c.map;
   mp.gk = gk;
-  mp.gn = G / gk;
-  mp.rows = R;
-  mp.cols = C;
-  mp.k_tile = static_cast<int64_t>(gk) * R;
-  mp.n_tile = static_cast<int64_t>(mp.gn) * C;
+  mp.gn = cfg.ce.count / gk;
+  mp.rows = cfg.ce.rows;
+  mp.cols = cfg.ce.cols;
+  mp.k_tile = static_cast<int64_t>(gk) * cfg.ce.rows;
+  mp.n_tile = static_cast<int64_t>(mp.gn) * cfg.ce.cols;
   mp.k_tiles = ceil_div(K, mp.k_tile);
   mp.n_tiles = ceil_div(Nn, mp.n_tile);
   mp.ib_top = ib_top;
@@ -159,94 +158,105 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
   c.a_base = 0;
   c.a_rows = mp.k_chunk * mp.m_chunk;
   c.b_base = c.a_rows;
+}
 
-  const bool fixed = cfg.network.topology == arch::NetworkTopology::fixed;
-  c.lane_gk.assign(static_cast<size_t>(N), -1);
-  for (int lane = 0; lane < G * C; ++lane) c.lane_gk[static_cast<size_t>(lane)] = (lane / C) % gk;
-  if (fixed) {
-    // Fixed wiring: CE g reads lanes g*R.. of the memory row and writes accumulator lanes g*C..;
-    // no CEs can share a K tile, and the host replicates A and B into every CE's lanes.
-    if (gk != 1)
-      throw CompileError(fmt::format("grid: gk = {}; with network.topology fixed the CEs cannot split K (no reduction "
-                                     "network); allowed: gk = 1",
-                                     gk));
-    c.replicate = G;
-    for (int j = 0; j < G * C; ++j) {
-      route::GroupTree t;
-      t.result = route::TreeRef{false, j};
-      c.red.trees.push_back(t);
-      c.col_lane.push_back(j);
-    }
-    c.red.routable = true;
-  } else {
-    // IA and IB networks: CE g = gn*gk + q, row r reads lane q*R + r (the K tile, multicast over gn).
-    const route::NetGeometry geom(N, T, arch::red_first_add_level(cfg));
-    route::LaneMap lanes(static_cast<size_t>(N), -1);
-    for (int g = 0; g < G; ++g)
-      for (int r = 0; r < R; ++r) lanes[static_cast<size_t>(g * R + r)] = (g % gk) * R + r;
-    const auto cheap = route::route_dist_cheap(geom, lanes);
-    if (!cheap) {
-      const route::DistRoute full = route::route_dist(geom, lanes);
-      throw CompileError(fmt::format("grid {}x{}: the IA/IB multicast pattern needs per-lane control ({}), which the top "
-                                     "does not build (cheap control only)",
-                                     gk, mp.gn, full.routable ? "routable" : full.message));
-    }
-    c.ia_sel = cheap->sel_vec;
-    c.ia_mask = cheap->idx_mask;
-    if (cheap->transpose) throw CompileError("internal: the multicast pattern should not need the transpose level");
-    c.ib_sel = c.ia_sel;
-    c.ib_mask = c.ia_mask;
-    if (ib_top) {
-      // From the top CE g column c reads lane g*C + c, where the per-CE image already has it.
-      route::LaneMap ident(static_cast<size_t>(N), -1);
-      for (int i = 0; i < G * C; ++i) ident[static_cast<size_t>(i)] = i;
-      const auto id = route::route_dist_cheap(geom, ident);
-      if (!id || id->transpose) throw CompileError("internal: the identity should route with cheap control");
-      c.ib_sel = id->sel_vec;
-      c.ib_mask = id->idx_mask;
-    }
-
-    // Reduction: column j = gn*C + col sums the CE lanes (gn*gk + q)*C + col over q; dense output
-    // lanes if the network can, else the lane of the group's first CE.
-    auto groups_for = [&](bool dense) {
-      std::vector<route::ReduceGroup> groups;
-      for (int gn = 0; gn < mp.gn; ++gn)
-        for (int col = 0; col < C; ++col) {
-          route::ReduceGroup grp;
-          for (int q = 0; q < gk; ++q) grp.lanes.push_back((gn * gk + q) * C + col);
-          grp.out = dense ? gn * C + col : gn * gk * C + col;
-          groups.push_back(grp);
-        }
-      return groups;
-    };
-    c.red = route::route_red(geom, groups_for(true));
-    const bool dense = c.red.routable;
-    if (!dense) {
-      c.red = route::route_red(geom, groups_for(false));
-      if (!c.red.routable)
-        throw CompileError(fmt::format("grid {}x{}: reduction pattern unroutable: {}", gk, mp.gn, c.red.message));
-    }
-    for (const auto& g : groups_for(dense)) c.col_lane.push_back(g.out);
-    const int L = isa.levels();
-    c.red_cfg.assign(static_cast<size_t>(isa.red_cfg_bits()), 0);
-    for (int k = 0; k < L; ++k)
-      for (int j = 0; j < N / 2; ++j) {
-        const auto mode = static_cast<unsigned>(c.red.control.level[static_cast<size_t>(k)][static_cast<size_t>(j)]);
-        c.red_cfg[static_cast<size_t>(k * N + 2 * j)] = mode & 1U;
-        c.red_cfg[static_cast<size_t>(k * N + 2 * j + 1)] = (mode >> 1) & 1U;
-      }
-    for (int i = 0; i < N; ++i) c.red_cfg[static_cast<size_t>(L * N + i)] = c.red.control.transpose[static_cast<size_t>(i)];
+// Fixed wiring: CE g reads lanes g*R.. of the memory row and writes accumulator lanes g*C..; no
+// CEs can share a K tile, and the host replicates A and B into every CE's lanes.
+void wire_fixed(const arch::ArchConfig& cfg, int gk, CompiledGemm& c) {
+  if (gk != 1)
+    throw CompileError(fmt::format("grid: gk = {}; with network.topology fixed the CEs cannot split K (no reduction "
+                                   "network); allowed: gk = 1",
+                                   gk));
+  const int G = cfg.ce.count;
+  c.replicate = G;
+  for (int j = 0; j < G * cfg.ce.cols; ++j) {
+    route::GroupTree t;
+    t.result = route::TreeRef{false, j};
+    c.red.trees.push_back(t);
+    c.col_lane.push_back(j);
   }
-  const int red_chunks = fixed ? 0 : isa.red_chunks();
+  c.red.routable = true;
+}
+
+// The IA and IB networks' multicast and the reduction network's sums, and the reduction's control
+// register as RED_CFG bits.
+void route_networks(const arch::ArchConfig& cfg, const arch::IsaLayout& isa, int gk, bool ib_top, CompiledGemm& c) {
+  const int G = cfg.ce.count, R = cfg.ce.rows, C = cfg.ce.cols, N = cfg.network.lanes;
+  const GemmMapping& mp = c.map;
+  // IA and IB networks: CE g = gn*gk + q, row r reads lane q*R + r (the K tile, multicast over gn).
+  const route::NetGeometry geom(N, cfg.memory.elems_per_bank, arch::red_first_add_level(cfg));
+  route::LaneMap lanes(static_cast<size_t>(N), -1);
+  for (int g = 0; g < G; ++g)
+    for (int r = 0; r < R; ++r) lanes[static_cast<size_t>(g * R + r)] = (g % gk) * R + r;
+  const auto cheap = route::route_dist_cheap(geom, lanes);
+  if (!cheap) {
+    const route::DistRoute full = route::route_dist(geom, lanes);
+    throw CompileError(fmt::format("grid {}x{}: the IA/IB multicast pattern needs per-lane control ({}), which the top "
+                                   "does not build (cheap control only)",
+                                   gk, mp.gn, full.routable ? "routable" : full.message));
+  }
+  c.ia_sel = cheap->sel_vec;
+  c.ia_mask = cheap->idx_mask;
+  if (cheap->transpose) throw CompileError("internal: the multicast pattern should not need the transpose level");
+  c.ib_sel = c.ia_sel;
+  c.ib_mask = c.ia_mask;
+  if (ib_top) {
+    // From the top CE g column c reads lane g*C + c, where the per-CE image already has it.
+    route::LaneMap ident(static_cast<size_t>(N), -1);
+    for (int i = 0; i < G * C; ++i) ident[static_cast<size_t>(i)] = i;
+    const auto id = route::route_dist_cheap(geom, ident);
+    if (!id || id->transpose) throw CompileError("internal: the identity should route with cheap control");
+    c.ib_sel = id->sel_vec;
+    c.ib_mask = id->idx_mask;
+  }
+
+  // Reduction: column j = gn*C + col sums the CE lanes (gn*gk + q)*C + col over q; dense output
+  // lanes if the network can, else the lane of the group's first CE.
+  auto groups_for = [&](bool dense) {
+    std::vector<route::ReduceGroup> groups;
+    for (int gn = 0; gn < mp.gn; ++gn)
+      for (int col = 0; col < C; ++col) {
+        route::ReduceGroup grp;
+        for (int q = 0; q < gk; ++q) grp.lanes.push_back((gn * gk + q) * C + col);
+        grp.out = dense ? gn * C + col : gn * gk * C + col;
+        groups.push_back(grp);
+      }
+    return groups;
+  };
+  c.red = route::route_red(geom, groups_for(true));
+  const bool dense = c.red.routable;
+  if (!dense) {
+    c.red = route::route_red(geom, groups_for(false));
+    if (!c.red.routable)
+      throw CompileError(fmt::format("grid {}x{}: reduction pattern unroutable: {}", gk, mp.gn, c.red.message));
+  }
+  for (const auto& g : groups_for(dense)) c.col_lane.push_back(g.out);
+  const int L = isa.levels();
+  c.red_cfg.assign(static_cast<size_t>(isa.red_cfg_bits()), 0);
+  for (int k = 0; k < L; ++k)
+    for (int j = 0; j < N / 2; ++j) {
+      const auto mode = static_cast<unsigned>(c.red.control.level[static_cast<size_t>(k)][static_cast<size_t>(j)]);
+      c.red_cfg[static_cast<size_t>(k * N + 2 * j)] = mode & 1U;
+      c.red_cfg[static_cast<size_t>(k * N + 2 * j + 1)] = (mode >> 1) & 1U;
+    }
+  for (int i = 0; i < N; ++i) c.red_cfg[static_cast<size_t>(L * N + i)] = c.red.control.transpose[static_cast<size_t>(i)];
+}
+
+// The program: the RED_CFG chunks, then per job a GEMM (pushed after its FLIP by the caller), with
+// the cycles each takes.
+void emit_program(const arch::ArchConfig& cfg, const arch::IsaLayout& isa, bool ib_top, CompiledGemm& c) {
+  const GemmMapping& mp = c.map;
+  const int64_t fold_rows = b_fold_rows(mp);
+  const int red_chunks = cfg.network.topology == arch::NetworkTopology::fixed ? 0 : isa.red_chunks();
   for (int ch = 0; ch < red_chunks; ++ch) c.program.push_back(arch::encode_red_cfg(isa, ch, c.red_cfg));
   c.predicted_cycles = red_chunks;  // the RED_CFG pops; each job adds its FLIP and GEMM
-  for (GemmJob job : job_windows(mp, M)) {
+  for (GemmJob job : job_windows(mp, c.shape.m.size())) {
     arch::GemmInstr& g = job.instr;
     g.m = static_cast<uint32_t>(job.m_count);
     g.k_tiles = static_cast<uint32_t>(job.kt_count);
     g.n_tiles = static_cast<uint32_t>(job.nt_count);
     g.gn = static_cast<uint32_t>(mp.gn);
-    g.gk = static_cast<uint32_t>(gk);
+    g.gk = static_cast<uint32_t>(mp.gk);
     job.a_base = c.a_base;
     job.b_base = c.b_base;
     g.a_base = static_cast<uint32_t>(c.a_base);
@@ -270,10 +280,29 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, i
     try {
       c.program.push_back(arch::encode_gemm(isa, g));
     } catch (const arch::IsaError& e) {
-      throw CompileError(fmt::format("{} x {}: {}", shape.a_name, shape.b_name, e.what()));
+      throw CompileError(fmt::format("{} x {}: {}", c.shape.a_name, c.shape.b_name, e.what()));
     }
     c.jobs.push_back(job);
   }
+}
+
+}  // namespace
+
+CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape, int gk, bool ib_top) {
+  const int G = cfg.ce.count, C = cfg.ce.cols;
+  if (gk < 1 || G % gk != 0)
+    throw CompileError(fmt::format("grid: gk = {}; allowed: a divisor of ce.count = {}", gk, G));
+  const arch::IsaLayout isa(cfg);
+  CompiledGemm c;
+  c.shape = shape;
+  plan_tiles(cfg, isa, gk, ib_top, c);
+  c.lane_gk.assign(static_cast<size_t>(cfg.network.lanes), -1);
+  for (int lane = 0; lane < G * C; ++lane) c.lane_gk[static_cast<size_t>(lane)] = (lane / C) % gk;
+  if (cfg.network.topology == arch::NetworkTopology::fixed)
+    wire_fixed(cfg, gk, c);
+  else
+    route_networks(cfg, isa, gk, ib_top, c);
+  emit_program(cfg, isa, ib_top, c);
   return c;
 }
 
