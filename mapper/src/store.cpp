@@ -326,21 +326,14 @@ void append_part(StorePlan& plan, const StorePlan& part) {
 
 }  // namespace
 
-StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
-                     uint32_t shift, bool per_chunk, int64_t max_part_instrs) {
-  StorePlan plan;
-  auto fail = [&](std::string why) {
-    plan.program.clear();
-    plan.part_begin.clear();
-    plan.after_job.clear();
-    plan.why_not = std::move(why);
-    return plan;
-  };
-  const int64_t M = p.shape.m.size();
-  const std::vector<size_t> chunk_job = output_chunks(p);
-  if (chunk_job.size() > 1 && !per_chunk)
-    return fail(fmt::format("the producer's result is computed in {} output chunks (the accumulator holds {} rows)",
-                            chunk_job.size(), cfg.memory.accum_depth));
+namespace {
+
+using Element = std::pair<size_t, Vec4>;  // (producer chunk, (dst row, dst lane, src row, src lane))
+
+// Every element of the result that job `job`'s image of the consumer holds, in the result's
+// row-major order; or why the result's labels cannot be placed ("" when they can).
+std::string image_elements(const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
+                           const std::vector<size_t>& chunk_job, std::vector<Element>& el) {
   // Chunk of (m, N tile): the producer's jobs cover M x N tiles in blocks.
   auto chunk_of = [&](int64_t m, int64_t nt) {
     for (size_t ch = 0; ch < chunk_job.size(); ++ch) {
@@ -349,11 +342,7 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
     }
     throw std::logic_error("internal: an output element in no chunk of the producer");
   };
-  // Fixed wiring replicates A, and B loaded from the left, once per CE; a top-load B image is not.
-  if (c.replicate != 1 && (as_a || !c.map.ib_top))
-    return fail("the consumer's operand is replicated per CE (fixed network)");
   const GemmJob& cj = c.jobs.at(job);
-
   // Where every element of Z lives on each side: per label of Z (producer m labels, then n), its
   // stride in the producer's m or n index and in the consumer's row or k index.
   const LabelGroup& rows_g = as_a ? c.shape.m : c.shape.n;
@@ -367,17 +356,15 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
   std::vector<int64_t> s_pm(nl, 0), s_pn(nl, 0), s_cr(nl, 0), s_ck(nl, 0);
   for (size_t i = 0; i < nl; ++i) {
     const std::string& l = labels[i];
-    if (!c_r.count(l) && !c_k.count(l)) return fail(fmt::format("label {} of the result is not in the consumer's operand", l));
+    if (!c_r.count(l) && !c_k.count(l)) return fmt::format("label {} of the result is not in the consumer's operand", l);
     (p_m.count(l) ? s_pm[i] : s_pn[i]) = p_m.count(l) ? p_m.at(l) : p_n.at(l);
     (c_r.count(l) ? s_cr[i] : s_ck[i]) = c_r.count(l) ? c_r.at(l) : c_k.at(l);
   }
   const int64_t R0 = as_a ? cj.m0 : cj.nt0 * c.map.n_tile;
   const int64_t RC = as_a ? cj.m_count : cj.nt_count * c.map.n_tile;
   const int64_t row_base = as_a ? cj.a_base : cj.b_base;
-  const int64_t Nn = p.shape.n.size(), Kt = c.map.k_tile;  // (OS: the K chunk)
+  const int64_t M = p.shape.m.size(), Nn = p.shape.n.size(), Kt = c.map.k_tile;  // (OS: the K chunk)
 
-  // (chunk, (dst row, dst lane, src row, src lane)): sorted, chunk by chunk in the consumer's row order.
-  std::vector<std::pair<size_t, Vec4>> el;
   std::vector<int64_t> idx(nl, 0);
   int64_t pm = 0, pn = 0, cr = 0, ck = 0;  // the four indices of the element at idx
   const ImageShape image = image_shape(c, as_a, job);
@@ -402,91 +389,140 @@ StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const C
       if (back == 1) break;
     }
   }
-  // In (chunk, dst row, dst lane) order: a bucket per (chunk, image row), each sorted by lane (at
-  // most a row's lanes). A comparison sort of every element dominated the planner's time.
-  const int64_t image_rows = image.rows;
-  {
-    const size_t nb = chunk_job.size() * static_cast<size_t>(image_rows);
-    auto bucket = [&](const std::pair<size_t, Vec4>& e) {
-      const int64_t r = e.second[0] - row_base;
-      if (r < 0 || r >= image_rows) throw std::logic_error("internal: an operand slot outside its image");
-      return e.first * static_cast<size_t>(image_rows) + static_cast<size_t>(r);
-    };
-    std::vector<size_t> start(nb + 1, 0);
-    for (const auto& e : el) ++start[bucket(e) + 1];
-    for (size_t b = 0; b < nb; ++b) start[b + 1] += start[b];
-    std::vector<std::pair<size_t, Vec4>> sorted(el.size());
-    std::vector<size_t> at = start;
-    for (const auto& e : el) sorted[at[bucket(e)]++] = e;
-    for (size_t b = 0; b < nb; ++b)
-      std::sort(sorted.begin() + static_cast<std::ptrdiff_t>(start[b]), sorted.begin() + static_cast<std::ptrdiff_t>(start[b + 1]),
-                [](const auto& x, const auto& y) { return x.second[1] < y.second[1]; });
-    el = std::move(sorted);
-  }
-  // A STORE writes only rows that receive an element (padding rides on a row's lane-0 move, which
-  // pads the whole row: so the chunk holding a row's lane 0 must be the first to write that row).
-  // Rows some lane of which no element reaches get, in a diagonal program, a lane-0 move first.
-  struct RowWriters {
-    size_t first_chunk = 0;  // the first chunk writing the row
-    bool lane0 = false;      // its lane 0 is in that chunk
-    int64_t lanes = 0;       // lanes that receive an element
+  return "";
+}
+
+// The elements in (chunk, dst row, dst lane) order: a bucket per (chunk, image row), each sorted by
+// lane (at most a row's lanes). A comparison sort of every element dominated the planner's time.
+void sort_by_destination(std::vector<Element>& el, size_t chunks, int64_t row_base, int64_t image_rows) {
+  const size_t nb = chunks * static_cast<size_t>(image_rows);
+  auto bucket = [&](const Element& e) {
+    const int64_t r = e.second[0] - row_base;
+    if (r < 0 || r >= image_rows) throw std::logic_error("internal: an operand slot outside its image");
+    return e.first * static_cast<size_t>(image_rows) + static_cast<size_t>(r);
   };
-  std::map<int64_t, RowWriters> row_first;  // dst row -> its writers
+  std::vector<size_t> start(nb + 1, 0);
+  for (const auto& e : el) ++start[bucket(e) + 1];
+  for (size_t b = 0; b < nb; ++b) start[b + 1] += start[b];
+  std::vector<Element> sorted(el.size());
+  std::vector<size_t> at = start;
+  for (const auto& e : el) sorted[at[bucket(e)]++] = e;
+  for (size_t b = 0; b < nb; ++b)
+    std::sort(sorted.begin() + static_cast<std::ptrdiff_t>(start[b]), sorted.begin() + static_cast<std::ptrdiff_t>(start[b + 1]),
+              [](const auto& x, const auto& y) { return x.second[1] < y.second[1]; });
+  el = std::move(sorted);
+}
+
+// Who writes each destination row: a STORE writes only rows that receive an element (padding
+// rides on a row's lane-0 move, which pads the whole row: so the chunk holding a row's lane 0 must
+// be the first to write that row). Rows some lane of which no element reaches get, in a diagonal
+// program, a lane-0 move first.
+struct RowWriters {
+  size_t first_chunk = 0;  // the first chunk writing the row
+  bool lane0 = false;      // its lane 0 is in that chunk
+  int64_t lanes = 0;       // lanes that receive an element
+};
+
+std::map<int64_t, RowWriters> row_writers(const std::vector<Element>& el) {
+  std::map<int64_t, RowWriters> rows;  // dst row -> its writers
   for (const auto& [ch, v] : el) {
-    RowWriters& r = row_first.try_emplace(v[0], RowWriters{ch}).first->second;
+    RowWriters& r = rows.try_emplace(v[0], RowWriters{ch}).first->second;
     if (r.first_chunk == ch && v[1] == 0) r.lane0 = true;
     ++r.lanes;
   }
-  if (static_cast<int64_t>(row_first.size()) != image_rows)
+  return rows;
+}
+
+// One chunk's elements (el[from, to)) as a STORE part: ordinary moves of the widest lane runs both
+// sides share and, where those are narrower than a diagonal move (and the banks few enough for the
+// planner's masks), diagonal moves; the cheaper is kept. False with `best.why_not` when neither fits.
+bool plan_part(const arch::ArchConfig& cfg, const arch::IsaLayout& isa, const std::vector<Element>& el, size_t from,
+               size_t to, const std::map<int64_t, RowWriters>& rows, bool as_a, uint32_t shift, int64_t max_part_instrs,
+               StorePlan& best) {
+  // Runs: consecutive lanes on both sides in one row pair.
+  std::vector<std::pair<Vec4, int64_t>> runs;  // (src row, src lane, dst row, dst lane), length
+  for (size_t i = from; i < to; ++i) {
+    const Vec4& v = el[i].second;
+    const Vec4 mv{v[2], v[3], v[0], v[1]};
+    if (!runs.empty()) {
+      auto& [r, len] = runs.back();
+      if (r[0] == mv[0] && r[2] == mv[2] && r[1] + len == mv[1] && r[3] + len == mv[3]) {
+        ++len;
+        continue;
+      }
+    }
+    runs.push_back({mv, 1});
+  }
+  int64_t count = 0;
+  for (const auto& r : runs) count = std::gcd(count, r.second);
+  std::vector<Vec4> moves;
+  for (const auto& [r, len] : runs)
+    for (int64_t o = 0; o < len; o += count) moves.push_back({r[0], r[1] + o, r[2], r[3] + o});
+  StorePlan ordinary, diag;
+  const bool ordinary_ok = emit_part(cfg, moves, count, as_a, shift, max_part_instrs, ordinary);
+  bool diag_ok = false;
+  if (count < cfg.memory.banks && cfg.memory.banks <= 64) {
+    std::vector<Vec4> part, pads;
+    for (size_t i = from; i < to; ++i) {
+      const Vec4& v = el[i].second;
+      part.push_back(v);
+      if (v[1] == 0 && rows.at(v[0]).lanes < cfg.network.lanes) pads.push_back({v[2], v[3], v[0], v[1]});
+    }
+    diag_ok = emit_diagonal_part(cfg, part, pads, as_a, shift, max_part_instrs, diag);
+  }
+  if (!ordinary_ok && !diag_ok) {
+    best = std::move(ordinary);
+    return false;
+  }
+  best = !ordinary_ok || (diag_ok && part_cost(isa, diag) < part_cost(isa, ordinary)) ? std::move(diag) : std::move(ordinary);
+  return true;
+}
+
+}  // namespace
+
+StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
+                     uint32_t shift, bool per_chunk, int64_t max_part_instrs) {
+  StorePlan plan;
+  auto fail = [&](std::string why) {
+    plan.program.clear();
+    plan.part_begin.clear();
+    plan.after_job.clear();
+    plan.why_not = std::move(why);
+    return plan;
+  };
+  const std::vector<size_t> chunk_job = output_chunks(p);
+  if (chunk_job.size() > 1 && !per_chunk)
+    return fail(fmt::format("the producer's result is computed in {} output chunks (the accumulator holds {} rows)",
+                            chunk_job.size(), cfg.memory.accum_depth));
+  // Fixed wiring replicates A, and B loaded from the left, once per CE; a top-load B image is not.
+  if (c.replicate != 1 && (as_a || !c.map.ib_top))
+    return fail("the consumer's operand is replicated per CE (fixed network)");
+
+  std::vector<Element> el;
+  if (std::string why = image_elements(p, c, as_a, job, chunk_job, el); !why.empty()) return fail(why);
+  const GemmJob& cj = c.jobs.at(job);
+  const int64_t image_rows = image_shape(c, as_a, job).rows;
+  sort_by_destination(el, chunk_job.size(), as_a ? cj.a_base : cj.b_base, image_rows);
+  const std::map<int64_t, RowWriters> rows = row_writers(el);
+  if (static_cast<int64_t>(rows.size()) != image_rows)
     return fail(fmt::format("{} of the consumer's {} image rows hold only padding (a partial {} tile), which a STORE "
                             "does not write",
-                            image_rows - static_cast<int64_t>(row_first.size()), image_rows, c.map.ib_top ? "K" : "N"));
-  for (const auto& [row, first] : row_first)
+                            image_rows - static_cast<int64_t>(rows.size()), image_rows, c.map.ib_top ? "K" : "N"));
+  for (const auto& [row, first] : rows)
     if (!first.lane0)
       return fail(chunk_job.size() > 1
                       ? fmt::format("unified row {} gets its lane 0 from a later output chunk than its other lanes", row)
                       : fmt::format("unified row {} has no element on lane 0 to pad it from", row));
+
   const arch::IsaLayout isa(cfg);
   for (size_t ch = 0, at = 0; ch < chunk_job.size(); ++ch) {
     const size_t from = at;
-    // Runs: consecutive lanes on both sides in one row pair.
-    std::vector<std::pair<Vec4, int64_t>> runs;  // (src row, src lane, dst row, dst lane), length
-    for (; at < el.size() && el[at].first == ch; ++at) {
-      const Vec4& v = el[at].second;
-      const Vec4 mv{v[2], v[3], v[0], v[1]};
-      if (!runs.empty()) {
-        auto& [r, len] = runs.back();
-        if (r[0] == mv[0] && r[2] == mv[2] && r[1] + len == mv[1] && r[3] + len == mv[3]) {
-          ++len;
-          continue;
-        }
-      }
-      runs.push_back({mv, 1});
-    }
-    if (runs.empty()) continue;  // this chunk holds nothing of the job's image
-    int64_t count = 0;
-    for (const auto& r : runs) count = std::gcd(count, r.second);
-    std::vector<Vec4> moves;
-    for (const auto& [r, len] : runs)
-      for (int64_t o = 0; o < len; o += count) moves.push_back({r[0], r[1] + o, r[2], r[3] + o});
+    while (at < el.size() && el[at].first == ch) ++at;
+    if (at == from) continue;  // this chunk holds nothing of the job's image
     plan.part_begin.push_back(plan.program.size());
     plan.after_job.push_back(chunk_job[ch]);
-    // This part alone, as ordinary moves and, where those are narrower than a diagonal move (and
-    // the banks few enough for the planner's masks), as diagonal moves: the cheaper is kept.
-    StorePlan ordinary, diag;
-    const bool ordinary_ok = emit_part(cfg, moves, count, as_a, shift, max_part_instrs, ordinary);
-    bool diag_ok = false;
-    if (count < cfg.memory.banks && cfg.memory.banks <= 64) {
-      std::vector<Vec4> part, pads;
-      for (size_t i = from; i < at; ++i) {
-        const Vec4& v = el[i].second;
-        part.push_back(v);
-        if (v[1] == 0 && row_first.at(v[0]).lanes < cfg.network.lanes) pads.push_back({v[2], v[3], v[0], v[1]});
-      }
-      diag_ok = emit_diagonal_part(cfg, part, pads, as_a, shift, max_part_instrs, diag);
-    }
-    if (!ordinary_ok && !diag_ok) return fail(ordinary.why_not);
-    const StorePlan& best = !ordinary_ok || (diag_ok && part_cost(isa, diag) < part_cost(isa, ordinary)) ? diag : ordinary;
+    StorePlan best;
+    if (!plan_part(cfg, isa, el, from, at, rows, as_a, shift, max_part_instrs, best)) return fail(best.why_not);
     append_part(plan, best);
   }
   return plan;
