@@ -28,7 +28,6 @@
 #include "mapper/reuse.hpp"
 #include "mapper/verify.hpp"
 #include "mapper/wall_model.hpp"
-#include "yaml_input/file.hpp"
 
 namespace fetta::mapper {
 
@@ -95,13 +94,6 @@ GemmRecord record_of(const CompiledGemm& c) {
   return {c.shape, c.map.os, c.map.ib_top, c.map.gk, c.map.gm, c.describe()};
 }
 
-// The layer description, read once: the program embeds the text that was parsed.
-std::string layer_text(const std::string& path) {
-  std::optional<std::string> text = yaml_input::read_file(path);
-  if (!text) throw verif::LayerError(fmt::format("{}: cannot open the layer description", path));
-  return std::move(*text);
-}
-
 // Whether a result later networks read too may also stay on chip for its next reader: only when
 // asked, on the DMA path (it saves the result for the later readers while the STORE places it), with
 // reuse (without it no result has several readers) and not with every intermediate sent through
@@ -128,7 +120,7 @@ class ProgramBuilder {
         movement_(cfg, o.dma, o.through_host), dma_(arch::dma_geometry(cfg)), plans_(plans) {}
 
   void layer(const std::string& file, const std::vector<verif::Phase>& phases) {
-    std::string text = layer_text(file);
+    std::string text = verif::read_layer_text(file);  // read once: the program embeds the text that was parsed
     const verif::LayerSpec spec = verif::parse_layer(text, file);
     layer_ = static_cast<int>(out_.layers.size());
     out_.layers.push_back({spec.name, std::move(text), phases});

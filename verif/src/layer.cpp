@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <limits>
 #include <set>
+#include <utility>
 
 #include "verif/contract.hpp"
 #include "yaml_input/file.hpp"
@@ -449,11 +450,13 @@ LayerSpec parse_layer(const std::string& yaml_text, const std::string& source) {
   return s;
 }
 
-LayerSpec load_layer(const std::string& path) {
-  const std::optional<std::string> text = yaml_input::read_file(path);
+std::string read_layer_text(const std::string& path) {
+  std::optional<std::string> text = yaml_input::read_file(path);
   if (!text) throw LayerError(fmt::format("{}: cannot open the layer description", path));
-  return parse_layer(*text, path);
+  return std::move(*text);
 }
+
+LayerSpec load_layer(const std::string& path) { return parse_layer(read_layer_text(path), path); }
 
 int64_t num_cores(const LayerSpec& spec) {
   const auto s = static_cast<int64_t>(spec.out_modes.size());

@@ -63,6 +63,9 @@ struct LayerSpec {
 // YAML keys: name (string, optional: default the file stem), format (tt|ttm|tr|ht|bt), batch,
 // out_modes, in_modes, ranks (lists of integers), transfer_rank (ht only), terms (bt only).
 LayerSpec load_layer(const std::string& path);
+// The file's text, for a reader that keeps what it parsed (a program embeds it); LayerError when it
+// cannot be opened. load_layer is parse_layer(read_layer_text(path), path).
+std::string read_layer_text(const std::string& path);
 LayerSpec parse_layer(const std::string& yaml_text, const std::string& source = "<string>");
 // The same checks on a spec built in code (messages name spec.source and the field, no line).
 void validate_layer(const LayerSpec& spec);
