@@ -378,11 +378,11 @@ void validate(const ArchConfig& c) {
   if (c.ce.count * c.ce.cols > N)
     fail("network.lanes", fmt::format("{} lanes cannot take {} CEs x {} columns = {} CE outputs; allowed: >= ce.count * ce.cols",
                                       N, c.ce.count, c.ce.cols, c.ce.count * c.ce.cols));
-  const int row = c.memory.banks * c.memory.elems_per_bank;
-  if (c.vector.lanes != 0 && !int_allowed(c.vector.lanes, {limits::kVectorLanes.lo, std::min(row, limits::kVectorLanes.hi)}, true))
+  // N is a unified-memory row's elements (checked above).
+  if (c.vector.lanes != 0 && !int_allowed(c.vector.lanes, {limits::kVectorLanes.lo, std::min(N, limits::kVectorLanes.hi)}, true))
     fail("vector.lanes", fmt::format("{} is not allowed; allowed: 0 (one lane per element of a row) or a power of two, {}..{} "
                                      "(a row is memory.banks x memory.elems_per_bank = {} elements)",
-                                     c.vector.lanes, limits::kVectorLanes.lo, row, row));
+                                     c.vector.lanes, limits::kVectorLanes.lo, N, N));
   const int stages = std::countr_zero(static_cast<unsigned>(N)) + 1;
   check_int("network.dist_pipeline_every", c.network.dist_pipeline_every, {0, stages}, false,
             fmt::format(" (0: combinational; the {}-lane network has {} stages)", N, stages));

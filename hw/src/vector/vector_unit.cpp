@@ -127,7 +127,7 @@ class UnitBuilder {
     if (multi_beat()) {
       // The beat the row's next entry is; reduce and the idle opcodes are taken whole.
       beat_in_ = m_.reg("beat_in", UInt(beat_bits()), reset_to(0));
-      m_.when(beat_go_, [&] { beat_in_ <<= (beat_in_ + 1).trunc(beat_bits()); });
+      m_.when(beat_go_, [&] { beat_in_ <<= beat_in_ + 1; });  // wraps after the last beat
       ready_ <<= accept & ((op_ > op_sumsq_) | (beat_in_ == beats(p_) - 1));
     } else {
       ready_ <<= accept;
