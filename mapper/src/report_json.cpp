@@ -11,6 +11,7 @@ nlohmann::json controller_json(const WallPrediction& w) {
                            {"host_reads", w.stalls.host_reads},
                            {"host_reads_again", w.stalls.host_reads_again},
                            {"accumulator_reads", w.stalls.accumulator_reads},
+                           {"probes", w.stalls.probes},
                            {"other", w.stalls.other}}}};
 }
 

@@ -78,7 +78,7 @@ class Replay {
       const int64_t before = h_;
       const int64_t free_before = ctrl_free_, hold_before = hold_;
       perform(o, dram_ps);
-      if (o.account == Account::none || !o.host_counted) w.probe += h_ - before;
+      if (o.is_probe()) w.probe += h_ - before;
       if (o.code == OpCode::push) {
         w.busy += o.c;
         attribute(pops_.back() - free_before, hold_ - hold_before, w.stalls);
@@ -107,19 +107,20 @@ class Replay {
   int64_t dma_wait_ = 0;  // of the op being performed, cycles it waited for the DMA (dma_idle, queue room)
 
   void host_work(const Op& o, int64_t cycles) {
-    const int64_t waited = std::min(cycles, dma_wait_);
+    // A probe's cycles are all the checking's, its wait for the DMA to free the host port included.
+    const int64_t waited = o.is_probe() ? 0 : std::min(cycles, dma_wait_);
     dma_wait_ = 0;
     if (waited > 0) since_push_.push_back({&WallStalls::dma, waited});
     Cause c = &WallStalls::other;
     switch (o.code) {
-      case OpCode::write_rows:
-      case OpCode::check_rows: c = &WallStalls::host_writes; break;
+      case OpCode::write_rows: c = &WallStalls::host_writes; break;
       case OpCode::read_saved: c = o.source >= 0 ? &WallStalls::host_reads_again : &WallStalls::host_reads; break;
       case OpCode::read_acc: c = &WallStalls::accumulator_reads; break;
       case OpCode::wait_dma_idle:
       case OpCode::wait_retired: c = &WallStalls::dma; break;  // a FLIP retires late only when the DMA held it
       default: break;
     }
+    if (o.is_probe()) c = &WallStalls::probes;  // check_rows always; read_acc, FLIPs and waits around checks
     if (cycles > waited) since_push_.push_back({c, cycles - waited});
   }
 
@@ -307,6 +308,7 @@ std::string stalls_text(const WallPrediction& w) {
       {s.host_reads, "the host reading saved results from DRAM"},
       {s.host_reads_again, "reading them again for later networks"},
       {s.accumulator_reads, "the host reading the accumulator"},
+      {s.probes, "the scoreboard's probes"},
       {s.other, "instruction pushes and the rest"}};
   std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string text = fmt::format("controller (the wall-cycle model): busy {} cycles, idle {}", w.busy, s.total());

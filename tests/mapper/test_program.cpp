@@ -624,6 +624,14 @@ TEST_CASE("the wall-cycle model puts every idle cycle of the controller on what 
       if (op.code == OpCode::push) busy += op.c;
     CHECK(w.busy == busy);
     CHECK(w.busy + w.stalls.total() == w.simulated);
+    // The scoreboard's probes are their own cause, never the host's or the DMA's: with every
+    // probe op taken out, only the probes' share of the idle cycles goes.
+    CHECK(w.stalls.probes <= w.probe);
+    Program unprobed = p;
+    std::erase_if(unprobed.ops, [](const Op& op) { return op.is_probe(); });
+    const WallPrediction u = predict_wall(unprobed, cfg);
+    CHECK(u.probe == 0);
+    CHECK(u.stalls.probes == 0);
     if (dma) {
       // Shared results are saved and read back from DRAM; the DMA loads every input.
       CHECK(w.stalls.dma > 0);

@@ -131,6 +131,9 @@ struct Op {
   int64_t a = 0, b = 0, c = 0;
   uint64_t map = 0, map_len = 0;      // a range of Program::maps: element indices (-1 pad)
   uint64_t lanes = 0, lanes_len = 0;  // read_acc: a range of Program::maps: the lanes read
+  // The scoreboard's probe of a result kept on chip (its reads, the FLIPs around them): simulated
+  // cycles that checking costs, counted apart from the design's own work and the host's.
+  bool is_probe() const { return account == Account::none || !host_counted; }
   bool operator==(const Op&) const = default;
 };
 

@@ -11,7 +11,7 @@
 namespace fetta::mapper {
 
 // {"busy_cycles", "idle_cycles", "waiting_for": {"dma", "host_writes", "host_reads", "host_reads_again",
-// "accumulator_reads", "other"}}
+// "accumulator_reads", "probes", "other"}}
 nlohmann::json controller_json(const WallPrediction& w);
 // {"count", "on_chip", "leave": {<fate>: n, ...}} (every fate that leaves, zeros included)
 nlohmann::json to_json(const IntermediateFates& f);

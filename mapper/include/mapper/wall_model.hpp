@@ -15,12 +15,15 @@ namespace fetta::mapper {
 // latest first (a gap is the part of that work compute did not cover).
 struct WallStalls {
   int64_t dma = 0;          // the DMA: the host's port or DRAM waiting for it, a FLIP or STORE held for its half
-  int64_t host_writes = 0;  // the host writing operand images through its port (and the probes' row reads)
+  int64_t host_writes = 0;  // the host writing operand images through its port
   int64_t host_reads = 0;   // the host reading saved rows from DRAM (the first read of each)
   int64_t host_reads_again = 0;   // later networks' reads of a shared result's rows
   int64_t accumulator_reads = 0;  // the host reading results out of the accumulator (the host path)
+  // The scoreboard's probes: its reads of results kept on chip (accumulator rows, STOREd images)
+  // and the FLIPs around them. Simulated cycles the checking costs, not the design's own work.
+  int64_t probes = 0;
   int64_t other = 0;        // pushing instruction and descriptor words, the reset
-  int64_t total() const { return dma + host_writes + host_reads + host_reads_again + accumulator_reads + other; }
+  int64_t total() const { return dma + host_writes + host_reads + host_reads_again + accumulator_reads + probes + other; }
 };
 
 struct WallPrediction {

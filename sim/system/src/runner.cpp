@@ -338,10 +338,10 @@ class Executor {
     if (layer != board_.layer()) board_.begin_layer(layer);
     const uint64_t cyc0 = bench_->cycle_count();
     const int64_t host0 = bench_->host_cycles(), now0 = bench_->now();
-    bench_->count_host(o.account != mapper::Account::none && o.host_counted);
+    bench_->count_host(!o.is_probe());
     perform(o);
     bench_->count_host(true);
-    if (o.account == mapper::Account::none || !o.host_counted) probe_cycles += bench_->now() - now0;
+    if (o.is_probe()) probe_cycles += bench_->now() - now0;
     if (o.report < 0) return;
     StepReport& rep = pending_[static_cast<size_t>(o.report)];
     const auto cycles = static_cast<int64_t>(bench_->cycle_count() - cyc0);
