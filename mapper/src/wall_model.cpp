@@ -21,7 +21,7 @@ namespace {
 
 constexpr auto kInstrQueueDepth = static_cast<size_t>(arch::kTopInstrQueueDepth);
 constexpr auto kDmaQueueDepth = static_cast<size_t>(arch::kTopDmaQueueDepth);
-constexpr int64_t kResetCycles = 3;  // the bench holds reset for two cycles, then one more before the program
+constexpr int64_t kResetCycles = arch::kBenchResetCycles + 1;  // the bench's reset, then one cycle before the program
 // The DMA: its first request this many cycles after the descriptor is queued (and its half is
 // free), and idle this many after its last response; the next descriptor starts after that.
 constexpr int64_t kDmaFirstRequest = 2;

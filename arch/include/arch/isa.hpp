@@ -149,6 +149,9 @@ Words encode_red_cfg(const IsaLayout& isa, int chunk, const std::vector<uint8_t>
 Words encode_flip(const IsaLayout& isa);
 // Instructions the top's controller queues (hw::ControllerParams; the wall-cycle model's too).
 inline constexpr int kTopInstrQueueDepth = 4;
+// Cycles the system bench holds the top's reset before it releases it and, a cycle later, starts
+// the program (sim::SystemBench; the wall-cycle model's first cycles).
+inline constexpr int kBenchResetCycles = 2;
 // Throws IsaError for a base or count out of range (a diagonal move's count: 1 .. banks), a
 // bound of 0 or above the field, or a conversion field the configuration's type does not have
 // (pad_neg: bf16; shift: integers).

@@ -106,8 +106,7 @@ void SystemBench::tick() {
 void SystemBench::host_thread() {
   for (const auto& [name, p] : ports_)
     if (name == "rst") p->write(1);
-  tick();
-  tick();
+  for (int c = 0; c < arch::kBenchResetCycles; ++c) tick();
   port("rst").write(0);
   tick();
   try {
