@@ -35,6 +35,13 @@ std::string moves_text(const std::vector<StorePlan>& plans) {
   return fmt::format("{} moves ({} diagonal: an element per bank)", moves, diag);
 }
 
+std::string store_rate_text(const std::vector<StorePlan>& plans, int lanes) {
+  const int64_t elements = total(plans, [](const StorePlan& sp) { return sp.elements; });
+  const int64_t cycles = total(plans, [](const StorePlan& sp) { return sp.predicted_cycles; });
+  return fmt::format("{:.1f} elements per STORE cycle ({} for a row copy)",
+                     cycles > 0 ? static_cast<double>(elements) / static_cast<double>(cycles) : 0.0, lanes);
+}
+
 Movement::Movement(const arch::ArchConfig& cfg, bool dma, bool through_host)
     : cfg_(cfg), dma_(dma), through_host_(through_host), isa_(cfg), host_lanes_(arch::host_port_lanes(cfg)) {}
 
@@ -122,7 +129,8 @@ std::optional<std::vector<StorePlan>> Movement::store_that_pays(const CompiledGe
   const int64_t store = store_cost(plans);
   if (store >= host) {
     why = {Fate::store_slower,
-           fmt::format("STORE would take {} cycles ({}), the host and DRAM {}", store, moves_text(plans), host)};
+           fmt::format("STORE would take {} cycles ({}; {}), the host and DRAM {}", store, moves_text(plans),
+                       store_rate_text(plans, cfg_.network.lanes), host)};
     return std::nullopt;
   }
   return plans;

@@ -876,9 +876,9 @@ class ProgramBuilder {
     }
   }
 
-  // "<moves_text> in <n> instruction(s)[ of <k> affine nests], as A of s<t>"
-  // and where the images wait (the nests only when some job's program is more than one).
-  static std::string describe_store(const OnChip& oc, int s) {
+  // "<moves_text> in <n> instruction(s)[ of <k> affine nests], as A of s<t>", where the images wait
+  // (the nests only when some job's program is more than one), and the rate the STOREs write at.
+  std::string describe_store(const OnChip& oc, int s) const {
     const CompiledGemm& c = oc.consumer->compiled.gemm;
     std::string where;
     const size_t n = oc.stores.size();
@@ -893,10 +893,10 @@ class ProgramBuilder {
     if (!moved.empty()) where += fmt::format(", {} image(s) moved to row(s) {}", moved.size(), fmt::join(moved, "/"));
     const int64_t nests = total(oc.stores, [](const StorePlan& sp) { return sp.nests; });
     const int64_t one_each = total(oc.stores, [](const StorePlan& sp) { return sp.part_begin.size(); });
-    return fmt::format("{} in {} instruction(s){}, as {} of s{}{}", moves_text(oc.stores),
+    return fmt::format("{} in {} instruction(s){}, as {} of s{}{}; {}", moves_text(oc.stores),
                        total(oc.stores, [](const StorePlan& sp) { return sp.program.size(); }),
                        nests > one_each ? fmt::format(" of {} affine nests", nests) : "", oc.as_a ? "A" : "B",
-                       oc.consumer_step, where);
+                       oc.consumer_step, where, store_rate_text(oc.stores, cfg_.network.lanes));
   }
 
   int32_t new_step(const Where& w, size_t term, int step, int steps, const Operand& lhs, const Operand& rhs,

@@ -195,6 +195,7 @@ bool emit_part(const arch::ArchConfig& cfg, const std::vector<Vec4>& moves, int6
       }
       plan.program.push_back(st);
       plan.moves += st.moves();
+      plan.elements += st.moves() * st.count;
       if (diag.on) plan.diagonal_moves += st.moves();
       plan.predicted_cycles += arch::store_instr_cycles(st);
     }
@@ -320,6 +321,7 @@ void append_part(StorePlan& plan, const StorePlan& part) {
   plan.program.insert(plan.program.end(), part.program.begin(), part.program.end());
   plan.moves += part.moves;
   plan.diagonal_moves += part.diagonal_moves;
+  plan.elements += part.elements;
   plan.predicted_cycles += part.predicted_cycles;
   plan.nests += part.nests;
 }

@@ -15,6 +15,7 @@
 #include <fmt/core.h>
 
 #include "mapper/compile.hpp"
+#include "mapper/movement.hpp"
 #include "mapper/placement.hpp"
 #include "mapper/store.hpp"
 #include "verif/layer.hpp"
@@ -24,6 +25,7 @@ using namespace fetta;
 using namespace fetta::mapper;
 using fetta::test::cfg_named;
 using Catch::Matchers::Contains;
+using Catch::Matchers::Equals;
 
 namespace {
 
@@ -167,6 +169,15 @@ void check_program(const arch::ArchConfig& cfg, const CompiledGemm& p, const Com
     }
   }
   CHECK(bad == 0);
+  // The elements it counts: each of the result's image elements once, plus at most one per
+  // ordinary move that pads a row a diagonal program leaves lanes of.
+  int64_t from_result = 0;
+  for (size_t i = 0; i < want_lo.data.size(); ++i) {
+    const int64_t e = int64_t{want_hi.data[i]} << 16 | want_lo.data[i];
+    from_result += e >= 1 && e <= lo.numel();
+  }
+  CHECK(sp.elements >= from_result);
+  CHECK(sp.elements <= from_result + (sp.diagonal_moves > 0 ? sp.moves - sp.diagonal_moves : 0));
   int64_t moves = 0, cycles = 0;
   for (const arch::StoreInstr& i : sp.program) {
     moves += i.moves();
@@ -442,6 +453,11 @@ TEST_CASE("A transposition is stored diagonally, an element per bank per cycle",
       // elements as the image has banks of K.
       CHECK(sp.diagonal_moves == T * T * B);
       CHECK(sp.predicted_cycles < 64 * M / 4);  // one lane a cycle would take 64 M
+      // Its rate: 64 x M elements (the pads' lane-0 moves add one each) over its cycles.
+      CHECK(sp.elements == 64 * M + pads);
+      CHECK_THAT(store_rate_text({sp}, cfg.network.lanes),
+                 Equals(fmt::format("{:.1f} elements per STORE cycle (64 for a row copy)",
+                                    static_cast<double>(64 * M + pads) / static_cast<double>(sp.predicted_cycles))));
       for (size_t i = 0; i < sp.program.size(); ++i) {
         const arch::StoreInstr& st = sp.program[i];
         CHECK(st.diag == (i >= (pads ? 1U : 0U)));  // the pad moves come first

@@ -38,6 +38,10 @@ std::array<int64_t, 2> saved_beats(const CompiledGemm& c, int host_lanes);
 
 // "800 moves of 4 lane(s)"; with diagonal moves (whose width varies) "800 moves (768 diagonal: ...)".
 std::string moves_text(const std::vector<StorePlan>& plans);
+// "<r> elements per STORE cycle (<lanes> for a row copy)": what the STOREs write per cycle the
+// controller is busy with them, against a row copy's; a transposition moves an element per bank a
+// cycle at most (moves_text says which kind of move it is).
+std::string store_rate_text(const std::vector<StorePlan>& plans, int lanes);
 
 // A quantity summed over the STORE programs of one result (one per consumer job).
 template <typename F>

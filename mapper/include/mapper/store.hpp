@@ -33,6 +33,7 @@ struct StorePlan {
   int64_t predicted_cycles = 0;           // the controller's busy cycles for the program
   int64_t nests = 0;                      // affine nests the moves were split into (every part's)
   int64_t diagonal_moves = 0;             // of `moves`, the diagonal ones (one element per bank each)
+  int64_t elements = 0;                   // elements written (a move's lanes, a diagonal move's banks)
   // One part per output chunk of the producer that holds some of the image, in the producer's job
   // order: part i is program[part_begin[i] ..] up to the next part and must run right after the
   // producer's job after_job[i] (which completes that chunk), before its next job overwrites the
