@@ -624,8 +624,8 @@ TEST_CASE("the wall-cycle model puts every idle cycle of the controller on what 
       if (op.code == OpCode::push) busy += op.c;
     CHECK(w.busy == busy);
     CHECK(w.busy + w.stalls.total() == w.simulated);
-    // The scoreboard's probes are their own cause, never the host's or the DMA's: with every
-    // probe op taken out, only the probes' share of the idle cycles goes.
+    // The scoreboard's probes are their own cause, never the host's or the DMA's: at most their own
+    // cycles, and none once every probe op is taken out.
     CHECK(w.stalls.probes <= w.probe);
     Program unprobed = p;
     std::erase_if(unprobed.ops, [](const Op& op) { return op.is_probe(); });
