@@ -63,12 +63,14 @@ int64_t dram_transfer_cycles(const ArchConfig& cfg, uint64_t bytes) {
   return static_cast<int64_t>(std::ceil(dram_transfer_ns(cfg.dram, bytes) * cfg.clock_mhz / 1000.0 - 1e-9));
 }
 
+double dram_bytes_per_cycle(const ArchConfig& cfg) { return cfg.dram.bandwidth_gbps * 1e3 / cfg.clock_mhz; }
+
 int host_port_banks(const ArchConfig& cfg) {
-  // Bytes the DRAM delivers per TCU clock, and bytes one bank row holds.
-  const double dram_bytes_per_cycle = cfg.dram.bandwidth_gbps * 1e3 / cfg.clock_mhz;
+  // As many banks as the DRAM fills a cycle, at one row of each.
+  const double per_cycle = dram_bytes_per_cycle(cfg);
   const double row_bytes = cfg.memory.elems_per_bank * operand_bits(cfg.dtype) / 8.0;
   int p = 1;
-  while (p < cfg.memory.banks && p * row_bytes < dram_bytes_per_cycle) p *= 2;
+  while (p < cfg.memory.banks && p * row_bytes < per_cycle) p *= 2;
   return p;
 }
 
@@ -94,7 +96,7 @@ std::string to_yaml(const ArchConfig& c) {
       "name: \"{}\"\ndtype: {}\nclock_mhz: {}\n"
       "ce:\n  rows: {}\n  cols: {}\n  count: {}\n  dataflows: [{}]\n  ib_double_buffer: {}\n  psum_double_buffer: {}\n"
       "  mac_pipeline_stages: {}\n  mac_product_stages: {}\n"
-      "arith:\n  fp32_adder: {}\n  prefix: {}\n"
+      "arith:\n  fp32_adder: {}\n  prefix: {}\n  reduction_adder: {}\n  reduction_adder_stages: {}\n"
       "network:\n  lanes: {}\n  dist_pipeline_every: {}\n  dist_output_register: {}\n  topology: {}\n"
       "memory:\n  banks: {}\n  elems_per_bank: {}\n  unified_depth: {}\n  accum_depth: {}\n  accum_pipeline: {}\n"
       "  store_reorder: {}\n"
@@ -104,7 +106,8 @@ std::string to_yaml(const ArchConfig& c) {
       "  dram_read_pj_per_byte: {}\n  dram_write_pj_per_byte: {}\n  static_mw: {}\n",
       name, to_string(c.dtype), c.clock_mhz, c.ce.rows, c.ce.cols, c.ce.count, fmt::join(dataflows, ", "),
       flag(c.ce.ib_double_buffer), flag(c.ce.psum_double_buffer), c.ce.mac_pipeline_stages, c.ce.mac_product_stages,
-      to_string(c.arith.fp32_adder), to_string(c.arith.prefix), c.network.lanes, c.network.dist_pipeline_every,
+      to_string(c.arith.fp32_adder), to_string(c.arith.prefix), to_string(c.arith.reduction_adder),
+      c.arith.reduction_adder_stages, c.network.lanes, c.network.dist_pipeline_every,
       flag(c.network.dist_output_register), to_string(c.network.topology), c.memory.banks, c.memory.elems_per_bank,
       c.memory.unified_depth, c.memory.accum_depth, c.memory.accum_pipeline, flag(c.memory.store_reorder),
       c.vector.lanes, c.dram.bandwidth_gbps, c.dram.latency_ns,
@@ -269,6 +272,8 @@ ArchConfig parse_root(const YAML::Node& root, const std::string& file) {
   Section ar = top.sub("arith");
   ar.get_enum("fp32_adder", cfg.arith.fp32_adder, kFp32Adders);
   ar.get_enum("prefix", cfg.arith.prefix, kPrefixAdders);
+  ar.get_enum("reduction_adder", cfg.arith.reduction_adder, kFp32Adders);
+  ar.get_int("reduction_adder_stages", cfg.arith.reduction_adder_stages, limits::kReductionAdderStages);
   ar.reject_unknown();
 
   Section net = top.sub("network");
@@ -343,6 +348,7 @@ void validate(const ArchConfig& c) {
   check_int("ce.count", c.ce.count, limits::kCeCount, true, " (CE groups split K and N by halving)");
   check_int("ce.mac_pipeline_stages", c.ce.mac_pipeline_stages, limits::kMacPipelineStages, false);
   check_int("ce.mac_product_stages", c.ce.mac_product_stages, limits::kMacProductStages, false);
+  check_int("arith.reduction_adder_stages", c.arith.reduction_adder_stages, limits::kReductionAdderStages, false);
   if (!c.has_dataflow(Dataflow::ws))
     fail("ce.dataflows", "the controller's loads and the compiler's mappings are weight-stationary first; allowed: a "
                          "list that contains ws (ws, [ws, is], [ws, os], [ws, is, os])");

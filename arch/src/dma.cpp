@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -22,6 +23,25 @@ int DmaGeometry::beat_shift() const { return std::countr_zero(static_cast<unsign
 size_t dram_port_depth(const ArchConfig& cfg) {
   const double beat_ns = static_cast<double>(dma_geometry(cfg).beat_bytes()) / cfg.dram.bandwidth_gbps;
   return static_cast<size_t>(std::ceil(cfg.dram.latency_ns / beat_ns)) + 4;
+}
+
+DramPortTiming::DramPortTiming(const ArchConfig& cfg) : depth_(dram_port_depth(cfg)) {
+  const double cycles_per_ns = cfg.clock_mhz / 1000.0;
+  const double beat_ns = static_cast<double>(dma_geometry(cfg).beat_bytes()) / cfg.dram.bandwidth_gbps;
+  per_beat_ps_ = std::llround(beat_ns * cycles_per_ns * static_cast<double>(kCyclePs));
+  latency_ps_ = std::llround(cfg.dram.latency_ns * cycles_per_ns * static_cast<double>(kCyclePs));
+}
+
+int64_t DramPortTiming::take(int64_t taken_ps) {
+  free_at_ps_ = std::max(free_at_ps_, taken_ps) + per_beat_ps_;
+  return free_at_ps_ + latency_ps_;
+}
+
+int64_t DramPortTiming::take_at_cycle(int64_t t) {
+  const int64_t due = take((t + 1) * kCyclePs);
+  // Falling edges at c * kCyclePs + kCyclePs / 2: the first at or after `due`.
+  const int64_t after_edge = due - kCyclePs / 2;
+  return after_edge <= 0 ? 0 : (after_edge + kCyclePs - 1) / kCyclePs;
 }
 
 DmaGeometry dma_geometry(const ArchConfig& cfg) {

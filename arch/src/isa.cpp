@@ -38,7 +38,9 @@ SystemTiming system_timing(const ArchConfig& cfg) {
   // The butterfly's registers, and one at its output unless the last of those is already there.
   const bool ends_registered = pe > 0 && (L + 1) % pe == 0;
   t.dist_latency = fixed ? 0 : (pe == 0 ? 0 : (L + 1) / pe) + (cfg.network.dist_output_register && !ends_registered ? 1 : 0);
-  t.red_latency = fixed ? 0 : L + 1;
+  // A register after every level, and a binary32 adder's stages at every level with adders.
+  const int adder_stages = cfg.dtype == DataType::bf16 ? cfg.arith.reduction_adder_stages : 0;
+  t.red_latency = fixed ? 0 : L + 1 + adder_stages * (L - red_first_add_level(cfg));
   t.ctrl_delay = 1 + t.dist_latency;
   t.acc_delay = t.ctrl_delay + cfg.ce.rows * (cfg.ce.mac_pipeline_stages + 1) + cfg.ce.mac_product_stages + t.red_latency;
   // The last accumulator op's write lands accum_pipeline - 1 cycles after it.

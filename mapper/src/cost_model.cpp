@@ -142,8 +142,7 @@ StepCost AnalyticalModel::step_with(const StepShape& s, const std::string& dataf
     c.dram_read_bytes = (static_cast<double>(s.a_elems) + static_cast<double>(s.b_elems)) * ob;
     c.dram_write_bytes = static_cast<double>(s.out_elems) * ob;
     c.dram_bytes = c.dram_read_bytes + c.dram_write_bytes;
-    const double bytes_per_cycle = cfg_.dram.bandwidth_gbps * 1000.0 / cfg_.clock_mhz;
-    c.dram_cycles = c.dram_bytes / bytes_per_cycle;
+    c.dram_cycles = c.dram_bytes / arch::dram_bytes_per_cycle(cfg_);
   }
   c.cycles = std::max({c.compute_cycles, c.sram_cycles, c.dram_cycles});
 

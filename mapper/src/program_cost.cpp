@@ -56,7 +56,7 @@ std::vector<StepTraffic> program_traffic(const Program& p, const arch::ArchConfi
 }
 
 int64_t end_to_end_bound(const ProgramCost& c, const arch::ArchConfig& cfg) {
-  const double bytes_per_cycle = cfg.dram.bandwidth_gbps * 1e3 / cfg.clock_mhz;  // GB/s = bytes per ns
+  const double bytes_per_cycle = arch::dram_bytes_per_cycle(cfg);
   return std::max(c.compute_cycles, static_cast<int64_t>(std::ceil(static_cast<double>(c.least_dram_bytes) / bytes_per_cycle)));
 }
 

@@ -22,36 +22,24 @@ namespace {
 constexpr auto kInstrQueueDepth = static_cast<size_t>(arch::kTopInstrQueueDepth);
 constexpr auto kDmaQueueDepth = static_cast<size_t>(arch::kTopDmaQueueDepth);
 constexpr int64_t kResetCycles = arch::kBenchResetCycles + 1;  // the bench's reset, then one cycle before the program
-// The DMA: its first request this many cycles after the descriptor is queued (and its half is
-// free), and idle this many after its last response; the next descriptor starts after that.
-constexpr int64_t kDmaFirstRequest = 2;
-constexpr int64_t kDmaDoneAfterLast = 2;
 
-// The bench's DRAM port (sim/system/src/bench.cpp, memory_thread): a request presented at cycle t
-// is taken while fewer than arch::dram_port_depth wait, served after the transfers before it at
-// the bandwidth, and answered at the first cycle its latency after that.
+// The bench's DRAM port (arch::DramPortTiming, which the bench runs too): a request presented at
+// cycle t is taken while fewer than its depth wait.
 class DramPort {
  public:
-  explicit DramPort(const arch::ArchConfig& cfg) {
-    const double cycles_per_ns = cfg.clock_mhz / 1000.0;
-    const arch::DmaGeometry g = arch::dma_geometry(cfg);
-    latency_ = cfg.dram.latency_ns * cycles_per_ns;
-    per_beat_ = static_cast<double>(g.beat_bytes()) / cfg.dram.bandwidth_gbps * cycles_per_ns;
-    cap_ = arch::dram_port_depth(cfg);
-  }
+  explicit DramPort(const arch::ArchConfig& cfg) : cfg_(cfg) {}
   // The cycle the last of `beats` requests is answered, the first presented at `first`.
   int64_t run(int64_t first, int64_t beats) {
-    std::deque<int64_t> due;  // the answer cycles of the requests taken, oldest first
-    double free_at = 0;
+    arch::DramPortTiming timing(cfg_);  // a transfer starts on an idle DRAM
+    std::deque<int64_t> due;           // the answer cycles of the requests taken, oldest first
     int64_t t = first, last = first;
     for (int64_t i = 0; i < beats; ++t) {
       if (!due.empty() && due.front() <= t) {
         last = due.front();
         due.pop_front();
       }
-      if (due.size() >= cap_) continue;  // not ready: the request waits
-      free_at = std::max(free_at, static_cast<double>(t) + 0.5) + per_beat_;
-      due.push_back(static_cast<int64_t>(std::ceil(free_at + latency_ - 1e-9)));
+      if (due.size() >= timing.depth()) continue;  // not ready: the request waits
+      due.push_back(timing.take_at_cycle(t));
       ++i;
     }
     // The rest are answered one a cycle at most, each at its due cycle.
@@ -60,8 +48,7 @@ class DramPort {
   }
 
  private:
-  double latency_ = 0, per_beat_ = 0;
-  size_t cap_ = 0;
+  const arch::ArchConfig& cfg_;
 };
 
 class Replay {
@@ -173,7 +160,7 @@ class Replay {
         if (it == flip_pops_.end()) return;
         start = *it;
       }
-      d.done = port_.run(start + kDmaFirstRequest, d.beats) + kDmaDoneAfterLast;
+      d.done = port_.run(start + arch::kDmaTiming.first_request, d.beats) + arch::kDmaTiming.done_after_last;
     }
   }
 

@@ -35,6 +35,11 @@ Data Data::operator[](const std::string& fname) const {
   return Data(*f.type, std::move(l), std::move(fl), name_ + "_" + fname);
 }
 
+Data Data::field_if_any(const std::string& fname) const {
+  if (type_.kind() != Type::Kind::bundle || type_.field_index(fname) < 0) return Data{};
+  return (*this)[fname];
+}
+
 Data Data::operator[](int index) const {
   if (type_.kind() != Type::Kind::vec)
     throw RtlError(ErrorKind::type, name_, fmt::format("element {} requested from a {}", index, type_.str()), {});
@@ -50,6 +55,8 @@ Data Data::operator[](int index) const {
 int Data::size() const { return type_.kind() == Type::Kind::vec ? type_.count() : 1; }
 
 Sig Data::sig() const {
+  if (leaves_.empty())
+    throw RtlError(ErrorKind::usage, name_, "an empty handle: the bundle it was taken from has no such field", {});
   if (!type_.is_ground())
     throw RtlError(ErrorKind::type, name_, fmt::format("a {} is not a single signal; select a field or element", type_.str()), {});
   return Sig(leaves_.at(0));

@@ -26,11 +26,15 @@ TEST_CASE("configs/default.yaml is the published default", "[arch]") {
   CHECK(c.ce.mac_product_stages == 1);
   CHECK(c.arith.fp32_adder == Fp32Adder::two_path);
   CHECK(c.arith.prefix == PrefixAdder::sklansky);
+  CHECK(c.arith.reduction_adder == Fp32Adder::basic);
+  CHECK(c.arith.reduction_adder_stages == 1);
   CHECK(c.network.dist_output_register);
   CHECK(c.memory.accum_pipeline == 3);
   const ArchConfig d = parse_arch_config("name: fetta_default\n");
   CHECK(d.ce.mac_product_stages == c.ce.mac_product_stages);
   CHECK(d.arith.fp32_adder == c.arith.fp32_adder);
+  CHECK(d.arith.reduction_adder == c.arith.reduction_adder);
+  CHECK(d.arith.reduction_adder_stages == c.arith.reduction_adder_stages);
   CHECK(d.network.dist_output_register == c.network.dist_output_register);
   CHECK(d.memory.accum_pipeline == c.memory.accum_pipeline);
   // 512 KB unified memory, 128 KB accumulators.
@@ -79,7 +83,12 @@ TEST_CASE("bad configurations name the file, line, field and what is allowed", "
   CHECK_THROWS_WITH(parse_arch_config("arith:\n  prefix: ripple\n", "x.yaml"),
                     Contains("arith.prefix: unknown value 'ripple'; allowed: brent_kung, kogge_stone, sklansky"));
   CHECK_THROWS_WITH(parse_arch_config("arith:\n  adder: basic\n", "x.yaml"),
-                    Contains("x.yaml:2: arith.adder: unknown key; allowed keys here: fp32_adder, prefix"));
+                    Contains("x.yaml:2: arith.adder: unknown key; allowed keys here: fp32_adder, prefix, "
+                             "reduction_adder, reduction_adder_stages"));
+  CHECK_THROWS_WITH(parse_arch_config("arith:\n  reduction_adder: fast\n", "x.yaml"),
+                    Contains("x.yaml:2: arith.reduction_adder: unknown value 'fast'; allowed: basic, two_path"));
+  CHECK_THROWS_WITH(parse_arch_config("arith:\n  reduction_adder_stages: 5\n", "x.yaml"),
+                    Contains("x.yaml:2: arith.reduction_adder_stages: 5 is out of range; allowed: 0..4"));
   CHECK_THROWS_WITH(parse_arch_config("memory:\n  accum_pipeline: 4\n", "x.yaml"),
                     Contains("x.yaml:2: memory.accum_pipeline: 4 is out of range; allowed: 2..3"));
   CHECK_THROWS_WITH(parse_arch_config("network:\n  dist_output_register: maybe\n", "x.yaml"),
@@ -171,6 +180,8 @@ TEST_CASE("to_yaml writes every field: the file reads back to the same architect
   c.ce.mac_product_stages = 0;
   c.arith.fp32_adder = Fp32Adder::basic;
   c.arith.prefix = PrefixAdder::brent_kung;
+  c.arith.reduction_adder = Fp32Adder::two_path;
+  c.arith.reduction_adder_stages = 2;
   c.network.lanes = 32;
   c.network.dist_pipeline_every = 3;
   c.network.dist_output_register = false;

@@ -29,6 +29,8 @@
 #include "verif/layer.hpp"
 #include "yaml_input/file.hpp"
 
+using fetta::yaml_input::read_file_or_throw;
+
 namespace {
 
 using Rng = std::mt19937_64;
@@ -45,11 +47,6 @@ int scale() {
   return env ? std::max(1, std::atoi(env)) : 1;
 }
 
-std::string slurp(const std::string& path) {
-  const std::optional<std::string> text = fetta::yaml_input::read_file(path);
-  if (!text) throw std::runtime_error("cannot read " + path);
-  return *text;
-}
 
 template <typename T>
 const T& pick(Rng& rng, const std::vector<T>& v) {
@@ -123,8 +120,8 @@ TEST_CASE("fuzzed configurations, layers and einsums end in a clean error or a u
   Counts cfg_counts;
   constexpr int kLinted = 2;
   int linted = 0;
-  const std::vector<std::string> configs = {slurp(root + "configs/default.yaml"), slurp(root + "configs/ce4x4_x4.yaml"),
-                                            slurp(root + "configs/ce2x4_x8.yaml")};
+  const std::vector<std::string> configs = {read_file_or_throw(root + "configs/default.yaml"), read_file_or_throw(root + "configs/ce4x4_x4.yaml"),
+                                            read_file_or_throw(root + "configs/ce2x4_x8.yaml")};
   for (int k = 0; k < 250 * n; ++k) {
     std::string text = pick(rng, configs);
     for (int m = std::uniform_int_distribution<int>(1, 3)(rng); m > 0; --m) text = mutate(rng, text);
@@ -158,7 +155,7 @@ TEST_CASE("fuzzed configurations, layers and einsums end in a clean error or a u
   Counts layer_counts;
   std::vector<std::string> layers;
   for (const char* f : {"tt_small", "ttm_small", "tr_small", "ht_small", "bt_small", "tt_fetta_example"})
-    layers.push_back(slurp(root + "configs/layers/" + f + ".yaml"));
+    layers.push_back(read_file_or_throw(root + "configs/layers/" + f + ".yaml"));
   for (int k = 0; k < 200 * n; ++k) {
     std::string text = pick(rng, layers);
     for (int m = std::uniform_int_distribution<int>(1, 3)(rng); m > 0; --m) text = mutate(rng, text);

@@ -21,6 +21,8 @@
 #include "mapper/wall_model.hpp"
 #include "yaml_input/file.hpp"
 
+using fetta::yaml_input::read_file_or_throw;
+
 using namespace fetta;
 using namespace fetta::mapper;
 namespace fs = std::filesystem;
@@ -43,16 +45,11 @@ struct Scratch {
   std::string operator/(const std::string& sub) const { return (root / sub).string(); }
 };
 
-std::string slurp(const fs::path& p) {
-  const std::optional<std::string> text = fetta::yaml_input::read_file(p.string());
-  if (!text) throw std::runtime_error("cannot read " + p.string());
-  return *text;
-}
 void spit(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary | std::ios::trunc) << s; }
 
 bool same_files(const std::string& a, const std::string& b) {
   for (const char* f : {"program.json", "ops.bin", "words.bin", "maps.bin"})
-    if (slurp(fs::path(a) / f) != slurp(fs::path(b) / f)) return false;
+    if (read_file_or_throw(fs::path(a) / f) != read_file_or_throw(fs::path(b) / f)) return false;
   return true;
 }
 
@@ -111,20 +108,20 @@ TEST_CASE("damaged program files are refused with the file and the reason", "[pr
   };
   {
     const std::string d = fresh("truncated");
-    const std::string ops = slurp(fs::path(d) / "ops.bin");
+    const std::string ops = read_file_or_throw(fs::path(d) / "ops.bin");
     spit(fs::path(d) / "ops.bin", ops.substr(0, ops.size() - 7));
     CHECK_THAT(message_of(d), Catch::Contains("ops.bin") && Catch::Contains("truncated"));
   }
   {
     const std::string d = fresh("flipped");
-    std::string words = slurp(fs::path(d) / "words.bin");
+    std::string words = read_file_or_throw(fs::path(d) / "words.bin");
     words[words.size() / 2] ^= 0x10;
     spit(fs::path(d) / "words.bin", words);
     CHECK_THAT(message_of(d), Catch::Contains("words.bin") && Catch::Contains("corrupted"));
   }
   {
     const std::string d = fresh("edited");
-    std::string index = slurp(fs::path(d) / "program.json");
+    std::string index = read_file_or_throw(fs::path(d) / "program.json");
     const size_t at = index.find("\"predicted_cycles\": ");
     REQUIRE(at != std::string::npos);
     index.insert(at + 20, "1");
@@ -133,7 +130,7 @@ TEST_CASE("damaged program files are refused with the file and the reason", "[pr
   }
   {
     const std::string d = fresh("cut_index");
-    const std::string index = slurp(fs::path(d) / "program.json");
+    const std::string index = read_file_or_throw(fs::path(d) / "program.json");
     spit(fs::path(d) / "program.json", index.substr(0, index.size() / 2));
     CHECK_THAT(message_of(d), Catch::Contains("program.json") && Catch::Contains("truncated or corrupted"));
   }

@@ -59,3 +59,56 @@ TEST_CASE("bundle ports get directions from flips and connect both ways", "[rtl_
   CHECK_THAT(sv, Catch::Contains("assign in_ready = out_ready;"));
   CHECK_THAT(sv, Catch::Contains("assign out_data = in_data;"));
 }
+
+namespace {
+// A typed view of a handshake bundle, and a parent that reaches its child's ports through Ports
+// named once: what hw's interfaces (hw/ports.hpp) are built on.
+struct Handshake {
+  static Type type(bool with_last) {
+    std::vector<Field> f{field("data", UInt(8)), flipped("ready", UInt(1))};
+    if (with_last) f.push_back(field("last", UInt(1)));
+    return Bundle(f);
+  }
+  explicit Handshake(const Data& d) : data(d["data"]), ready(d["ready"]), last(d.field_if_any("last")) {}
+  Data data, ready, last;
+};
+struct Sink : Generator<bool> {
+  static constexpr Port<Handshake> kIn{"in"};
+  using Generator::Generator;
+  std::string generator_name() const override { return "test::Sink"; }
+  std::string module_name() const override { return p ? "sink_last" : "sink"; }
+  ParamList params() const override { return {}; }
+  void build(Module& m) const override {
+    const Handshake in = m.input(kIn, Handshake::type(p));
+    in.ready.sig() <<= in.last.valid() ? Expr(in.last.sig()) : lit(1, 1);
+    m.output("seen", UInt(8)).sig() <<= in.data.sig();
+  }
+};
+struct Parent : Generator<int> {
+  using Generator::Generator;
+  std::string generator_name() const override { return "test::Parent"; }
+  std::string module_name() const override { return "parent"; }
+  ParamList params() const override { return {}; }
+  void build(Module& m) const override {
+    InstanceRef s = m.instance(Sink(false), "s");
+    connect(s.io_whole(Sink::kIn), m.input("in", Handshake::type(false)));
+    CHECK(s.io(Sink::kIn).data.sig().width() == 8);  // the typed view of the same port
+    m.output("seen", UInt(8)).sig() <<= s.io("seen").sig();
+  }
+};
+}  // namespace
+
+TEST_CASE("a Port named once gives typed views on both sides; an absent field is an empty handle", "[rtl_gen][types]") {
+  Design d;
+  auto m = d.elaborate(Parent(0));
+  std::string sv = emit_module(*m);
+  // The parent's ports reach the instance's through the instance's signals `s_<port>`.
+  CHECK_THAT(sv, Catch::Contains("assign s_in_data = in_data;"));
+  CHECK_THAT(sv, Catch::Contains("assign in_ready = s_in_ready;"));
+  CHECK_THAT(sv, Catch::Contains(".in_ready (s_in_ready)"));
+  Design d2;
+  auto with_last = d2.elaborate(Sink(true));
+  CHECK_THAT(emit_module(*with_last), Catch::Contains("assign in_ready = in_last;"));
+  CHECK_FALSE(Data{}.valid());
+  CHECK_THROWS_WITH(Data{}.sig(), Catch::Contains("no such field"));
+}

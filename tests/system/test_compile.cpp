@@ -46,14 +46,14 @@ TEST_CASE("GEMM roles from labels", "[compile]") {
 }
 
 TEST_CASE("Cycle model on hand-computed schedules", "[compile]") {
-  const arch::ArchConfig d = cfg_named("default");  // C = 4, drain = 18
-  REQUIRE(arch::system_timing(d).drain == 18);
+  const arch::ArchConfig d = cfg_named("default");  // C = 4, drain = 22
+  REQUIRE(arch::system_timing(d).drain == 22);
   GemmMapping one{16, 1, 64, 4, 1, 1, 100};
-  // load 4 cycles (gn*C), first IA at 4, last at 103, done seen at 104: pop + start + 105 + drain 18.
-  CHECK(gemm_instr_cycles(d, 100, one) == 2 + 105 + 18);
+  // load 4 cycles (gn*C), first IA at 4, last at 103, done seen at 104: pop + start + 105 + drain 22.
+  CHECK(gemm_instr_cycles(d, 100, one) == 2 + 105 + 22);
   GemmMapping two{4, 4, 16, 16, 1, 2, 10};
   // load 16; S0 = 16; L1 = max(16, S0 + 1) = 17; S1 = max(L1 + 16, S0 + 10) = 33; GEMM state 33 + 10 + 1.
-  CHECK(gemm_instr_cycles(d, 10, two) == 2 + 44 + 18);
+  CHECK(gemm_instr_cycles(d, 10, two) == 2 + 44 + 22);
   // Single-buffered IB (ce2x4_x8): the next load waits for the whole fold: L1 = S0 + M.
   const arch::ArchConfig s = cfg_named("ce2x4_x8");  // C = 4, drain = 15
   REQUIRE(arch::system_timing(s).drain == 15);
@@ -64,7 +64,7 @@ TEST_CASE("Cycle model on hand-computed schedules", "[compile]") {
   GemmMapping top = two;
   top.ib_top = true;
   // load 4; S0 = 4; L1 = max(4, 5) = 5; S1 = max(9, 14) = 14; GEMM state 14 + 10 + 1.
-  CHECK(gemm_instr_cycles(d, 10, top) == 2 + 25 + 18);
+  CHECK(gemm_instr_cycles(d, 10, top) == 2 + 25 + 22);
   arch::ArchConfig piped = d;
   piped.ce.dataflows = {arch::Dataflow::ws};
   piped.ce.mac_pipeline_stages = 2;  // s = 3: Lt = 1 + 3*3 = 10
@@ -343,7 +343,7 @@ TEST_CASE("Looking one step ahead: a producer's mapping is chosen with what its 
 
 TEST_CASE("Output-stationary gemm: grid checks, slots, instruction and cycles by hand", "[compile]") {
   using Catch::Matchers::Contains;
-  const arch::ArchConfig d = cfg_named("default");  // 16 CEs of 4x4, 64 lanes, drain = 18
+  const arch::ArchConfig d = cfg_named("default");  // 16 CEs of 4x4, 64 lanes, drain = 22
   CHECK_THROWS_WITH(mapper::os_gemm(cfg_named("ce2x4_x8"), 8, 8, 8, 1), Contains("ce.dataflows") && Contains("os"));
   CHECK_THROWS_WITH(mapper::os_gemm(d, 8, 8, 8, 3), Contains("gm = 3") && Contains("dividing ce.count = 16"));
   CHECK_THROWS_WITH(mapper::os_gemm(d, 8, 0, 8, 4), Contains("allowed: >= 1"));
@@ -371,10 +371,10 @@ TEST_CASE("Output-stationary gemm: grid checks, slots, instruction and cycles by
   CHECK(in.ia_mask == 0b11100);     // IA lane bits 2..4 = gn
   CHECK(in.ib_mask == 0b100000);    // IB lane bit 5 = gm
   CHECK(in.acc_nt_stride == 8);
-  // K = 2 < R: folds 4 cycles apart; 2 + (3*4 + 2 + 1) + drain 18 + 3.
-  CHECK(mapper::os_gemm_instr_cycles(d, g) == 38);
+  // K = 2 < R: folds 4 cycles apart; 2 + (3*4 + 2 + 1) + drain 22 + 3.
+  CHECK(mapper::os_gemm_instr_cycles(d, g) == 42);
   g.k = 37;  // K >= R: folds K apart
-  CHECK(mapper::os_gemm_instr_cycles(d, g) == 2 + (3 * 37 + 37 + 1) + 18 + 3);
+  CHECK(mapper::os_gemm_instr_cycles(d, g) == 2 + (3 * 37 + 37 + 1) + 22 + 3);
 }
 
 TEST_CASE("Output-stationary mapping: jobs, K chunks, layouts and result slots", "[compile]") {

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 namespace fetta::yaml_input {
 
@@ -11,6 +12,12 @@ std::optional<std::string> read_file(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::string read_file_or_throw(const std::string& path) {
+  std::optional<std::string> text = read_file(path);
+  if (!text) throw std::runtime_error("cannot read " + path);
+  return std::move(*text);
 }
 
 }  // namespace fetta::yaml_input

@@ -75,9 +75,12 @@ struct MemoryConfig {
   bool operator==(const MemoryConfig&) const = default;
 };
 
-// The binary32 adder of the PEs, the reduction network and the accumulation unit (bf16 only):
-// basic (one path, small) or two_path (near/far paths with parallel-prefix adders: about twice
-// as fast, 1.6 times the area; docs/arith.md); the prefix network of the two-path adders.
+// The binary32 adders (bf16 only): basic (one path, small) or two_path (near/far paths with
+// parallel-prefix adders: about twice as fast, 1.6 times the area; docs/arith.md); the prefix
+// network of the two-path adders. `fp32_adder` is the PEs' and the accumulation unit's, whose
+// loops leave one cycle an add; the reduction network's switches, with no loop, have their own
+// adder and register stages inside it (the pass path waits beside it), so that a level with
+// adders takes 1 + reduction_adder_stages cycles.
 enum class Fp32Adder { basic, two_path };
 enum class PrefixAdder { kogge_stone, sklansky, brent_kung };
 std::string to_string(Fp32Adder a);
@@ -86,6 +89,8 @@ std::string to_string(PrefixAdder p);
 struct ArithConfig {
   Fp32Adder fp32_adder = Fp32Adder::two_path;
   PrefixAdder prefix = PrefixAdder::sklansky;
+  Fp32Adder reduction_adder = Fp32Adder::basic;
+  int reduction_adder_stages = 1;
 
   bool operator==(const ArithConfig&) const = default;
 };
@@ -175,6 +180,7 @@ inline constexpr IntRange kUnifiedDepth{4, 1 << 17};  // powers of two: two halv
 inline constexpr IntRange kAccumDepth{2, 1 << 16};    // powers of two (16-bit ISA rows)
 inline constexpr IntRange kMacPipelineStages{0, 8};
 inline constexpr IntRange kMacProductStages{0, 4};
+inline constexpr IntRange kReductionAdderStages{0, 4};
 inline constexpr IntRange kAccumPipeline{2, 3};
 inline constexpr IntRange kVectorLanes{2, 1024};      // powers of two, at most a unified-memory row (0: one per element)
 inline constexpr IntRange kDramCapacityMb{1, 1 << 20};
@@ -188,6 +194,8 @@ inline constexpr double kEnergyPjMax = 1e6;         // energy.*: finite, > 0
 double dram_transfer_ns(const DramConfig& dram, uint64_t bytes);
 // The same in whole cycles of the configuration's clock (rounded up).
 int64_t dram_transfer_cycles(const ArchConfig& cfg, uint64_t bytes);
+// Bytes the DRAM moves per cycle of the configuration's clock (1 GB/s = 1 byte/ns).
+double dram_bytes_per_cycle(const ArchConfig& cfg);
 
 // Bank rows the host/DMA port moves per cycle: the smallest power of two whose bandwidth at the
 // TCU clock covers the DRAM bandwidth (capped at the bank count). Default: 25.6 GB/s at 1 GHz =

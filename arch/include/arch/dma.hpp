@@ -45,6 +45,38 @@ inline constexpr int kTopDmaQueueDepth = 2;
 // port and the wall-cycle model).
 size_t dram_port_depth(const ArchConfig& cfg);
 
+// The external memory port's timing, one description for the system bench's DRAM port and the
+// wall-cycle model. A request is one beat; the port serves the requests it takes one after
+// another at the DRAM's bandwidth and answers each one DRAM latency after its transfer ends.
+// Times are integer picoseconds of the bench's clock, whose 1 ns period stands for one cycle at
+// clock_mhz: SystemC's default resolution, so the bench's sc_time sums are these integers.
+class DramPortTiming {
+ public:
+  static constexpr int64_t kCyclePs = 1000;
+  explicit DramPortTiming(const ArchConfig& cfg);
+  // A request the port takes at the rising edge `taken_ps`: when its answer is due.
+  int64_t take(int64_t taken_ps);
+  // The same in the bench's cycles, counted at falling edges, where the bench and the wall-cycle
+  // model look at the port: a request presented in cycle t is taken at the rising edge after it,
+  // and its answer is presented in the returned cycle (the first falling edge at or after it is due).
+  int64_t take_at_cycle(int64_t t);
+  size_t depth() const { return depth_; }  // dram_port_depth
+
+ private:
+  int64_t per_beat_ps_ = 0, latency_ps_ = 0, free_at_ps_ = 0;
+  size_t depth_ = 0;
+};
+
+// The DMA's own timing (hw::Dma's state machine), read by the wall-cycle model and checked on
+// the RTL by the Dma block test: a descriptor's first request comes `first_request` cycles after
+// it can start (the cycle its last word is written, its half frees or the one before is done), and
+// a descriptor is done `done_after_last` cycles after its last response.
+struct DmaTiming {
+  int first_request = 2;
+  int done_after_last = 2;
+};
+inline constexpr DmaTiming kDmaTiming{};
+
 struct DmaDescriptor {
   static constexpr int kLevels = 3;
   bool to_dram = false;  // 0: DRAM -> unified memory (load); 1: unified memory -> DRAM (save)

@@ -128,7 +128,8 @@ using Words = std::vector<uint32_t>;
 struct SystemTiming {
   int dist_latency = 0;  // distribution network: floor((log2 N + 1) / dist_pipeline_every), + 1 for the output
                          // register unless that already ends on a register; 0 if fixed
-  int red_latency = 0;   // reduction network: a register after every level, log2 N + 1; 0 if fixed
+  int red_latency = 0;   // reduction network: a register after every level, log2 N + 1, and a binary32
+                         // adder's stages at every level with adders (red_first_add_level on); 0 if fixed
   int ctrl_delay = 0;    // read issue -> CE input: 1 (registered RAM read) + dist_latency
   int acc_delay = 0;     // read issue -> accumulator op: ctrl_delay + R*(mac stages + 1) + product stages + red_latency
   int drain = 0;         // DRAIN state cycles after the last IA read's GEMM-state exit: acc_delay + 2 + accum_pipeline - 1

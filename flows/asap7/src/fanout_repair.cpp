@@ -159,247 +159,320 @@ std::string emit_instance(const Instance& in) {
 
 }  // namespace
 
-FanoutRepairStats repair_fanout(const std::string& in_path, const std::string& out_path, const std::string& top,
-                                const std::string& clock, const CellLibrary& lib, const FanoutLimits& limits) {
-  const std::string text = read_text(in_path);
-  Lexer lx(text, in_path);
-  auto expect = [&](const std::string& want) {
-    Token t = lx.next();
-    if (t.text != want) lx.fail(t.line, fmt::format("expected '{}', found '{}'", want, t.text));
-  };
+namespace {
 
-  // Module header and declarations: the port directions and every vector's range.
-  Token t = lx.next();
-  while (!t.text.empty() && t.text != "module") t = lx.next();
-  Token name = lx.next();
-  if (name.text != top) lx.fail(name.line, fmt::format("expected module {}, found '{}'", top, name.text));
-  while (!t.text.empty() && t.text != ";") t = lx.next();  // the port list
+// The netlist as read: declarations (every vector's range, the ports in order) and the cell
+// instances with their place in the text, which the writer copies around.
+struct Netlist {
   std::map<std::string, Range> ranges;
   std::vector<std::pair<std::string, bool>> ports;  // (name, is_output), declaration order
   std::vector<Instance> insts;
-  size_t decl_end = lx.pos();
-  for (;;) {
-    const size_t stmt_begin = lx.pos();
-    t = lx.next();
-    if (t.text.empty()) lx.fail(t.line, "no endmodule");
-    if (t.text == "endmodule") break;
-    if (t.text == "assign") lx.fail(t.line, "an assign statement (the flow writes none after splitnets and insbuf)");
-    if (t.text == "input" || t.text == "output" || t.text == "inout" || t.text == "wire") {
-      const std::string kind = t.text;
-      if (!insts.empty()) lx.fail(t.line, "a declaration after the first cell instance");
-      Range r;
-      Token n = lx.next();
-      if (n.text == "[") {
-        r.msb = std::stoi(lx.next().text);
-        expect(":");
-        r.lsb = std::stoi(lx.next().text);
-        expect("]");
-        r.vector = true;
-        n = lx.next();
-      }
-      ranges[n.text] = r;
-      if (kind == "input" || kind == "output") ports.emplace_back(n.text, kind == "output");
-      expect(";");
-      decl_end = lx.pos();
-      continue;
+  size_t decl_end = 0;  // the text's offset after the last declaration
+};
+
+// The bits of `r`: a whole vector's, msb first, else `r` itself.
+void expand_bits(const std::map<std::string, Range>& ranges, const std::string& r, std::vector<std::string>& bits) {
+  auto it = ranges.find(r);
+  if (it == ranges.end() || !it->second.vector) {
+    bits.push_back(r);
+    return;
+  }
+  const Range& rg = it->second;
+  for (int i = rg.msb;; i += rg.msb >= rg.lsb ? -1 : 1) {
+    bits.push_back(fmt::format("{}[{}]", r, i));
+    if (i == rg.lsb) break;
+  }
+}
+
+class NetlistReader {
+ public:
+  NetlistReader(const std::string& text, const std::string& path) : lx_(text, path) {}
+
+  Netlist read(const std::string& top) {
+    Token t = lx_.next();
+    while (!t.text.empty() && t.text != "module") t = lx_.next();
+    Token name = lx_.next();
+    if (name.text != top) lx_.fail(name.line, fmt::format("expected module {}, found '{}'", top, name.text));
+    while (!t.text.empty() && t.text != ";") t = lx_.next();  // the port list
+    n_.decl_end = lx_.pos();
+    for (;;) {
+      const size_t stmt_begin = lx_.pos();
+      t = lx_.next();
+      if (t.text.empty()) lx_.fail(t.line, "no endmodule");
+      if (t.text == "endmodule") break;
+      if (t.text == "assign") lx_.fail(t.line, "an assign statement (the flow writes none after splitnets and insbuf)");
+      if (t.text == "input" || t.text == "output" || t.text == "inout" || t.text == "wire")
+        declaration(t);
+      else
+        n_.insts.push_back(instance(t, stmt_begin));
     }
-    // A cell instance: TYPE NAME ( .PIN(CONN), ... );
-    Instance in;
-    in.type = t.text;
-    in.name = lx.next().text;
-    in.begin = stmt_begin;
-    expect("(");
-    Token p = lx.next();
-    while (p.text == ".") {
-      Conn c;
-      c.pin = lx.next().text;
-      expect("(");
-      Token v = lx.next();
-      // A net: a name, or a bit of a vector (name [ n ]).
-      auto read_ref = [&](Token first, Token& after) {
-        std::string r = first.text;
-        after = lx.next();
-        if (after.text == "[") {
-          r += "[" + lx.next().text + "]";
-          expect("]");
-          after = lx.next();
-        }
-        return r;
-      };
-      auto expand = [&](const std::string& r, std::vector<std::string>& bits) {
-        auto it = ranges.find(r);
-        if (it != ranges.end() && it->second.vector) {  // a whole vector: its bits, msb first
-          const Range& rg = it->second;
-          for (int i = rg.msb;; i += rg.msb >= rg.lsb ? -1 : 1) {
-            bits.push_back(fmt::format("{}[{}]", r, i));
-            if (i == rg.lsb) break;
-          }
-        } else {
-          bits.push_back(r);
-        }
-      };
-      Token after;
-      if (v.text == "{") {
-        c.concat = true;
-        Token e = lx.next();
-        for (;;) {
-          std::string r = read_ref(e, after);
-          expand(r, c.bits);
-          if (after.text == "}") break;
-          if (after.text != ",") lx.fail(after.line, fmt::format("expected ',' or '}}' in a concatenation, found '{}'", after.text));
-          e = lx.next();
-        }
-        after = lx.next();
-      } else if (v.text == ")") {
-        after = v;  // unconnected
-      } else {
-        std::string r = read_ref(v, after);
-        expand(r, c.bits);
-        if (c.bits.size() > 1) c.concat = true;
-      }
-      if (after.text != ")") lx.fail(after.line, fmt::format("expected ')' after pin {}, found '{}'", c.pin, after.text));
-      in.conns.push_back(std::move(c));
-      p = lx.next();
-      if (p.text == ",") p = lx.next();
-    }
-    if (p.text != ")") lx.fail(p.line, fmt::format("expected ')' closing instance {}, found '{}'", in.name, p.text));
-    expect(";");
-    in.end = lx.pos();
-    insts.push_back(std::move(in));
+    return std::move(n_);
   }
 
-  // Drivers and sinks of every net.
+ private:
+  void expect(const std::string& want) {
+    Token t = lx_.next();
+    if (t.text != want) lx_.fail(t.line, fmt::format("expected '{}', found '{}'", want, t.text));
+  }
+
+  void declaration(const Token& kind) {
+    if (!n_.insts.empty()) lx_.fail(kind.line, "a declaration after the first cell instance");
+    Range r;
+    Token n = lx_.next();
+    if (n.text == "[") {
+      r.msb = std::stoi(lx_.next().text);
+      expect(":");
+      r.lsb = std::stoi(lx_.next().text);
+      expect("]");
+      r.vector = true;
+      n = lx_.next();
+    }
+    n_.ranges[n.text] = r;
+    if (kind.text == "input" || kind.text == "output") n_.ports.emplace_back(n.text, kind.text == "output");
+    expect(";");
+    n_.decl_end = lx_.pos();
+  }
+
+  // A net: a name, or a bit of a vector (name [ n ]); `after` is the token that follows.
+  std::string ref(const Token& first, Token& after) {
+    std::string r = first.text;
+    after = lx_.next();
+    if (after.text == "[") {
+      r += "[" + lx_.next().text + "]";
+      expect("]");
+      after = lx_.next();
+    }
+    return r;
+  }
+
+  // .PIN(CONN) after the '.': a net, a concatenation or nothing.
+  Conn connection() {
+    Conn c;
+    c.pin = lx_.next().text;
+    expect("(");
+    Token v = lx_.next();
+    Token after;
+    if (v.text == "{") {
+      c.concat = true;
+      Token e = lx_.next();
+      for (;;) {
+        expand_bits(n_.ranges, ref(e, after), c.bits);
+        if (after.text == "}") break;
+        if (after.text != ",")
+          lx_.fail(after.line, fmt::format("expected ',' or '}}' in a concatenation, found '{}'", after.text));
+        e = lx_.next();
+      }
+      after = lx_.next();
+    } else if (v.text == ")") {
+      after = v;  // unconnected
+    } else {
+      expand_bits(n_.ranges, ref(v, after), c.bits);
+      if (c.bits.size() > 1) c.concat = true;
+    }
+    if (after.text != ")") lx_.fail(after.line, fmt::format("expected ')' after pin {}, found '{}'", c.pin, after.text));
+    return c;
+  }
+
+  // TYPE NAME ( .PIN(CONN), ... );
+  Instance instance(const Token& type, size_t begin) {
+    Instance in;
+    in.type = type.text;
+    in.name = lx_.next().text;
+    in.begin = begin;
+    expect("(");
+    Token p = lx_.next();
+    while (p.text == ".") {
+      in.conns.push_back(connection());
+      p = lx_.next();
+      if (p.text == ",") p = lx_.next();
+    }
+    if (p.text != ")") lx_.fail(p.line, fmt::format("expected ')' closing instance {}, found '{}'", in.name, p.text));
+    expect(";");
+    in.end = lx_.pos();
+    return in;
+  }
+
+  Lexer lx_;
+  Netlist n_;
+};
+
+// Every net's sinks (cell input pins, and the output ports at the SDC's load), and which nets a
+// tie cell drives.
+struct NetLoads {
   std::unordered_map<std::string, std::vector<Sink>> sinks;
   std::unordered_map<std::string, bool> tie_driven;
-  const size_t port_inst = insts.size();
-  for (size_t i = 0; i < insts.size(); ++i) {
-    const Instance& in = insts[i];
+};
+
+NetLoads net_loads(const Netlist& n, const CellLibrary& lib, const std::string& path) {
+  NetLoads nl;
+  for (size_t i = 0; i < n.insts.size(); ++i) {
+    const Instance& in = n.insts[i];
     auto cell = lib.find(in.type);
     if (cell == lib.end())
-      throw std::runtime_error(fmt::format("{}: netlist: cell type {} of instance {} is in no library", in_path,
-                                           in.type, in.name));
+      throw std::runtime_error(
+          fmt::format("{}: netlist: cell type {} of instance {} is in no library", path, in.type, in.name));
     for (size_t k = 0; k < in.conns.size(); ++k) {
       const Conn& c = in.conns[k];
       auto pin = cell->second.pins.find(c.pin);
       if (pin == cell->second.pins.end())
         throw std::runtime_error(
-            fmt::format("{}: netlist: cell {} has no pin {} (instance {})", in_path, in.type, c.pin, in.name));
+            fmt::format("{}: netlist: cell {} has no pin {} (instance {})", path, in.type, c.pin, in.name));
       for (size_t b = 0; b < c.bits.size(); ++b) {
         const std::string& net = c.bits[b];
         if (is_constant(net)) continue;
         if (pin->second.output) {
-          if (cell->second.tie) tie_driven[net] = true;
+          if (cell->second.tie) nl.tie_driven[net] = true;
         } else {
-          sinks[net].push_back({i, k, b, pin->second.cap_ff});
+          nl.sinks[net].push_back({i, k, b, pin->second.cap_ff});
         }
       }
     }
   }
   const double port_load = 4.0;  // an output port: the SDC's load
-  for (const auto& [port, output] : ports) {
+  const size_t port_inst = n.insts.size();
+  for (const auto& [port, output] : n.ports) {
     if (!output) continue;
     std::vector<std::string> bits;
-    const Range& r = ranges[port];
-    if (r.vector)
-      for (int i = r.msb;; i += r.msb >= r.lsb ? -1 : 1) {
-        bits.push_back(fmt::format("{}[{}]", port, i));
-        if (i == r.lsb) break;
-      }
-    else
-      bits.push_back(port);
-    for (const std::string& b : bits) sinks[b].push_back({port_inst, 0, 0, port_load});
+    expand_bits(n.ranges, port, bits);
+    for (const std::string& b : bits) nl.sinks[b].push_back({port_inst, 0, 0, port_load});
   }
+  return nl;
+}
 
-  // Nets over the limits, in a stable order.
+// The nets over the limits, sorted; the worst fanout into `st`.
+std::vector<std::string> nets_over_limits(const NetLoads& nl, const std::string& clock, const FanoutLimits& limits,
+                                          FanoutRepairStats& st) {
   std::vector<std::string> over;
-  FanoutRepairStats st;
-  for (auto& [net, ss] : sinks) {
-    if (static_cast<long long>(ss.size()) > st.worst_fanout || (static_cast<long long>(ss.size()) == st.worst_fanout && net < st.worst_net)) {
-      st.worst_fanout = static_cast<long long>(ss.size());
+  for (const auto& [net, ss] : nl.sinks) {
+    const auto fanout = static_cast<long long>(ss.size());
+    if (fanout > st.worst_fanout || (fanout == st.worst_fanout && net < st.worst_net)) {
+      st.worst_fanout = fanout;
       st.worst_net = net;
     }
-    if (net == clock || tie_driven.count(net)) continue;
+    if (net == clock || nl.tie_driven.count(net)) continue;
     double load = 0;
     for (const Sink& s : ss) load += s.cap;
     if (static_cast<int>(ss.size()) > limits.max_fanout || load > limits.max_load_ff) over.push_back(net);
   }
   std::sort(over.begin(), over.end());
+  return over;
+}
 
-  auto buf = lib.find(limits.buffer_cell);
-  if (buf == lib.end()) throw std::runtime_error(fmt::format("fanout repair: buffer cell {} is in no library", limits.buffer_cell));
-  const double buf_in_cap = buf->second.pins.count(limits.buffer_in) ? buf->second.pins.at(limits.buffer_in).cap_ff : 1.0;
+// Buffer trees on the nets over the limits: the new wires and buffer instances, and the sinks'
+// connections moved onto them.
+class BufferInserter {
+ public:
+  BufferInserter(std::vector<Instance>& insts, const CellLibrary& lib, const FanoutLimits& limits,
+                 FanoutRepairStats& st)
+      : insts_(insts), limits_(limits), st_(st), port_inst_(insts.size()) {
+    auto buf = lib.find(limits.buffer_cell);
+    if (buf == lib.end())
+      throw std::runtime_error(fmt::format("fanout repair: buffer cell {} is in no library", limits.buffer_cell));
+    buf_area_ = buf->second.area_um2;
+    buf_in_cap_ = buf->second.pins.count(limits.buffer_in) ? buf->second.pins.at(limits.buffer_in).cap_ff : 1.0;
+  }
+
+  void repair(const std::string& net, const std::vector<Sink>& sinks) {
+    // Output ports stay on the net (a port cannot be renamed); every other sink is buffered.
+    std::vector<Sink> level;
+    for (const Sink& s : sinks)
+      if (s.inst != port_inst_) level.push_back(s);
+    std::stable_sort(level.begin(), level.end(),
+                     [&](const Sink& a, const Sink& b) { return insts_[a.inst].name < insts_[b.inst].name; });
+    // Each level's groups get a buffer; the buffers' inputs are the next level's sinks, until
+    // the original driver is within the limits.
+    while (!within_limits(level)) level = buffer_level(net, level);
+    ++st_.nets_repaired;
+    st_.buffer_area_um2 = static_cast<double>(st_.buffers) * buf_area_;
+  }
 
   std::vector<std::string> new_wires;
   std::vector<Instance> new_bufs;
-  for (const std::string& net : over) {
-    // Output ports stay on the net (a port cannot be renamed); every other sink is buffered.
-    std::vector<Sink> level;
-    for (const Sink& s : sinks[net])
-      if (s.inst != port_inst) level.push_back(s);
-    std::stable_sort(level.begin(), level.end(), [&](const Sink& a, const Sink& b) {
-      return insts[a.inst].name < insts[b.inst].name;
-    });
-    // Groups of at most max_fanout sinks and max_load_ff each get a buffer; the buffers' inputs
-    // are the next level's sinks (inst = port_inst + 1 + index into new_bufs), until the
-    // original driver is within the limits.
-    for (;;) {
-      double load = 0;
-      for (const Sink& s : level) load += s.cap;
-      if (static_cast<int>(level.size()) <= limits.max_fanout && load <= limits.max_load_ff) break;
-      std::vector<Sink> up;
-      size_t i = 0;
-      while (i < level.size()) {
-        double g_load = 0;
-        size_t j = i;
-        while (j < level.size() && static_cast<int>(j - i) < limits.max_fanout &&
-               (j == i || g_load + level[j].cap <= limits.max_load_ff)) {
-          g_load += level[j].cap;
-          ++j;
-        }
-        const size_t id = static_cast<size_t>(st.buffers++);
-        const std::string out_net = fmt::format("\\fanout_net_{}", id);
-        new_wires.push_back(out_net);
-        for (size_t k = i; k < j; ++k) {
-          const Sink& s = level[k];
-          if (s.inst > port_inst) {
-            new_bufs[s.inst - port_inst - 1].conns[s.conn].bits[s.bit] = out_net;
-          } else {
-            insts[s.inst].conns[s.conn].bits[s.bit] = out_net;
-            insts[s.inst].changed = true;
-          }
-        }
-        Instance b;
-        b.type = limits.buffer_cell;
-        b.name = fmt::format("\\fanout_buf_{}", id);
-        b.conns.push_back({limits.buffer_in, {net}, false});
-        b.conns.push_back({limits.buffer_out, {out_net}, false});
-        new_bufs.push_back(std::move(b));
-        up.push_back({port_inst + new_bufs.size(), 0, 0, buf_in_cap});
-        i = j;
-      }
-      level = std::move(up);
-    }
-    ++st.nets_repaired;
-  }
-  st.buffer_area_um2 = static_cast<double>(st.buffers) * buf->second.area_um2;
 
-  // Write: header and declarations as read, the new wires, every instance (changed ones
-  // re-emitted), the buffers.
-  std::ofstream out(out_path, std::ios::binary);
-  if (!out) throw std::runtime_error(fmt::format("cannot write {}", out_path));
-  out << text.substr(0, decl_end) << "\n";
-  for (const std::string& w : new_wires) out << "  wire " << emit_ref(w) << ";\n";
-  size_t at = decl_end;
-  for (const Instance& in : insts) {
+ private:
+  bool within_limits(const std::vector<Sink>& level) const {
+    double load = 0;
+    for (const Sink& s : level) load += s.cap;
+    return static_cast<int>(level.size()) <= limits_.max_fanout && load <= limits_.max_load_ff;
+  }
+
+  // Groups of at most max_fanout sinks and max_load_ff each, each behind a new buffer on `net`;
+  // returns the buffers' inputs (inst = port_inst + 1 + index into new_bufs).
+  std::vector<Sink> buffer_level(const std::string& net, const std::vector<Sink>& level) {
+    std::vector<Sink> up;
+    size_t i = 0;
+    while (i < level.size()) {
+      double g_load = 0;
+      size_t j = i;
+      while (j < level.size() && static_cast<int>(j - i) < limits_.max_fanout &&
+             (j == i || g_load + level[j].cap <= limits_.max_load_ff)) {
+        g_load += level[j].cap;
+        ++j;
+      }
+      const size_t id = static_cast<size_t>(st_.buffers++);
+      const std::string out_net = fmt::format("\\fanout_net_{}", id);
+      new_wires.push_back(out_net);
+      for (size_t k = i; k < j; ++k) reconnect(level[k], out_net);
+      Instance b;
+      b.type = limits_.buffer_cell;
+      b.name = fmt::format("\\fanout_buf_{}", id);
+      b.conns.push_back({limits_.buffer_in, {net}, false});
+      b.conns.push_back({limits_.buffer_out, {out_net}, false});
+      new_bufs.push_back(std::move(b));
+      up.push_back({port_inst_ + new_bufs.size(), 0, 0, buf_in_cap_});
+      i = j;
+    }
+    return up;
+  }
+
+  void reconnect(const Sink& s, const std::string& net) {
+    if (s.inst > port_inst_) {
+      new_bufs[s.inst - port_inst_ - 1].conns[s.conn].bits[s.bit] = net;
+    } else {
+      insts_[s.inst].conns[s.conn].bits[s.bit] = net;
+      insts_[s.inst].changed = true;
+    }
+  }
+
+  std::vector<Instance>& insts_;
+  const FanoutLimits& limits_;
+  FanoutRepairStats& st_;
+  const size_t port_inst_;
+  double buf_area_ = 0, buf_in_cap_ = 1.0;
+};
+
+// Header and declarations as read, the new wires, every instance (changed ones re-emitted), the
+// buffers.
+void write_netlist(const std::string& path, const std::string& text, const Netlist& n, const BufferInserter& b) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw std::runtime_error(fmt::format("cannot write {}", path));
+  out << text.substr(0, n.decl_end) << "\n";
+  for (const std::string& w : b.new_wires) out << "  wire " << emit_ref(w) << ";\n";
+  size_t at = n.decl_end;
+  for (const Instance& in : n.insts) {
     if (!in.changed) continue;
     out << text.substr(at, in.begin - at) << "\n" << emit_instance(in);
     at = in.end;
   }
   const size_t endmod = text.rfind("endmodule");
   out << text.substr(at, endmod - at) << "\n";
-  for (const Instance& b : new_bufs) out << emit_instance(b);
+  for (const Instance& i : b.new_bufs) out << emit_instance(i);
   out << text.substr(endmod);
-  if (!out) throw std::runtime_error(fmt::format("cannot write {}", out_path));
+  if (!out) throw std::runtime_error(fmt::format("cannot write {}", path));
+}
+
+}  // namespace
+
+FanoutRepairStats repair_fanout(const std::string& in_path, const std::string& out_path, const std::string& top,
+                                const std::string& clock, const CellLibrary& lib, const FanoutLimits& limits) {
+  const std::string text = read_text(in_path);
+  Netlist n = NetlistReader(text, in_path).read(top);
+  const NetLoads loads = net_loads(n, lib, in_path);
+  FanoutRepairStats st;
+  const std::vector<std::string> over = nets_over_limits(loads, clock, limits, st);
+  BufferInserter buffers(n.insts, lib, limits, st);
+  for (const std::string& net : over) buffers.repair(net, loads.sinks.at(net));
+  write_netlist(out_path, text, n, buffers);
   return st;
 }
 

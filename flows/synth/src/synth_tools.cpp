@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "flows/run.hpp"
+#include "yaml_input/file.hpp"
 
 namespace fetta::flows::synth {
 
@@ -54,13 +55,7 @@ std::string run_checked(const std::string& what, const std::string& command, con
   return r.output;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(fmt::format("cannot read {}", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read_text(const std::string& path) { return yaml_input::read_file_or_throw(path); }
 
 void write_text(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);

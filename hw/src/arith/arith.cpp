@@ -24,15 +24,23 @@ int mac_accumulator_bits(arch::DataType dtype) {
   unknown_dtype(dtype);
 }
 
-FpAdderChoice fp_adder_choice(const arch::ArchConfig& cfg) {
+namespace {
+FpAdderChoice adder_choice(const arch::ArchConfig& cfg, arch::Fp32Adder adder) {
   FpAdderChoice c;
-  c.arch = cfg.arith.fp32_adder == arch::Fp32Adder::two_path ? Fp32AddArch::two_path : Fp32AddArch::basic;
+  c.arch = adder == arch::Fp32Adder::two_path ? Fp32AddArch::two_path : Fp32AddArch::basic;
   switch (cfg.arith.prefix) {
     case arch::PrefixAdder::kogge_stone: c.prefix = PrefixKind::kogge_stone; break;
     case arch::PrefixAdder::sklansky: c.prefix = PrefixKind::sklansky; break;
     case arch::PrefixAdder::brent_kung: c.prefix = PrefixKind::brent_kung; break;
   }
   return c;
+}
+}  // namespace
+
+FpAdderChoice fp_adder_choice(const arch::ArchConfig& cfg) { return adder_choice(cfg, cfg.arith.fp32_adder); }
+
+FpAdderChoice reduction_adder_choice(const arch::ArchConfig& cfg) {
+  return adder_choice(cfg, cfg.arith.reduction_adder);
 }
 
 std::string adder_name_tag(const FpAdderChoice& adder) {

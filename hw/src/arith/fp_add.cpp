@@ -20,6 +20,7 @@ Fp32AddParams checked(Fp32AddParams p) {
   fp32_add_arch_name(p.arch, "Fp32Add: arch");
   prefix_tag(p.prefix, "Fp32Add: prefix");
   if (p.stages == 0) p.lead_levels = 0;  // no cuts to move: one module for every lead
+  if (p.stages == 0) p.gate_stages = false;  // no registers to gate
   if (p.arch == Fp32AddArch::basic) p.prefix = Fp32AddParams{}.prefix;  // no prefix adders in it
   return p;
 }
@@ -48,12 +49,13 @@ Fp32Add::Fp32Add(Fp32AddParams params) : Generator(checked(params)) {}
 
 std::string Fp32Add::module_name() const {
   const std::string arch = p.arch == Fp32AddArch::basic ? "" : "twopath_" + prefix_tag(p.prefix) + "_";
-  if (p.lead_levels == 0) return fmt::format("fp32_add_{}s{}", arch, p.stages);
-  return fmt::format("fp32_add_{}s{}_lead{}", arch, p.stages, p.lead_levels);
+  const std::string lead = p.lead_levels == 0 ? "" : fmt::format("_lead{}", p.lead_levels);
+  return fmt::format("fp32_add_{}s{}{}{}", arch, p.stages, lead, p.gate_stages ? "_gated" : "");
 }
 
 ParamList Fp32Add::params() const {
   ParamList l{{"stages", std::to_string(p.stages)}, {"lead_levels", std::to_string(p.lead_levels)}};
+  if (p.gate_stages) l.emplace_back("gate_stages", "true");
   if (p.arch != Fp32AddArch::basic) {
     l.emplace_back("arch", fp32_add_arch_name(p.arch));
     l.emplace_back("prefix", prefix_name(p.prefix));
@@ -87,7 +89,7 @@ void Fp32Add::build_basic(Module& m) const {
   Sig a = m.input("a", UInt(32));
   Sig b = m.input("b", UInt(32));
   Sig sum = m.output("sum", UInt(32));
-  Pipeline pipe(m, cuts());
+  Pipeline pipe(m, cuts(), p.gate_stages ? Expr(m.input("valid", UInt(1))) : Expr{});
 
   // ---- step 1: classify, order by magnitude, exponent difference.
   Sig a_exp = m.node("a_exp", a.bits(30, 23));

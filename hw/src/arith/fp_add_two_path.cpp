@@ -31,12 +31,11 @@ class TwoPathBuilder {
 
  public:
   TwoPathBuilder(Module& m, const Fp32AddParams& p, std::vector<int> cuts)
-      : m_(m), pipe_(m, std::move(cuts)), kind_(p.prefix) {}
+      : m_(m), a_(m.input("a", UInt(32))), b_(m.input("b", UInt(32))), sum_(m.output("sum", UInt(32))),
+        pipe_(m, std::move(cuts), p.gate_stages ? Expr(m.input("valid", UInt(1))) : Expr{}), kind_(p.prefix) {}
 
   void build() {
-    a_ = m_.input("a", UInt(32));
-    b_ = m_.input("b", UInt(32));
-    Sig sum = m_.output("sum", UInt(32));
+    Sig sum = sum_;
     unpack();
     align();
     near_subtract();
@@ -281,9 +280,9 @@ class TwoPathBuilder {
   }
 
   Module& m_;
+  Sig a_, b_, sum_;  // declared before pipe_, which may declare `valid` after them
   Pipeline pipe_;
   const PrefixKind kind_;
-  Sig a_, b_;
   Expr sub4_;  // whether the operation subtracts, as the far rounding and the near result read it
 };
 

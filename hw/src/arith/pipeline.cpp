@@ -62,7 +62,25 @@ int deepest_segment(const std::vector<int>& step_levels, const std::vector<int>&
   return deepest;
 }
 
-Pipeline::Pipeline(rtl::Module& m, std::vector<int> regs_after_step) : m_(m), regs_(std::move(regs_after_step)) {}
+Pipeline::Pipeline(rtl::Module& m, std::vector<int> regs_after_step, rtl::Expr valid)
+    : m_(m), regs_(std::move(regs_after_step)) {
+  if (valid.valid()) valid_.push_back(valid);
+}
+
+rtl::RegOptions Pipeline::stage_options(int stage) {
+  if (valid_.empty()) return {};
+  // valid_s<k> is made only when stage k + 1's gate needs it, so none dangles after the last stage.
+  while (static_cast<int>(stage_clocks_.size()) < stage) {
+    const int k = static_cast<int>(stage_clocks_.size()) + 1;
+    if (static_cast<int>(valid_.size()) < k) {
+      rtl::Sig v = m_.reg(fmt::format("valid_s{}", k - 1), rtl::UInt(1), rtl::reset_to(0));
+      v <<= valid_.back();
+      valid_.push_back(v);
+    }
+    stage_clocks_.push_back(m_.clock_gate(fmt::format("s{}", k), valid_[static_cast<size_t>(k - 1)]));
+  }
+  return rtl::clocked_by(stage_clocks_[static_cast<size_t>(stage - 1)]);
+}
 
 int Pipeline::latency() const {
   int total = 0;
@@ -96,7 +114,7 @@ rtl::Expr Pipeline::at(const std::string& name, int step) {
     const rtl::Expr& prev = v.by_stage.back();
     const int stage = from + static_cast<int>(v.by_stage.size());
     rtl::Sig r = m_.reg(fmt::format("{}_s{}", name, stage),
-                        prev.is_signed() ? rtl::SInt(prev.width()) : rtl::UInt(prev.width()));
+                        prev.is_signed() ? rtl::SInt(prev.width()) : rtl::UInt(prev.width()), stage_options(stage));
     r <<= prev;
     v.by_stage.push_back(r);
   }

@@ -54,6 +54,11 @@ ParamList Ce::params() const {
   return l;
 }
 
+CeCtrl::CeCtrl(const Data& d)
+    : os(d.field_if_any("os")), active(d["active"]), first(d.field_if_any("first")), last(d.field_if_any("last")),
+      ib_load(d.field_if_any("ib_load")), ib_from_left(d.field_if_any("ib_from_left")) {}
+CeOut::CeOut(const Data& d) : valid(d["valid"]), row(d.field_if_any("row")), psum(d["psum"]) {}
+
 Type Ce::ctrl_type(const CeParams& p) {
   const PeParams& pe = p.pe;
   std::vector<Field> f;
@@ -102,7 +107,9 @@ class CeBuilder {
   const int R_, C_, s_, w_, a_;
   const bool st_;  // stationary PEs: IB is loaded, from the left or the top
 
-  Data ia_, ib_top_, ib_left_, ctrl_, out_;
+  Data ia_, ib_top_, ib_left_;
+  std::optional<CeCtrl> ctrl_;
+  std::optional<CeOut> out_;
   Sig os_mode_;
   std::vector<RowCtrl> row_ctrl_;
   std::vector<Expr> row_ia_, row_ib_left_, row_shift_, row_from_left_;
@@ -125,19 +132,19 @@ void CeBuilder::ports() {
   ia_ = m_.input("ia", Vec(UInt(w_), R_));
   ib_top_ = m_.input("ib_top", Vec(UInt(w_), C_));
   if (st_) ib_left_ = m_.input("ib_left", Vec(UInt(w_), R_));
-  ctrl_ = m_.input("ctrl", Ce::ctrl_type(p_));
-  out_ = m_.output("out", Ce::out_type(p_));
-  if (pp_.both_modes()) os_mode_ = ctrl_["os"];
+  ctrl_ = m_.input(Ce::kCtrl, Ce::ctrl_type(p_));
+  out_ = m_.output(Ce::kOut, Ce::out_type(p_));
+  if (pp_.both_modes()) os_mode_ = ctrl_->os;
 }
 
 // ---- row skew: control as a tapped chain (one value for all rows), data as a triangle (row r
 // has its own values, delayed r * s).
 void CeBuilder::row_control() {
   Module& m = m_;
-  std::vector<Expr> ctl_bits{ctrl_["active"].sig()};
-  if (p_.has_first_ctrl()) ctl_bits.push_back(ctrl_["first"].sig());
-  if (pp_.has_last()) ctl_bits.push_back(ctrl_["last"].sig());
-  if (st_) ctl_bits.push_back(m.node("ib_load_left", ctrl_["ib_load"].sig() & ctrl_["ib_from_left"].sig()));
+  std::vector<Expr> ctl_bits{ctrl_->active.sig()};
+  if (p_.has_first_ctrl()) ctl_bits.push_back(ctrl_->first.sig());
+  if (pp_.has_last()) ctl_bits.push_back(ctrl_->last.sig());
+  if (st_) ctl_bits.push_back(m.node("ib_load_left", ctrl_->ib_load.sig() & ctrl_->ib_from_left.sig()));
   const int nctl = static_cast<int>(ctl_bits.size());
   Expr packed = cat(ctl_bits);
   const int P = pp_.product_stages;
@@ -205,7 +212,7 @@ void CeBuilder::ib_load_enables() {
   if (!st_) return;
   Module& m = m_;
   const int top_len = 1 + (R_ - 1) * s_;
-  Sig top_load = m.node("ib_top_load", ctrl_["ib_load"].sig() & !ctrl_["ib_from_left"].sig());
+  Sig top_load = m.node("ib_top_load", ctrl_->ib_load.sig() & !ctrl_->ib_from_left.sig());
   Sig top_count;
   if (top_len > 1) {
     top_count = m.reg("ib_top_count", UInt(clog2(top_len)), reset_to(0));
@@ -247,26 +254,26 @@ void CeBuilder::pe_array() {
   for (int r = 0; r < R_; ++r) {
     for (int c = 0; c < C_; ++c) {
       InstanceRef u = m_.instance(Pe(pp_), fmt::format("pe_r{}_c{}", r, c));
-      Data row = u.io("row");
-      row["ia"].sig() <<= row_ia_[r];
-      if (pp_.has_active()) row["active"].sig() <<= row_ctrl_[r].active;
-      if (pp_.has_first()) row["first"].sig() <<= row_ctrl_[r].first;
-      if (pp_.has_swap()) row["swap"].sig() <<= row_ctrl_[r].swap;
-      if (pp_.has_last()) row["last"].sig() <<= row_ctrl_[r].last;
-      if (pp_.has_mul_active()) row["mul_active"].sig() <<= row_ctrl_[r].mul_active;
+      const PeRow row = u.io(Pe::kRow);
+      row.ia.sig() <<= row_ia_[r];
+      if (pp_.has_active()) row.active.sig() <<= row_ctrl_[r].active;
+      if (pp_.has_first()) row.first.sig() <<= row_ctrl_[r].first;
+      if (pp_.has_swap()) row.swap.sig() <<= row_ctrl_[r].swap;
+      if (pp_.has_last()) row.last.sig() <<= row_ctrl_[r].last;
+      if (pp_.has_mul_active()) row.mul_active.sig() <<= row_ctrl_[r].mul_active;
 
-      Data in = u.io("in");
-      in["ib_north"].sig() <<= r == 0 ? Expr(ib_top_[c].sig()) : Expr(pe_[r - 1][c].io("out")["ib"].sig());
-      if (st_) in["ib_west"].sig() <<= c == 0 ? row_ib_left_[r] : Expr(pe_[r][c - 1].io("out")["ib"].sig());
-      in["psum"].sig() <<= r == 0 ? lit(0, a_) : Expr(pe_[r - 1][c].io("out")["psum"].sig());
+      const PeIn in = u.io(Pe::kIn);
+      in.ib_north.sig() <<= r == 0 ? Expr(ib_top_[c].sig()) : Expr(pe_[r - 1][c].io(Pe::kOut).ib.sig());
+      if (st_) in.ib_west.sig() <<= c == 0 ? row_ib_left_[r] : Expr(pe_[r][c - 1].io(Pe::kOut).ib.sig());
+      in.psum.sig() <<= r == 0 ? lit(0, a_) : Expr(pe_[r - 1][c].io(Pe::kOut).psum.sig());
 
-      Data pc = u.io("ctrl");
-      if (pp_.both_modes()) pc["os"].sig() <<= os_mode_;
+      const PeCtrl pc = u.io(Pe::kCtrl);
+      if (pp_.both_modes()) pc.os.sig() <<= os_mode_;
       if (st_) {
-        pc["ib_shift"].sig() <<= row_shift_[r];
-        pc["ib_from_left"].sig() <<= row_from_left_[r];
+        pc.ib_shift.sig() <<= row_shift_[r];
+        pc.ib_from_left.sig() <<= row_from_left_[r];
       }
-      if (pp_.os) pc["drain"].sig() <<= r == 0 ? lit(0, 1) : Expr(draining_ & (drain_count_ < r));
+      if (pp_.os) pc.drain.sig() <<= r == 0 ? lit(0, 1) : Expr(draining_ & (drain_count_ < r));
       pe_[r].push_back(u);
     }
   }
@@ -274,7 +281,7 @@ void CeBuilder::pe_array() {
 
 // ---- outputs: the bottom row's Psum registers
 void CeBuilder::outputs() {
-  for (int c = 0; c < C_; ++c) out_["psum"][c].sig() <<= pe_[R_ - 1][c].io("out")["psum"].sig();
+  for (int c = 0; c < C_; ++c) out_->psum[c].sig() <<= pe_[R_ - 1][c].io(Pe::kOut).psum.sig();
   Expr st_valid;
   if (st_) {
     // The bottom row's result is registered one row skew after its IA.
@@ -286,14 +293,14 @@ void CeBuilder::outputs() {
     const int rw = clog2(R_);
     Expr drained_row = lit(static_cast<uint64_t>(R_ - 1), rw) - drain_count_;
     if (pp_.both_modes()) {
-      out_["valid"].sig() <<= mux(os_mode_, draining_, st_valid);
-      out_["row"].sig() <<= mux(os_mode_, drained_row, lit(0, rw));
+      out_->valid.sig() <<= mux(os_mode_, draining_, st_valid);
+      out_->row.sig() <<= mux(os_mode_, drained_row, lit(0, rw));
     } else {
-      out_["valid"].sig() <<= draining_;
-      out_["row"].sig() <<= drained_row;
+      out_->valid.sig() <<= draining_;
+      out_->row.sig() <<= drained_row;
     }
   } else {
-    out_["valid"].sig() <<= st_valid;
+    out_->valid.sig() <<= st_valid;
   }
 }
 

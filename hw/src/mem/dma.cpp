@@ -10,6 +10,7 @@
 
 #include "hw/mem/address_generator.hpp"
 #include "hw/mem/check.hpp"
+#include "hw/ports.hpp"
 
 namespace fetta::hw {
 
@@ -75,29 +76,17 @@ class DmaBuilder {
 
  private:
   void ports() {
-    const int gw = std::max(1, GB);
-    desc_we_ = m_.input("desc_we", UInt(1));
-    desc_word_ = m_.input("desc_word", UInt(32));
-    desc_ready_ = m_.output("desc_ready", UInt(1));
+    const WordPort desc = m_.input(Dma::kDesc, WordPort::type());
+    desc_we_ = desc.we;
+    desc_word_ = desc.word;
+    desc_ready_ = desc.ready;
     compute_half_ = m_.input("compute_half", UInt(1));
     busy_ = m_.output("busy", UInt(1));
     host_half_busy_ = m_.output("host_half_busy", UInt(1));
     done_count_ = m_.output("done_count", UInt(32));
     error_ = m_.output("error", UInt(1));
-    mem_req_valid_ = m_.output("mem_req_valid", UInt(1));
-    mem_req_ready_ = m_.input("mem_req_ready", UInt(1));
-    mem_req_write_ = m_.output("mem_req_write", UInt(1));
-    mem_req_addr_ = m_.output("mem_req_addr", UInt(g_.addr_bits));
-    mem_req_wdata_ = m_.output("mem_req_wdata", Vec(UInt(W), H));
-    mem_rsp_valid_ = m_.input("mem_rsp_valid", UInt(1));
-    mem_rsp_rdata_ = m_.input("mem_rsp_rdata", Vec(UInt(W), H));
-    um_group_ = m_.output("um_group", UInt(gw));
-    um_row_ = m_.output("um_row", UInt(g_.row_bits));
-    um_we_ = m_.output("um_we", UInt(1));
-    um_wmask_ = m_.output("um_wmask", UInt(H));
-    um_wdata_ = m_.output("um_wdata", Vec(UInt(W), H));
-    um_re_ = m_.output("um_re", UInt(1));
-    um_rdata_ = m_.input("um_rdata", Vec(UInt(W), H));
+    mem_.emplace(m_.output(Dma::kMem, DramPort::type(g_)));
+    um_.emplace(m_.output(Dma::kUm, HostPort::type(host_port_shape(g_))));
   }
 
   // Descriptor words assembled and queued (the controller's instruction queue, docs/isa.md §4).
@@ -172,11 +161,11 @@ class DmaBuilder {
   // last one finishes the descriptor.
   void responses() {
     rsp_q_ = m_.reg("rsp_q", UInt(1), reset_to(0));
-    rsp_q_ <<= mem_rsp_valid_;
-    const GatedClock responding = m_.clock_gate("responding", mem_rsp_valid_);  // clocked only by responses
+    rsp_q_ <<= mem_->rsp_valid.sig();
+    const GatedClock responding = m_.clock_gate("responding", mem_->rsp_valid.sig());  // clocked only by responses
     for (int j = 0; j < H; ++j) {
       rsp_data_.push_back(m_.reg(fmt::format("rsp_data_{}", j), UInt(W), clocked_by(responding)));
-      rsp_data_.back() <<= mem_rsp_rdata_[j].sig();
+      rsp_data_.back() <<= mem_->rsp_rdata[j].sig();
     }
     rsp_gen_->io("run").sig() <<= rsp_q_;
     Sig finish = m_.node("finish", running_ & rsp_gen_->io("done").sig());
@@ -196,7 +185,7 @@ class DmaBuilder {
     fifo_n_ = m_.reg("fifo_n", UInt(2), reset_to(0));
     Sig inflight = m_.reg("inflight", UInt(1), reset_to(0));
     Sig inflight_dram = m_.reg("inflight_dram", UInt(D));
-    Sig fifo_pop = m_.node("fifo_pop", (fifo_n_ != 0) & mem_req_ready_);
+    Sig fifo_pop = m_.node("fifo_pop", (fifo_n_ != 0) & mem_->req_ready.sig());
     Sig room = m_.node("room", !((fifo_n_.zext(3) + inflight.zext(3) == 2) & !fifo_pop));
     read_issue_ = m_.node("read_issue", req_valid_ & to_dram_ & room);
     inflight <<= read_issue_;
@@ -217,10 +206,10 @@ class DmaBuilder {
     m_.when(load1_new, [&] { e_dram_[1] <<= inflight_dram; });
     for (int j = 0; j < H; ++j) {
       const auto k = static_cast<size_t>(j);
-      m_.when(load0_new, [&] { e_data0_[k] <<= um_rdata_[j].sig(); }).elsewhen(load0_e1, [&] {
+      m_.when(load0_new, [&] { e_data0_[k] <<= um_->rdata[j].sig(); }).elsewhen(load0_e1, [&] {
         e_data0_[k] <<= e_data1[k];
       });
-      m_.when(load1_new, [&] { e_data1[k] <<= um_rdata_[j].sig(); });
+      m_.when(load1_new, [&] { e_data1[k] <<= um_->rdata[j].sig(); });
     }
     fifo_n_ <<= fifo_n_ + inflight.zext(2) - fifo_pop.zext(2);
   }
@@ -229,24 +218,24 @@ class DmaBuilder {
   void external_request() {
     const int SH = g_.beat_shift();
     Sig load_req = m_.node("load_req", req_valid_ & !to_dram_);
-    req_gen_->io("run").sig() <<= mux(to_dram_, read_issue_, mem_req_ready_);
-    mem_req_valid_ <<= mux(to_dram_, fifo_n_ != 0, load_req);
-    mem_req_write_ <<= to_dram_;
+    req_gen_->io("run").sig() <<= mux(to_dram_, read_issue_, mem_->req_ready.sig());
+    mem_->req_valid.sig() <<= mux(to_dram_, fifo_n_ != 0, load_req);
+    mem_->req_write.sig() <<= to_dram_;
     Expr beat = mux(to_dram_, e_dram_[0], req_dram_);
-    mem_req_addr_ <<= SH == 0 ? beat : cat({beat, lit(0, SH)});
-    for (int j = 0; j < H; ++j) mem_req_wdata_[j].sig() <<= e_data0_[static_cast<size_t>(j)];
+    mem_->req_addr.sig() <<= SH == 0 ? beat : cat({beat, lit(0, SH)});
+    for (int j = 0; j < H; ++j) mem_->req_wdata[j].sig() <<= e_data0_[static_cast<size_t>(j)];
   }
 
   // The unified-memory host port: a load writes each registered response at the response nest's
   // slot; a save reads at the request nest's slot.
   void host_port() {
     Sig slot = m_.node("um_slot", mux(to_dram_, req_slot_, rsp_gen_->io("addr")[0].sig()));
-    um_row_ <<= slot.bits(S - 1, GB);
-    um_group_ <<= GB == 0 ? lit(0, 1) : slot.bits(GB - 1, 0);
-    um_re_ <<= read_issue_;
-    um_we_ <<= rsp_q_ & !to_dram_ & running_;
-    um_wmask_ <<= field("lane_mask");
-    for (int j = 0; j < H; ++j) um_wdata_[j].sig() <<= rsp_data_[static_cast<size_t>(j)];
+    um_->row.sig() <<= slot.bits(S - 1, GB);
+    um_->group.sig() <<= GB == 0 ? lit(0, 1) : slot.bits(GB - 1, 0);
+    um_->re.sig() <<= read_issue_;
+    um_->we.sig() <<= rsp_q_ & !to_dram_ & running_;
+    um_->wmask.sig() <<= field("lane_mask");
+    for (int j = 0; j < H; ++j) um_->wdata[j].sig() <<= rsp_data_[static_cast<size_t>(j)];
   }
 
   Module& m_;
@@ -254,9 +243,8 @@ class DmaBuilder {
   const arch::DmaLayout layout_;
   const int H, W, GB, D, S, NW, Q;  // lanes, lane bits, group bits, DRAM beat and slot bits, words, queue
   Sig desc_we_, desc_word_, desc_ready_, compute_half_, busy_, host_half_busy_, done_count_, error_;
-  Sig mem_req_valid_, mem_req_ready_, mem_req_write_, mem_req_addr_, mem_rsp_valid_;
-  Sig um_group_, um_row_, um_we_, um_wmask_, um_re_;
-  Data mem_req_wdata_, mem_rsp_rdata_, um_wdata_, um_rdata_;
+  std::optional<DramPort> mem_;  // the DRAM port and the unified memory's host port, as declared
+  std::optional<HostPort> um_;
   Sig count_, head_, tail_, push_, desc_, to_dram_, running_, start_;
   std::vector<Sig> queue_;
   std::optional<InstanceRef> req_gen_, rsp_gen_;

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include "hw/mem/check.hpp"
+#include "hw/ports.hpp"
 
 namespace fetta::hw {
 
@@ -61,16 +62,12 @@ void UnifiedMemory::build(Module& m) const {
   Data wr_addr = m.input("wr_addr", Vec(UInt(hw), B));
   Sig wr_mask = m.input("wr_mask", UInt(N));
   Data wr_data = m.input("wr_data", Vec(UInt(W), N));
-  Sig host_group = m.input("host_group", UInt(gw));
-  Sig host_row = m.input("host_row", UInt(hw));
-  Sig host_we = m.input("host_we", UInt(1));
-  Sig host_wmask = m.input("host_wmask", UInt(H));
-  Data host_wdata = m.input("host_wdata", Vec(UInt(W), H));
-  Sig host_re = m.input("host_re", UInt(1));
+  const HostPort host = m.input(kHost, HostPort::type({gw, hw, H, W}));
+  Sig host_group = host.group, host_row = host.row, host_we = host.we, host_wmask = host.wmask, host_re = host.re;
+  const Data &host_wdata = host.wdata, &host_rdata = host.rdata;
   Data ia_data = m.output("ia_data", Vec(UInt(W), N));
   Data ib_data = m.output("ib_data", Vec(UInt(W), N));
   Sig host_rvalid = m.output("host_rvalid", UInt(1));
-  Data host_rdata = m.output("host_rdata", Vec(UInt(W), H));
 
   // Which half the read data of this cycle came from: the one compute_half named at the read.
   Sig compute_half_q = m.reg("compute_half_q", UInt(1), reset_to(0));

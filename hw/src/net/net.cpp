@@ -23,7 +23,8 @@ RedNetParams red_net_params(const arch::ArchConfig& cfg) {
   p.elems_per_bank = cfg.memory.elems_per_bank;
   p.pipeline_every = 1;
   p.gate_stages = true;  // the CEs' valid results clock the stages (docs/networks.md)
-  p.adder = fp_adder_choice(cfg);
+  p.adder = reduction_adder_choice(cfg);
+  p.adder_stages = cfg.arith.reduction_adder_stages;
   p.first_add_level = arch::red_first_add_level(cfg);
   switch (cfg.dtype) {
     case arch::DataType::bf16: p.elem = RedElem::fp32; break;

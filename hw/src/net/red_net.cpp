@@ -45,11 +45,22 @@ void validate(const RedNetParams& p) {
   if (p.gate_stages && p.pipeline_every == 0)
     throw std::invalid_argument("RedNet: gate_stages needs stages (pipeline_every > 0): a combinational network has no "
                                 "registers to gate");
+  if (p.adder_stages < 0 || p.adder_stages > kMaxRedAdderStages)
+    throw std::invalid_argument(fmt::format("RedNet: adder_stages = {}: allowed 0 .. {}", p.adder_stages,
+                                            kMaxRedAdderStages));
+  if (p.adder_stages > 0 && p.elem == RedElem::fp32 && p.pipeline_every == 0)
+    throw std::invalid_argument("RedNet: adder_stages needs stages (pipeline_every > 0): a combinational network "
+                                "cannot hold registers inside its switches");
 }
+
+namespace {
+// Adder stages per level with adders: only a binary32 adder has them.
+int switch_stages(const RedNetParams& p) { return p.elem == RedElem::fp32 ? p.adder_stages : 0; }
+}  // namespace
 
 int red_net_latency(const RedNetParams& p) {
   validate(p);
-  return latency(p.lanes, p.pipeline_every);
+  return latency(p.lanes, p.pipeline_every) + switch_stages(p) * (levels(p.lanes) - p.first_add_level);
 }
 
 namespace {
@@ -62,20 +73,35 @@ FpAdderChoice normalized(RedElem e, FpAdderChoice a) {
 
 }  // namespace
 
-RedSwitch::RedSwitch(RedSwitchParams params)
-    : Generator(RedSwitchParams{params.elem, params.has_adder ? normalized(params.elem, params.adder) : FpAdderChoice{},
-                                params.has_adder}) {}
+namespace {
+RedSwitchParams normalized(RedSwitchParams p) {
+  p.adder = p.has_adder ? normalized(p.elem, p.adder) : FpAdderChoice{};
+  if (!p.has_adder || p.elem != RedElem::fp32) p.stages = 0;
+  if (p.stages < 0 || p.stages > kMaxRedAdderStages)
+    throw std::invalid_argument(fmt::format("RedSwitch: stages = {}: allowed 0 .. {}", p.stages, kMaxRedAdderStages));
+  if (p.stages == 0) p.gate_stages = false;
+  return p;
+}
+}  // namespace
+
+RedSwitch::RedSwitch(RedSwitchParams params) : Generator(normalized(params)) {}
 
 std::string RedSwitch::module_name() const {
   if (!p.has_adder) return "red_switch_route_" + to_string(p.elem);
-  return "red_switch_" + to_string(p.elem) + adder_name_tag(p.adder);
+  return "red_switch_" + to_string(p.elem) + adder_name_tag(p.adder) +
+         (p.stages > 0 ? fmt::format("_s{}{}", p.stages, p.gate_stages ? "_gated" : "") : "");
 }
 
 ParamList RedSwitch::params() const {
-  return {{"elem", to_string(p.elem)},
-          {"has_adder", p.has_adder ? "true" : "false"},
-          {"fp32_adder", fp32_add_arch_name(p.adder.arch)},
-          {"adder_prefix", prefix_name(p.adder.prefix)}};
+  ParamList l{{"elem", to_string(p.elem)},
+              {"has_adder", p.has_adder ? "true" : "false"},
+              {"fp32_adder", fp32_add_arch_name(p.adder.arch)},
+              {"adder_prefix", prefix_name(p.adder.prefix)}};
+  if (p.stages > 0) {
+    l.emplace_back("stages", std::to_string(p.stages));
+    l.emplace_back("gate_stages", p.gate_stages ? "true" : "false");
+  }
+  return l;
 }
 
 RedNet::RedNet(RedNetParams params) : Generator([&] {
@@ -97,23 +123,47 @@ void RedSwitch::build(Module& m) const {
     ro <<= mux(mode.bit(0), l, r);
     return;
   }
-  // The adder is the arithmetic library's (combinational); the switch only steers.
-  InstanceRef add = p.elem == RedElem::fp32
-                        ? m.instance(Fp32Add(Fp32AddParams{0, 0, p.adder.arch, p.adder.prefix}), "add")
-                        : m.instance(IntAdd(IntAddParams{w}), "add");
+  // The adder is the arithmetic library's; the switch only steers. With stages, the pass path and
+  // the mode wait beside the adder, on one gated clock per stage with the adder's valid.
+  Expr valid = p.gate_stages ? Expr(m.input("valid", UInt(1))) : Expr{};
+  InstanceRef add =
+      p.elem == RedElem::fp32
+          ? m.instance(Fp32Add(Fp32AddParams{p.stages, 0, p.adder.arch, p.adder.prefix, p.gate_stages}), "add")
+          : m.instance(IntAdd(IntAddParams{w}), "add");
   add.io("a").sig() <<= l;
   add.io("b").sig() <<= r;
+  if (p.gate_stages) add.io("valid").sig() <<= valid;
   Sig sum = add.io("sum").sig();
+  Expr l_at_sum = l, r_at_sum = r, mode_at_sum = mode;
+  for (int k = 1; k <= p.stages; ++k) {
+    RegOptions opt;
+    if (valid.valid()) {
+      opt.clocked_by(m.clock_gate(fmt::format("s{}", k), valid));
+      if (k < p.stages) {
+        Sig v = m.reg(fmt::format("valid_s{}", k), UInt(1), reset_to(0));
+        v <<= valid;
+        valid = v;
+      }
+    }
+    Sig lq = m.reg(fmt::format("l_s{}", k), et, opt), rq = m.reg(fmt::format("r_s{}", k), et, opt);
+    Sig mq = m.reg(fmt::format("mode_s{}", k), UInt(2), opt);
+    lq <<= l_at_sum;
+    rq <<= r_at_sum;
+    mq <<= mode_at_sum;
+    l_at_sum = lq;
+    r_at_sum = rq;
+    mode_at_sum = mq;
+  }
   Expr zero = et.is_signed() ? slit(0, w) : lit(0, w);
   // mode: 0 pass, 1 swap, 2 add_left, 3 add_right (docs/networks.md).
-  lo <<= select({l, r, sum, zero}, mode);
-  ro <<= select({r, l, zero, sum}, mode);
+  lo <<= select({l_at_sum, r_at_sum, sum, zero}, mode_at_sum);
+  ro <<= select({r_at_sum, l_at_sum, zero, sum}, mode_at_sum);
 }
 
 std::string RedNet::module_name() const {
-  return fmt::format("red_net_n{}_{}_t{}_p{}{}{}{}", p.lanes, to_string(p.elem), p.elems_per_bank, p.pipeline_every,
+  return fmt::format("red_net_n{}_{}_t{}_p{}{}{}{}{}", p.lanes, to_string(p.elem), p.elems_per_bank, p.pipeline_every,
                      p.first_add_level > 0 ? fmt::format("_a{}", p.first_add_level) : "", adder_name_tag(p.adder),
-                     p.gate_stages ? "_gated" : "");
+                     switch_stages(p) > 0 ? fmt::format("_s{}", switch_stages(p)) : "", p.gate_stages ? "_gated" : "");
 }
 
 ParamList RedNet::params() const {
@@ -125,6 +175,7 @@ ParamList RedNet::params() const {
           {"adder_prefix", prefix_name(p.adder.prefix)},
           {"first_add_level", std::to_string(p.first_add_level)},
           {"gate_stages", p.gate_stages ? "true" : "false"},
+          {"adder_stages", std::to_string(switch_stages(p))},
           {"latency", std::to_string(red_net_latency(p))}};
 }
 
@@ -142,9 +193,30 @@ void RedNet::build(Module& m) const {
   std::vector<Expr> ctl;
   for (int k = 0; k < nl; ++k) ctl.push_back(sw_mode[k].sig());
   ctl.push_back(m.input("tr_sel", UInt(n)).sig());
+  // Stage registers clock only for valid inputs (gate_stages); the valid bit goes along. `valid`
+  // is the validity of what `cur` holds, but one register back while `next_valid` names the bit
+  // still to be made: it is made when something reads it, so none dangles at the output.
   Expr valid = p.gate_stages ? Expr(m.input("valid", UInt(1))) : Expr{};
+  std::string next_valid;
+  auto cur_valid = [&]() {
+    if (!next_valid.empty()) {
+      Sig v = m.reg(next_valid, UInt(1), reset_to(0));
+      v <<= valid;
+      valid = v;
+      next_valid.clear();
+    }
+    return valid;
+  };
+  auto gated_by_valid = [&](const std::string& gate, const std::string& valid_name) {
+    RegOptions opt;
+    if (!valid.valid()) return opt;
+    opt.clocked_by(m.clock_gate(gate, cur_valid()));
+    next_valid = valid_name;
+    return opt;
+  };
 
-  const RedSwitch sw(RedSwitchParams{p.elem, p.adder, true});
+  const int S = switch_stages(p);
+  const RedSwitch sw(RedSwitchParams{p.elem, p.adder, true, S, p.gate_stages});
   const RedSwitch route_sw(RedSwitchParams{p.elem, p.adder, false});
   std::vector<Expr> cur;
   for (int i = 0; i < n; ++i) cur.push_back(in[i].sig());
@@ -152,14 +224,27 @@ void RedNet::build(Module& m) const {
   for (int s = 0; s <= nl; ++s) {
     std::vector<Expr> next(n);
     if (s < nl) {
+      const bool adds = s >= p.first_add_level;
+      const Expr sw_valid = adds && S > 0 && valid.valid() ? cur_valid() : Expr{};
       for (int j = 0; j < n / 2; ++j) {
         const int l = ((j >> s) << (s + 1)) | (j & ((1 << s) - 1)), r = l | (1 << s);
-        InstanceRef x = m.instance(s < p.first_add_level ? route_sw : sw, fmt::format("sw_l{}_{}", s, j));
+        InstanceRef x = m.instance(adds ? sw : route_sw, fmt::format("sw_l{}_{}", s, j));
         x.io("l").sig() <<= cur[l];
         x.io("r").sig() <<= cur[r];
         x.io("mode").sig() <<= ctl[s].bits(2 * j + 1, 2 * j);
+        if (sw_valid.valid()) x.io("valid").sig() <<= sw_valid;
         next[l] = x.io("lo").sig();
         next[r] = x.io("ro").sig();
+      }
+      // A level with adder stages holds the later levels' controls (and the valid bit) as long.
+      for (int k = 1; adds && k <= S; ++k) {
+        const RegOptions opt = gated_by_valid(fmt::format("l{}_s{}", s, k), fmt::format("l{}_valid_s{}", s, k));
+        for (int s2 = s + 1; s2 <= nl; ++s2) {
+          Sig r = m.reg(s2 < nl ? fmt::format("l{}_s{}_sw_mode_{}", s, k, s2) : fmt::format("l{}_s{}_tr_sel", s, k),
+                        UInt(n), opt);
+          r <<= ctl[s2];
+          ctl[s2] = r;
+        }
       }
     } else {
       for (int i = 0; i < n; ++i)
@@ -167,17 +252,8 @@ void RedNet::build(Module& m) const {
     }
     cur = std::move(next);
     if (!register_after(s + 1, p.pipeline_every)) continue;
+    const RegOptions opt = gated_by_valid(fmt::format("p{}", regs + 1), fmt::format("p{}_valid", regs + 1));
     ++regs;
-    // A stage's registers clock only for valid inputs (gate_stages); the valid bit goes along.
-    RegOptions opt;
-    if (valid.valid()) {
-      if (regs > 1) {  // whether stage regs - 1 holds a valid input
-        Sig v = m.reg(fmt::format("p{}_valid", regs - 1), UInt(1), reset_to(0));
-        v <<= valid;
-        valid = v;
-      }
-      opt.clocked_by(m.clock_gate(fmt::format("p{}", regs), valid));
-    }
     for (int i = 0; i < n; ++i) {
       Sig r = m.reg(fmt::format("p{}_{}", regs, i), et, opt);
       r <<= cur[i];

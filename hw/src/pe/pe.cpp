@@ -96,6 +96,15 @@ ParamList Pe::params() const {
           {"adder_prefix", prefix_name(p.adder.prefix)}};
 }
 
+PeRow::PeRow(const Data& d)
+    : ia(d["ia"]), active(d.field_if_any("active")), first(d.field_if_any("first")), last(d.field_if_any("last")),
+      swap(d.field_if_any("swap")), mul_active(d.field_if_any("mul_active")) {}
+PeIn::PeIn(const Data& d) : ib_north(d["ib_north"]), ib_west(d.field_if_any("ib_west")), psum(d["psum"]) {}
+PeCtrl::PeCtrl(const Data& d)
+    : os(d.field_if_any("os")), ib_shift(d.field_if_any("ib_shift")), ib_from_left(d.field_if_any("ib_from_left")),
+      drain(d.field_if_any("drain")) {}
+PeOut::PeOut(const Data& d) : ib(d["ib"]), psum(d["psum"]) {}
+
 Type Pe::row_type(const PeParams& p) {
   std::vector<Field> f{field("ia", UInt(pe_operand_bits(p)))};
   if (p.has_active()) f.push_back(field("active", UInt(1)));
@@ -135,14 +144,14 @@ void Pe::build(Module& m) const {
                             "(docs/ce.md).",
                             dataflow_tag(p), p.ib_double_buffer ? "double" : "single",
                             p.psum_double_buffer ? "double" : "single", p.mac_stages, p.product_stages));
-  Data row = m.input("row", row_type(p));
-  Data in = m.input("in", in_type(p));
-  Data ctrl = m.input("ctrl", ctrl_type(p));
-  Data out = m.output("out", out_type(p));
+  const PeRow row = m.input(kRow, row_type(p));
+  const PeIn in = m.input(kIn, in_type(p));
+  const PeCtrl ctrl = m.input(kCtrl, ctrl_type(p));
+  const PeOut out = m.output(kOut, out_type(p));
 
-  const Sig ia = row["ia"];
-  const Sig ib_north = in["ib_north"];
-  const Sig psum_in = in["psum"];
+  const Sig ia = row.ia;
+  const Sig ib_north = in.ib_north;
+  const Sig psum_in = in.psum;
   // `os_mode` is the run-time mode when both are built; otherwise the choice is made here. It is
   // registered in every PE: the controller's one mode flop would otherwise fan out to every acc
   // and B multiplexer of the array in front of the adder (45 ps over 1 GHz in the default top).
@@ -151,7 +160,7 @@ void Pe::build(Module& m) const {
   Sig os_mode;
   if (p.both_modes()) {
     os_mode = m.reg("os_mode", UInt(1));
-    os_mode <<= ctrl["os"];
+    os_mode <<= ctrl.os;
   }
   auto pick = [&](const Expr& os_value, const Expr& stationary_value) -> Expr {
     if (p.both_modes()) return mux(os_mode, os_value, stationary_value);
@@ -161,9 +170,9 @@ void Pe::build(Module& m) const {
   // The multiply stage's `active`: the MAC reads ia and its b operand only then.
   Expr mul_active;
   if (p.has_mul_active())
-    mul_active = row["mul_active"];
+    mul_active = row.mul_active;
   else if (p.has_active())
-    mul_active = row["active"];
+    mul_active = row.active;
 
   // IB shift register: the load path in stationary modes (from the north or the west), the
   // stream register in OS (from the north). It clocks only in the cycles it loads (docs/ce.md,
@@ -172,9 +181,9 @@ void Pe::build(Module& m) const {
   Expr shift_en = p.os ? mul_active : Expr{};
   Expr ib_next = ib_north;
   if (p.stationary()) {
-    const Sig from_left = ctrl["ib_from_left"];
-    const Sig west = in["ib_west"];
-    shift_en = p.both_modes() ? Expr((os_mode & mul_active) | ctrl["ib_shift"].sig()) : Expr(ctrl["ib_shift"].sig());
+    const Sig from_left = ctrl.ib_from_left;
+    const Sig west = in.ib_west;
+    shift_en = p.both_modes() ? Expr((os_mode & mul_active) | ctrl.ib_shift.sig()) : Expr(ctrl.ib_shift.sig());
     ib_next = pick(ib_north, mux(from_left, west, ib_north));
   }
   Sig ib_shift = m.reg("ib_shift", UInt(w), clocked_by(m.clock_gate("ib_shift", shift_en)));
@@ -186,7 +195,7 @@ void Pe::build(Module& m) const {
   if (p.stationary() && p.ib_double_buffer) {
     // The swap belongs to the multiply stage: `swap` when the product is registered (then `first`
     // is the accumulate stage's), else `first`.
-    const Sig first = p.has_swap() ? row["swap"] : row["first"];
+    const Sig first = p.has_swap() ? row.swap : row.first;
     Sig swap = m.node("ib_swap", p.both_modes() ? Expr(first & !os_mode) : Expr(first));
     Sig ib_held = m.reg("ib_held", UInt(w), clocked_by(m.clock_gate("ib_swap", swap)));
     ib_held <<= ib_shift;
@@ -202,8 +211,8 @@ void Pe::build(Module& m) const {
   // in the cycle after: the CE's `valid`); os, at a drain or a finished Psum.
   Sig psum;
   if (p.has_active()) {
-    const Sig active = row["active"];
-    const Expr os_load = ctrl["drain"].sig() | (p.psum_double_buffer ? Expr(active & row["last"].sig()) : Expr(active));
+    const Sig active = row.active;
+    const Expr os_load = ctrl.drain.sig() | (p.psum_double_buffer ? Expr(active & row.last.sig()) : Expr(active));
     const Expr load = p.both_modes() ? mux(os_mode, os_load, active) : os_load;
     psum = m.reg("psum", UInt(a), clocked_by(m.clock_gate("psum", load)));
   } else {
@@ -211,11 +220,11 @@ void Pe::build(Module& m) const {
   }
   Sig acc;  // OS's accumulator clocks only while its row is active
   if (p.os && p.psum_double_buffer)
-    acc = m.reg("acc", UInt(a), clocked_by(m.clock_gate("acc", p.both_modes() ? Expr(os_mode & row["active"].sig())
-                                                                                : Expr(row["active"].sig()))));
+    acc = m.reg("acc", UInt(a), clocked_by(m.clock_gate("acc", p.both_modes() ? Expr(os_mode & row.active.sig())
+                                                                                : Expr(row.active.sig()))));
   Expr mac_acc = psum_in;
   if (p.os) {
-    const Sig first = row["first"];
+    const Sig first = row.first;
     const Expr acc_src = p.psum_double_buffer ? Expr(acc) : Expr(psum);
     mac_acc = pick(mux(first, lit(0, a), acc_src), psum_in);
   }
@@ -239,9 +248,9 @@ void Pe::build(Module& m) const {
   if (!p.os) {
     psum <<= mac_out;
   } else {
-    const Sig active = row["active"];
-    const Sig last = row["last"];
-    const Sig drain = ctrl["drain"];
+    const Sig active = row.active;
+    const Sig last = row.last;
+    const Sig drain = ctrl.drain;
     auto os_psum = [&] {
       // Drain has priority: the CE never schedules a capture into a row that is still draining.
       m.when(drain, [&] { psum <<= psum_in; })
@@ -254,8 +263,8 @@ void Pe::build(Module& m) const {
     if (acc.signal()) acc <<= mac_out;
   }
 
-  out["ib"].sig() <<= ib_shift;
-  out["psum"].sig() <<= psum;
+  out.ib.sig() <<= ib_shift;
+  out.psum.sig() <<= psum;
 }
 
 }  // namespace fetta::hw

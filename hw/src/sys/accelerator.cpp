@@ -14,6 +14,7 @@
 #include "hw/net/net.hpp"
 #include "hw/net/red_net.hpp"
 #include "hw/pe/pe.hpp"
+#include "hw/ports.hpp"
 #include "hw/sys/system.hpp"
 #include "rtl_gen/emit.hpp"
 
@@ -47,6 +48,13 @@ std::string Accelerator::module_name() const {
   if (c.dtype == arch::DataType::bf16 && (c.arith.fp32_adder != arch::Fp32Adder::two_path ||
                                           c.arith.prefix != arch::PrefixAdder::sklansky))
     variant += c.arith.fp32_adder == arch::Fp32Adder::basic ? "_basic" : adder_name_tag(fp_adder_choice(c));
+  if (c.dtype == arch::DataType::bf16 &&
+      (c.arith.reduction_adder != arch::ArithConfig{}.reduction_adder ||
+       c.arith.reduction_adder_stages != arch::ArithConfig{}.reduction_adder_stages))
+    variant += fmt::format("_red{}_s{}",
+                           c.arith.reduction_adder == arch::Fp32Adder::basic ? "_basic"
+                                                                              : adder_name_tag(reduction_adder_choice(c)),
+                           c.arith.reduction_adder_stages);
   if (c.memory.elems_per_bank != 4) variant += fmt::format("_t{}", c.memory.elems_per_bank);
   if (c.network.dist_pipeline_every > 0) variant += fmt::format("_p{}", c.network.dist_pipeline_every);
   if (!c.network.dist_output_register && c.network.topology == arch::NetworkTopology::butterfly) variant += "_nodo";
@@ -77,10 +85,47 @@ ParamList Accelerator::params() const {
           {"mac_product_stages", std::to_string(c.ce.mac_product_stages)},
           {"fp32_adder", arch::to_string(c.arith.fp32_adder)},
           {"adder_prefix", arch::to_string(c.arith.prefix)},
+          {"reduction_adder", arch::to_string(c.arith.reduction_adder)},
+          {"reduction_adder_stages", std::to_string(c.arith.reduction_adder_stages)},
           {"dist_output_register", c.network.dist_output_register ? "true" : "false"},
           {"host_banks", std::to_string(arch::host_port_banks(c))},
           {"ctrl_delay", std::to_string(t.ctrl_delay)},
           {"acc_delay", std::to_string(t.acc_delay)}};
+}
+
+TopPorts top_ports(const arch::ArchConfig& cfg) {
+  const arch::DmaGeometry g = arch::dma_geometry(cfg);
+  const int H = arch::host_port_lanes(cfg), groups = cfg.memory.banks / arch::host_port_banks(cfg);
+  const Type acc_elem = cfg.dtype == arch::DataType::bf16 ? UInt(32) : SInt(arch::accumulator_bits(cfg.dtype));
+  const arch::IsaLayout isa(cfg);
+  TopPorts p;
+  p.instr = {"instr", WordPort::type(), true};
+  p.busy = {"busy", UInt(1), false};
+  p.error = {"error", UInt(1), false};
+  p.cycle_count = {"cycle_count", UInt(48), false};
+  p.retired = {"retired", UInt(32), false};
+  p.hw_id = {"hw_id", UInt(32), false};
+  p.host = {"host", HostPort::type(host_port_shape(g)), true};
+  p.host_rvalid = {"host_rvalid", UInt(1), false};
+  p.acc = {"acc",
+           Bundle({field("re", UInt(1)), field("group", UInt(clog2(groups))), field("row", UInt(isa.acc_addr_bits())),
+                   flipped("rvalid", UInt(1)), flipped("rdata", Vec(acc_elem, H))}),
+           true};
+  p.desc = {"desc", WordPort::type(), true};
+  p.dma = {"dma", Bundle({field("busy", UInt(1)), field("done", UInt(32)), field("error", UInt(1))}), false};
+  p.mem = {"mem", DramPort::type(g), false};
+  return p;
+}
+
+std::vector<TopPort> TopPorts::all() const {
+  return {instr, busy, error, cycle_count, retired, hw_id, host, host_rvalid, acc, desc, dma, mem};
+}
+
+std::vector<std::string> TopPorts::leaf_names() const {
+  std::vector<std::string> names{"clk", "rst"};
+  for (const TopPort& p : all())
+    for (const Leaf& l : p.type.leaves()) names.push_back(p.name + l.suffix);
+  return names;
 }
 
 namespace {
@@ -169,45 +214,43 @@ void AcceleratorBuilder::build() {
 // is the unified memory's host port.
 void AcceleratorBuilder::host_interface() {
   Module& m = m_;
+  const TopPorts ports = top_ports(cfg_);
+  auto declare = [&m](const TopPort& p) { return p.input ? m.input(p.name, p.type) : m.output(p.name, p.type); };
   ctl_ = m.instance(Controller(ControllerParams{cfg_, tm_.ctrl_delay, tm_.acc_delay, arch::kTopInstrQueueDepth}), "ctl");
   const InstanceRef& ctl = *ctl_;
-  for (const char* name : {"instr_we", "instr_word"}) ctl.io(name).sig() <<= m.input(name, ctl.io(name).type()).sig();
-  for (const char* name : {"instr_ready", "busy", "error", "cycle_count", "retired"})
-    m.output(name, ctl.io(name).type()).sig() <<= ctl.io(name).sig();
-  Sig hw_id = m.output("hw_id", UInt(32));
-  hw_id <<= lit(hardware_id(cfg_), 32);
+  connect(ctl.io_whole(Controller::kInstr), declare(ports.instr));
+  for (const TopPort* p : {&ports.busy, &ports.error, &ports.cycle_count, &ports.retired})
+    declare(*p).sig() <<= ctl.io(p->name).sig();
+  declare(ports.hw_id).sig() <<= lit(hardware_id(cfg_), 32);
   um_ = m.instance(UnifiedMemory(ump_), "umem");
-  const InstanceRef& um = *um_;
+  const HostPort um_host = um_->io(UnifiedMemory::kHost);
   // The DMA (docs/dma.md) owns the unified memory's host port while it has descriptors; the
   // host's own accesses (the through-host path, the scoreboard's probes) are for when it has none.
   InstanceRef dma = m.instance(Dma(dma_params(cfg_)), "dma_engine");
-  for (const char* name : {"desc_we", "desc_word"}) dma.io(name).sig() <<= m.input(name, dma.io(name).type()).sig();
-  m.output("desc_ready", UInt(1)).sig() <<= dma.io("desc_ready").sig();
-  m.output("dma_busy", UInt(1)).sig() <<= dma.io("busy").sig();
-  m.output("dma_done", UInt(32)).sig() <<= dma.io("done_count").sig();
-  m.output("dma_error", UInt(1)).sig() <<= dma.io("error").sig();
-  for (const char* name : {"mem_req_valid", "mem_req_write", "mem_req_addr", "mem_req_wdata"})
-    connect(m.output(name, dma.io(name).type()), dma.io(name));
-  for (const char* name : {"mem_req_ready", "mem_rsp_valid", "mem_rsp_rdata"})
-    connect(dma.io(name), m.input(name, dma.io(name).type()));
+  connect(dma.io_whole(Dma::kDesc), declare(ports.desc));
+  const Data status = declare(ports.dma);
+  status["busy"].sig() <<= dma.io("busy").sig();
+  status["done"].sig() <<= dma.io("done_count").sig();
+  status["error"].sig() <<= dma.io("error").sig();
+  connect(declare(ports.mem), dma.io_whole(Dma::kMem));
   dma.io("compute_half").sig() <<= ctl.io("compute_half").sig();
   ctl.io("dma_hold").sig() <<= dma.io("host_half_busy").sig();
   Sig dma_owns = m.node("dma_owns_host_port", dma.io("busy").sig());
-  for (const char* name : {"group", "row", "we", "wmask", "re"}) {
-    const std::string host = fmt::format("host_{}", name);
-    um.io(host).sig() <<= mux(dma_owns, dma.io(fmt::format("um_{}", name)).sig(), m.input(host, um.io(host).type()).sig());
-  }
-  Data host_wdata = m.input("host_wdata", um.io("host_wdata").type());
+  const HostPort from_dma = dma.io(Dma::kUm), from_host(declare(ports.host));
+  for (auto field : {&HostPort::group, &HostPort::row, &HostPort::we, &HostPort::wmask, &HostPort::re})
+    (um_host.*field).sig() <<= mux(dma_owns, (from_dma.*field).sig(), (from_host.*field).sig());
   for (int j = 0; j < H_; ++j) {
-    um.io("host_wdata")[j].sig() <<= mux(dma_owns, dma.io("um_wdata")[j].sig(), host_wdata[j].sig());
-    dma.io("um_rdata")[j].sig() <<= um.io("host_rdata")[j].sig();
+    um_host.wdata[j].sig() <<= mux(dma_owns, from_dma.wdata[j].sig(), from_host.wdata[j].sig());
+    from_dma.rdata[j].sig() <<= um_host.rdata[j].sig();
+    from_host.rdata[j].sig() <<= um_host.rdata[j].sig();
   }
-  for (const char* name : {"host_rvalid", "host_rdata"}) connect(m.output(name, um.io(name).type()), um.io(name));
-  acc_re_ = m.input("acc_re", UInt(1));
-  acc_group_ = m.input("acc_group", UInt(gw_));
-  acc_row_ = m.input("acc_row", UInt(isa_.acc_addr_bits()));
-  acc_rvalid_ = m.output("acc_rvalid", UInt(1));
-  acc_rdata_ = m.output("acc_rdata", Vec(fp_ ? UInt(32) : SInt(AB_), H_));
+  declare(ports.host_rvalid).sig() <<= um_->io("host_rvalid").sig();
+  const Data acc = declare(ports.acc);
+  acc_re_ = acc["re"];
+  acc_group_ = acc["group"];
+  acc_row_ = acc["row"];
+  acc_rvalid_ = acc["rvalid"];
+  acc_rdata_ = acc["rdata"];
 }
 
 // ---- unified memory: TCU reads (same row in every bank), host port on the other half
@@ -263,19 +306,19 @@ void AcceleratorBuilder::ce_array() {
       ce.io("ib_left")[r].sig() <<= ib_lane_(g * R_ + r);
     }
     for (int c = 0; c < C_; ++c) ce.io("ib_top")[c].sig() <<= ib_lane_(g * C_ + c);
-    Data cc = ce.io("ctrl");
+    const CeCtrl cc = ce.io(Ce::kCtrl);
     // arch::validate requires ws, so a CE with os has both modes and the controller drives it.
-    if (cep_.pe.both_modes()) cc["os"].sig() <<= ctl.io("ce_os").sig();
-    cc["active"].sig() <<= ctl.io("ce_active").sig();
-    if (cep_.has_first_ctrl()) cc["first"].sig() <<= ctl.io("ce_first").sig();
-    if (cep_.pe.has_last()) cc["last"].sig() <<= ctl.io("ce_last").sig();
-    cc["ib_load"].sig() <<= ib_load.bit(g);
-    cc["ib_from_left"].sig() <<= ctl.io("ce_ib_from_left").sig();
+    if (cep_.pe.both_modes()) cc.os.sig() <<= ctl.io("ce_os").sig();
+    cc.active.sig() <<= ctl.io("ce_active").sig();
+    if (cep_.has_first_ctrl()) cc.first.sig() <<= ctl.io("ce_first").sig();
+    if (cep_.pe.has_last()) cc.last.sig() <<= ctl.io("ce_last").sig();
+    cc.ib_load.sig() <<= ib_load.bit(g);
+    cc.ib_from_left.sig() <<= ctl.io("ce_ib_from_left").sig();
     for (int c = 0; c < C_; ++c) {
-      Sig ps = ce.io("out")["psum"][c].sig();
+      Sig ps = ce.io(Ce::kOut).psum[c].sig();
       acc_in_[static_cast<size_t>(g * C_ + c)] = fp_ ? Expr(ps) : ps.as_signed();
     }
-    ce_valids_.push_back(ce.io("out")["valid"].sig());
+    ce_valids_.push_back(ce.io(Ce::kOut).valid.sig());
   }
 }
 

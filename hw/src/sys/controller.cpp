@@ -7,6 +7,7 @@
 #include "hw/mem/accumulation_unit.hpp"
 #include "hw/mem/address_generator.hpp"
 #include "hw/mem/bank_rows.hpp"
+#include "hw/ports.hpp"
 #include "hw/sys/system.hpp"
 
 namespace fetta::hw {
@@ -178,9 +179,10 @@ void ControllerBuilder::ports() {
   Module& m = m_;
   Ports& io = io_;
   // ---- host side
-  io.instr_we = m.input("instr_we", UInt(1));
-  io.instr_word = m.input("instr_word", UInt(32));
-  io.instr_ready = m.output("instr_ready", UInt(1));
+  const WordPort instr = m.input(Controller::kInstr, WordPort::type());
+  io.instr_we = instr.we;
+  io.instr_word = instr.word;
+  io.instr_ready = instr.ready;
   io.busy = m.output("busy", UInt(1));
   io.error = m.output("error", UInt(1));
   io.cycle_count = m.output("cycle_count", UInt(48));

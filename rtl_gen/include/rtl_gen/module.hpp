@@ -34,6 +34,10 @@ class Data {
   Data operator[](const std::string& field) const;  // bundle field
   Data operator[](int index) const;                 // vec element (constant index)
   Data field(const std::string& name) const { return (*this)[name]; }
+  // The bundle field, or an empty Data (valid() false) when the bundle has none of that name: for
+  // the views of bundles whose fields depend on parameters.
+  Data field_if_any(const std::string& name) const;
+  bool valid() const { return !leaves_.empty(); }
   int size() const;                                 // vec element count
   Sig sig() const;                                  // the ground signal (throws for aggregates)
   operator Sig() const { return sig(); }            // NOLINT: ground Data is usable as an Expr
@@ -105,12 +109,30 @@ class SwitchChain {
   Stmt* stmt_;
 };
 
+// A port of a generator's module, named once where the generator declares it (a static member
+// of the generator, say), so that neither the generator nor a parent spells the name again.
+// Module::input/output and InstanceRef::io take it and return a View: a struct of typed handles
+// on the port's fields, constructed from the port's Data (Data itself by default).
+template <class View = Data>
+struct Port {
+  const char* name;
+};
+
 // An instance of a child module, seen from the parent.
 class InstanceRef {
  public:
   InstanceRef(Instance* inst, const Module* def) : inst_(inst), def_(def) {}
   // The parent-side handle of child port `port` (inputs are driven, outputs read).
   Data io(const std::string& port, std::source_location l = std::source_location::current()) const;
+  template <class View>
+  View io(const Port<View>& port, std::source_location l = std::source_location::current()) const {
+    return View(io(std::string(port.name), l));
+  }
+  // The same port as one handle, for rtl::connect.
+  template <class View>
+  Data io_whole(const Port<View>& port, std::source_location l = std::source_location::current()) const {
+    return io(std::string(port.name), l);
+  }
   const std::string& name() const { return inst_->name; }
 
  private:
@@ -154,6 +176,14 @@ class Module {
   // ---- declarations
   Data input(const std::string& name, const Type& t, std::source_location l = std::source_location::current());
   Data output(const std::string& name, const Type& t, std::source_location l = std::source_location::current());
+  template <class View>
+  View input(const Port<View>& port, const Type& t, std::source_location l = std::source_location::current()) {
+    return View(input(std::string(port.name), t, l));
+  }
+  template <class View>
+  View output(const Port<View>& port, const Type& t, std::source_location l = std::source_location::current()) {
+    return View(output(std::string(port.name), t, l));
+  }
   Data wire(const std::string& name, const Type& t, std::source_location l = std::source_location::current());
   Sig reg(const std::string& name, const Type& t, RegOptions opt = {},
           std::source_location l = std::source_location::current());

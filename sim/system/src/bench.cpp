@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <stdexcept>
 
@@ -17,25 +18,14 @@ SystemBench::SystemBench(sc_core::sc_module_name name, sc_core::sc_module& dut, 
     : sc_core::sc_module(name),
       cfg_(cfg),
       program_(std::move(host_program)),
-      clk_("clk", 1, sc_core::SC_NS),
+      clk_("clk", sc_core::sc_time(static_cast<double>(arch::DramPortTiming::kCyclePs), sc_core::SC_PS)),
       memory_(memory) {
   host_lanes_ = arch::host_port_lanes(cfg);
   host_groups_ = cfg.memory.banks / arch::host_port_banks(cfg);
   int_acc_ = cfg.dtype != arch::DataType::bf16;
   acc_bits_ = arch::accumulator_bits(cfg.dtype);
-  // Every port the top must have; anything missing or extra means the model is not this config's.
-  std::vector<std::string> expected{"clk", "rst", "instr_we", "instr_word", "instr_ready", "busy", "error",
-                                    "cycle_count", "retired", "hw_id", "host_group", "host_row", "host_we", "host_wmask",
-                                    "host_re", "host_rvalid", "acc_re", "acc_group", "acc_row", "acc_rvalid",
-                                    "desc_we", "desc_word", "desc_ready", "dma_busy", "dma_done", "dma_error",
-                                    "mem_req_valid", "mem_req_ready", "mem_req_write", "mem_req_addr", "mem_rsp_valid"};
-  for (int j = 0; j < host_lanes_; ++j) {
-    expected.push_back(fmt::format("host_wdata_{}", j));
-    expected.push_back(fmt::format("host_rdata_{}", j));
-    expected.push_back(fmt::format("acc_rdata_{}", j));
-    expected.push_back(fmt::format("mem_req_wdata_{}", j));
-    expected.push_back(fmt::format("mem_rsp_rdata_{}", j));
-  }
+  // Every port the top has (hw::top_ports); anything missing or extra means the model is not this config's.
+  const std::vector<std::string> expected = hw::top_ports(cfg).leaf_names();
   std::map<std::string, sc_core::sc_object*> found;
   for (sc_core::sc_object* obj : dut.get_child_objects())
     if (dynamic_cast<sc_core::sc_port_base*>(obj)) found[obj->basename()] = obj;
@@ -277,19 +267,16 @@ void SystemBench::memory_thread() {
   const int H = host_lanes_;
   const int bytes = H * arch::operand_bits(cfg_.dtype) / 8;
   const int elem_bytes = arch::operand_bits(cfg_.dtype) / 8;
-  // The bench's clock period stands for one cycle at clock_mhz: DRAM times in ns become cycles.
-  const double cycles_per_ns = cfg_.clock_mhz / 1000.0;
-  const sc_core::sc_time latency(cfg_.dram.latency_ns * cycles_per_ns, sc_core::SC_NS);
-  const sc_core::sc_time per_beat(static_cast<double>(bytes) / cfg_.dram.bandwidth_gbps * cycles_per_ns, sc_core::SC_NS);
+  // When each request is answered: the port's timing as the wall-cycle model reads it. A memory
+  // controller deep enough to keep the DRAM busy (a fixed 64 held the default's DMA to 64 beats
+  // per 101 ns, 79 % of the bandwidth).
+  arch::DramPortTiming timing(cfg_);
+  const size_t max_outstanding = timing.depth();
   struct Response {
-    sc_core::sc_time due;
+    int64_t due_ps = 0;
     std::vector<uint8_t> data;
   };
-  // A memory controller deep enough to keep the DRAM busy (a fixed 64 held the default's DMA to
-  // 64 beats per 101 ns, 79 % of the bandwidth).
-  const size_t max_outstanding = arch::dram_port_depth(cfg_);
   std::deque<Response> pending;
-  sc_core::sc_time free_at = sc_core::SC_ZERO_TIME;  // when the DRAM finishes the transfers it has taken
   // The port's signals, looked up once: this thread runs every cycle.
   PortSignal &rsp_valid = port("mem_rsp_valid"), &req_ready = port("mem_req_ready"), &req_valid = port("mem_req_valid"),
              &req_addr = port("mem_req_addr"), &req_write = port("mem_req_write");
@@ -301,9 +288,9 @@ void SystemBench::memory_thread() {
   try {
     for (;;) {
       wait(clk_.negedge_event());
-      const sc_core::sc_time now = sc_core::sc_time_stamp();
+      const int64_t now_ps = std::llround(sc_core::sc_time_stamp() / sc_core::sc_time(1, sc_core::SC_PS));
       // The response for the next rising edge: the oldest, once its time has come (a write's has no data).
-      const bool respond = !pending.empty() && pending.front().due <= now;
+      const bool respond = !pending.empty() && pending.front().due_ps <= now_ps;
       rsp_valid.write(respond ? 1 : 0);
       if (respond) {
         if (!pending.front().data.empty()) {
@@ -330,10 +317,7 @@ void SystemBench::memory_thread() {
         memory_->read(addr, r.data, ignored);
       }
       dma_bytes_ += bytes;
-      // Transfers are served one after another at the bandwidth; the latency overlaps them.
-      const sc_core::sc_time taken = now + sc_core::sc_time(0.5, sc_core::SC_NS);
-      free_at = std::max(free_at, taken) + per_beat;
-      r.due = free_at + latency;
+      r.due_ps = timing.take(now_ps + arch::DramPortTiming::kCyclePs / 2);  // taken at the next rising edge
       pending.push_back(std::move(r));
     }
   } catch (const sc_core::sc_unwind_exception&) {

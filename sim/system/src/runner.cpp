@@ -135,9 +135,10 @@ class Scoreboard {
     verif::TensorMap values = verif::random_cores(spec_, opt_.seed);
     values["X"] = verif::random_input(spec_, opt_.seed);
     values["dY"] = verif::random_output_grad(spec_, opt_.seed);
+    const int scale = 1 << arch::operand_frac_bits(dt);  // an integer operand is value * scale
     const std::string odt = dt == arch::DataType::bf16 ? "bf16 bits (<u2)"
-                            : dt == arch::DataType::int8 ? "int8 bits in <u2 (low byte), value/64"
-                                                         : "int16 (<i2 as <u2), value/256";
+                            : dt == arch::DataType::int8 ? fmt::format("int8 bits in <u2 (low byte), value/{}", scale)
+                                                         : fmt::format("int16 (<i2 as <u2), value/{}", scale);
     inputs_.clear();
     for (const auto& [name, t] : values) {
       const std::string file = input_file(spec_.name, name);

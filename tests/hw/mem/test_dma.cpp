@@ -397,6 +397,50 @@ TEST_CASE("Dma: one beat per cycle each way with an always-ready port", "[dma]")
   }
 }
 
+// The wall-cycle model times the DMA by arch::kDmaTiming; this holds the RTL to it.
+TEST_CASE("Dma: first request and idle time after the last response are arch::kDmaTiming's", "[dma]") {
+  DmaA a(geometry(4, 1, 4, 8, 12), ports_a);
+  auto& dut = a.dut();
+  constexpr int64_t kBeats = 8, kLatency = 3;
+  std::vector<uint32_t> words;
+  for (int k = 0; k < 2; ++k) {
+    DmaDescriptor d;
+    d.half = true;  // the TCU computes on half 0: the DMA may start at once
+    d.bound = {static_cast<uint64_t>(kBeats), 1, 1};
+    d.dram_stride = {1, 0, 0};
+    d.slot_stride = {1, 0, 0};
+    d.dram_base = static_cast<uint64_t>(k) * 64;
+    for (uint32_t w : fetta::arch::encode_dma(a.layout(), d)) words.push_back(w);
+  }
+  const auto per_desc = static_cast<int64_t>(words.size() / 2);
+  dut.mem_req_ready = 1;
+  dut.compute_half = 0;
+  std::deque<int64_t> acks;
+  std::vector<int64_t> requests, responses;
+  for (int64_t cyc = 0; cyc < 200 && dut.done_count < 2U; ++cyc) {
+    dut.desc_we = cyc < static_cast<int64_t>(words.size()) ? 1 : 0;
+    if (dut.desc_we) dut.desc_word = words[static_cast<size_t>(cyc)];
+    dut.mem_rsp_valid = !acks.empty() && acks.front() <= cyc;
+    if (dut.mem_rsp_valid) {
+      acks.pop_front();
+      responses.push_back(cyc);
+    }
+    mem_test::settle(dut);
+    if (dut.mem_req_valid) {
+      requests.push_back(cyc);
+      acks.push_back(cyc + kLatency);
+    }
+    mem_test::edge(dut);
+  }
+  REQUIRE(requests.size() == 2 * kBeats);
+  REQUIRE(responses.size() == 2 * kBeats);
+  const fetta::arch::DmaTiming t = fetta::arch::kDmaTiming;
+  // The first descriptor's first request comes first_request cycles after its last word's.
+  CHECK(requests[0] == (per_desc - 1) + t.first_request);
+  // The second, queued long before, starts once the first is done.
+  CHECK(requests[kBeats] == responses[kBeats - 1] + t.done_after_last + t.first_request);
+}
+
 TEST_CASE("Dma: a descriptor pushed into a full queue is dropped and flagged; the others run", "[dma]") {
   DmaB b(geometry(3, 0, 2, 16, 10), ports_b);
   std::mt19937_64 rng(mem_test::seed("dma overflow", 11));

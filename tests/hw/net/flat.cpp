@@ -81,11 +81,11 @@ std::vector<RedNetParams> red_test_configs() {
       {4, RedElem::fp32, 2, 0, {}},    // exhaustive with binary32 corner values
       {4, RedElem::fp32, 2, 0, {Fp32AddArch::two_path, PrefixKind::sklansky}},  // the same, two-path adders
       {8, RedElem::int48, 2, 2, {}},   // every permutation
-      {16, RedElem::fp32, 4, 1, {}},   // random
-      {32, RedElem::int32, 4, 3, {}},  // random
-      // the default configuration: two-path adders, none at levels 0 and 1 (a CE's 4 columns),
-      // the stages clocked by valid inputs
-      {64, RedElem::fp32, 4, 1, {Fp32AddArch::two_path, PrefixKind::sklansky}, 2, true},
+      {16, RedElem::fp32, 4, 1, {}, 0, false, 2},  // random; adders over three cycles, ungated
+      {32, RedElem::int32, 4, 3, {}},              // random
+      // the default configuration: basic adders over two cycles, none at levels 0 and 1 (a CE's
+      // 4 columns), the stages clocked by valid inputs
+      {64, RedElem::fp32, 4, 1, {}, 2, true, 1},
   };
 }
 

@@ -108,6 +108,29 @@ TEST_CASE("RedNet: names, latency, switches and structure", "[gen_red]") {
   CHECK(dfp.find("fp32_add_s0") != nullptr);
 }
 
+TEST_CASE("RedNet: adder stages lengthen only the levels with adders, and hold their later controls", "[gen_red]") {
+  RedNetParams p = red(64, RedElem::fp32, 4, 1);
+  p.first_add_level = 2;
+  p.adder_stages = 1;
+  CHECK(red_net_latency(p) == 7 + 4);  // levels 2..5 add, one more cycle each
+  CHECK(RedNet(p).module_name() == "red_net_n64_fp32_t4_p1_a2_s1");
+  p.gate_stages = true;
+  CHECK(RedNet(p).module_name() == "red_net_n64_fp32_t4_p1_a2_s1_gated");
+  rtl::Design d;
+  auto m = d.elaborate(RedNet(p));
+  CHECK(d.find("red_switch_fp32_s1_gated") != nullptr);
+  CHECK(d.find("fp32_add_s1_gated") != nullptr);
+  CHECK(d.find("red_switch_route_fp32") != nullptr);  // levels 0 and 1 have no stages
+  CHECK(has_signal(*m, "l2_s1_sw_mode_3"));           // level 3's modes wait out level 2's adder
+  CHECK(has_signal(*m, "l5_s1_tr_sel"));
+  CHECK_FALSE(has_signal(*m, "l1_s1_tr_sel"));  // a level without adders holds nothing
+  // An integer network has no adder stages: the parameter does not change it.
+  RedNetParams i = red(64, RedElem::int32, 4, 1);
+  i.adder_stages = 2;
+  CHECK(red_net_latency(i) == 7);
+  CHECK(emit(RedNet(i)) == emit(RedNet(red(64, RedElem::int32, 4, 1))));
+}
+
 TEST_CASE("RedNet: bad parameters name the field and the allowed values", "[gen_red]") {
   auto bad = [](RedNetParams p) { return emit(RedNet(p)); };
   CHECK_THROWS_WITH(bad(red(48, RedElem::int32, 4, 1)), Catch::Contains("RedNet: lanes = 48: must be a power of two"));
@@ -119,6 +142,12 @@ TEST_CASE("RedNet: bad parameters name the field and the allowed values", "[gen_
   gated.gate_stages = true;
   CHECK_THROWS_WITH(bad(gated),
                     Catch::Contains("RedNet: gate_stages needs stages (pipeline_every > 0)"));
+  RedNetParams staged = red(16, RedElem::fp32, 4, 1);
+  staged.adder_stages = 5;
+  CHECK_THROWS_WITH(bad(staged), Catch::Contains("RedNet: adder_stages = 5: allowed 0 .. 4"));
+  staged.adder_stages = 1;
+  staged.pipeline_every = 0;
+  CHECK_THROWS_WITH(bad(staged), Catch::Contains("RedNet: adder_stages needs stages (pipeline_every > 0)"));
 }
 
 TEST_CASE("networks: generating twice gives the same text", "[gen_dist][gen_red]") {
@@ -127,10 +156,15 @@ TEST_CASE("networks: generating twice gives the same text", "[gen_dist][gen_red]
 }
 
 TEST_CASE("entry points follow the architecture configuration", "[gen_dist][gen_red]") {
-  arch::ArchConfig cfg;  // the default: an output register, two-path adders
+  arch::ArchConfig cfg;  // the default: an output register, basic reduction adders over two cycles
   rtl::Design d;
   CHECK(elaborate_dist_net(d, cfg) == "dist_net_n64_w16_t4_both_p0_o");
-  CHECK(elaborate_red_net(d, cfg) == "red_net_n64_fp32_t4_p1_a2_twopath_sk_gated");
+  CHECK(elaborate_red_net(d, cfg) == "red_net_n64_fp32_t4_p1_a2_s1_gated");
+  arch::ArchConfig two_path = cfg;
+  two_path.arith.reduction_adder = arch::Fp32Adder::two_path;
+  two_path.arith.reduction_adder_stages = 0;
+  rtl::Design d1;
+  CHECK(elaborate_red_net(d1, two_path) == "red_net_n64_fp32_t4_p1_a2_twopath_sk_gated");
   CHECK(red_net_params(cfg).first_add_level == 2);  // a CE's 4 columns are never summed
   cfg.dtype = arch::DataType::int8;
   cfg.network.dist_pipeline_every = 2;

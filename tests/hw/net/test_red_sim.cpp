@@ -12,12 +12,12 @@
 #include <random>
 #include <set>
 
-#include "Vtb_red_net_n16_fp32_t4_p1.h"
+#include "Vtb_red_net_n16_fp32_t4_p1_s2.h"
 #include "Vtb_red_net_n32_int32_t4_p3.h"
 #include "Vtb_red_net_n4_fp32_t2_p0.h"
 #include "Vtb_red_net_n4_fp32_t2_p0_twopath_sk.h"
 #include "Vtb_red_net_n4_int32_t2_p1.h"
-#include "Vtb_red_net_n64_fp32_t4_p1_a2_twopath_sk_gated.h"
+#include "Vtb_red_net_n64_fp32_t4_p1_a2_s1_gated.h"
 #include "Vtb_red_net_n8_int48_t2_p2.h"
 #include "harness.hpp"
 #include "route/route.hpp"
@@ -384,10 +384,11 @@ TEST_CASE("red N=8 int48: every permutation, latency 2", "[red_sim]") {
   random_requests(d, kSeed + 2);
 }
 
-TEST_CASE("red N=16 binary32 (T=4, register every stage): random, latency 5", "[red_sim]") {
-  RedDut<Vtb_red_net_n16_fp32_t4_p1> d(16, 4, Elem::fp32, 5);
+TEST_CASE("red N=16 binary32 (T=4, register every stage, adders over three cycles): random, latency 5 + 2x4",
+          "[red_sim]") {
+  RedDut<Vtb_red_net_n16_fp32_t4_p1_s2> d(16, 4, Elem::fp32, 13);
   std::mt19937_64 rng(kSeed + 3);
-  REQUIRE(d.measure_latency(rng) == 5);
+  REQUIRE(d.measure_latency(rng) == 13);
   random_requests(d, kSeed + 3);
 }
 
@@ -398,11 +399,11 @@ TEST_CASE("red N=32 int32 (T=4, register every 3 stages): random, latency 2", "[
   random_requests(d, kSeed + 4);
 }
 
-TEST_CASE("red N=64 binary32 (the default: T=4, register every stage, two-path adders, adders from level 2, "
-          "stages clocked by valid inputs): random with bubbles, latency 7",
+TEST_CASE("red N=64 binary32 (the default: T=4, register every stage, basic adders over two cycles from level 2, "
+          "stages clocked by valid inputs): random with bubbles, latency 7 + 4",
           "[red_sim]") {
-  RedDut<Vtb_red_net_n64_fp32_t4_p1_a2_twopath_sk_gated> d(64, 4, Elem::fp32, 7, 2);
+  RedDut<Vtb_red_net_n64_fp32_t4_p1_a2_s1_gated> d(64, 4, Elem::fp32, 11, 2);
   std::mt19937_64 rng(kSeed + 5);
-  REQUIRE(d.measure_latency(rng) == 7);
+  REQUIRE(d.measure_latency(rng) == 11);
   random_requests(d, kSeed + 5);
 }

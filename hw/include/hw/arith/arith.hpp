@@ -30,7 +30,8 @@ struct FpAdderChoice {
   Fp32AddArch arch = Fp32AddArch::basic;
   PrefixKind prefix = PrefixKind::sklansky;
 };
-FpAdderChoice fp_adder_choice(const arch::ArchConfig& cfg);
+FpAdderChoice fp_adder_choice(const arch::ArchConfig& cfg);            // the PEs' and the accumulator's
+FpAdderChoice reduction_adder_choice(const arch::ArchConfig& cfg);      // the reduction switches'
 // The module-name tag of an adder choice, shared by every generator that instantiates one:
 // "" for basic, "_twopath_<ks|sk|bk>" for two_path.
 std::string adder_name_tag(const FpAdderChoice& adder);

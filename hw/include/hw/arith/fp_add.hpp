@@ -4,8 +4,8 @@
 // canonical quiet NaN 0x7FC00000.
 //
 // Ports: a, b UInt<32>; sum UInt<32>. With stages = 0 it is combinational; with stages = S the
-// sum of the inputs of cycle t appears at cycle t + S (fixed latency, no valid, no reset: the
-// caller pipes its own valid). Registers go on the step boundaries that keep the deepest segment
+// sum of the inputs of cycle t appears at cycle t + S (fixed latency, no reset: the caller pipes
+// its own valid; with gate_stages the stages load only for a `valid` input). Registers go on the step boundaries that keep the deepest segment
 // shallowest (place_cuts); stages beyond the four inner boundaries sit at the output.
 //
 // Two datapaths compute the same bits (docs/arith.md):
@@ -41,13 +41,16 @@ struct Fp32AddParams {
   // The carry networks of the two-path adders; ignored (and reported as the default) for basic,
   // whose adders are `+` and `-`.
   PrefixKind prefix = PrefixKind::sklansky;
+  // An input `valid` (UInt<1>): a stage's registers load only for valid inputs, on gated clocks
+  // (Pipeline); an invalid input's sum is not defined. Ignored (false) when stages = 0.
+  bool gate_stages = false;
 };
 
 class Fp32Add : public rtl::Generator<Fp32AddParams> {
  public:
   explicit Fp32Add(Fp32AddParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::Fp32Add"; }
-  // basic: "fp32_add_s0", "fp32_add_s2", "fp32_add_s2_lead16";
+  // basic: "fp32_add_s0", "fp32_add_s2", "fp32_add_s2_lead16", "fp32_add_s1_gated";
   // two_path: "fp32_add_twopath_sk_s0", "fp32_add_twopath_ks_s2_lead16" (ks, sk, bk)
   std::string module_name() const override;
   rtl::ParamList params() const override;  // basic: stages, lead_levels; two_path: + arch, prefix

@@ -44,7 +44,10 @@ void check_mac_stages(const std::string& who, const std::string& stages_field, i
 // (pure datapath, fixed latency).
 class Pipeline {
  public:
-  Pipeline(rtl::Module& m, std::vector<int> regs_after_step);
+  // With `valid` (whether this cycle's inputs are used), the registers entering stage k load only
+  // when that stage's input is valid, on one gated clock per stage (`s<k>`); the valid bits' delays
+  // are registers `valid_s<k>` with reset. An invalid input's result is not defined.
+  Pipeline(rtl::Module& m, std::vector<int> regs_after_step, rtl::Expr valid = {});
 
   int steps() const { return static_cast<int>(regs_.size()); }
   int latency() const;                 // total register stages, output included
@@ -60,9 +63,13 @@ class Pipeline {
     int step = 0;
     std::vector<rtl::Expr> by_stage;  // index: stage - stage of the defining step
   };
+  rtl::RegOptions stage_options(int stage);  // how a register entering `stage` is clocked
+
   rtl::Module& m_;
   std::vector<int> regs_;
   std::map<std::string, Value> values_;
+  std::vector<rtl::Expr> valid_;               // valid_[k]: whether stage k holds a valid input
+  std::vector<rtl::GatedClock> stage_clocks_;  // stage_clocks_[k - 1]: the registers entering stage k
 };
 
 }  // namespace fetta::hw

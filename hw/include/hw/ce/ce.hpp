@@ -36,8 +36,22 @@ struct CeParams {
 void validate(const CeParams& p);
 CeParams ce_params_from(const arch::ArchConfig& cfg);  // not validated here
 
+// Typed views of the CE's bundle ports (Ce::ctrl_type, out_type); a field the parameters leave
+// out is an empty handle.
+struct CeCtrl {
+  explicit CeCtrl(const rtl::Data& d);
+  rtl::Data os, active, first, last, ib_load, ib_from_left;
+};
+struct CeOut {
+  explicit CeOut(const rtl::Data& d);
+  rtl::Data valid, row, psum;
+};
+
 class Ce : public rtl::Generator<CeParams> {
  public:
+  static constexpr rtl::Port<CeCtrl> kCtrl{"ctrl"};
+  static constexpr rtl::Port<CeOut> kOut{"out"};
+
   explicit Ce(CeParams params);  // validates
   std::string generator_name() const override { return "hw::Ce"; }
   // e.g. "ce_4x4_bf16_wsisos_ib2_ps2_s0"

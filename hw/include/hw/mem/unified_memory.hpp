@@ -11,7 +11,7 @@
 //   wr_en UInt<B>, wr_addr Vec<B, UInt<hw>>, wr_mask UInt<N>, wr_data Vec<N, UInt<W>>   (results)
 //   wr_other UInt<1>   the TCU write port writes the host's half instead (STORE into the next
 //                      job's operands); the host port's writes are ignored meanwhile
-//   host port, P = host_banks bank rows per cycle (banks g*P .. g*P+P-1 of group g, H = P*T lanes):
+//   host port `host` (hw::HostPort, its answering side), P = host_banks bank rows per cycle (banks g*P .. g*P+P-1 of group g, H = P*T lanes):
 //   host_group UInt<max(1, log2(B/P))>, host_row UInt<hw>   the rows of the other half addressed
 //   host_we, host_wmask UInt<H>, host_wdata Vec<H, UInt<W>>   (lane k*T + e = bank g*P+k, element e)
 //   host_re -> host_rvalid, host_rdata Vec<H, UInt<W>> one cycle later
@@ -29,6 +29,7 @@
 #include <string>
 
 #include "hw/mem/mem_bank.hpp"
+#include "hw/ports.hpp"
 #include "rtl_gen/rtl.hpp"
 
 namespace fetta::hw {
@@ -44,6 +45,7 @@ struct UnifiedMemoryParams {
 
 class UnifiedMemory : public rtl::Generator<UnifiedMemoryParams> {
  public:
+  static constexpr rtl::Port<HostPort> kHost{"host"};
   explicit UnifiedMemory(UnifiedMemoryParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::UnifiedMemory"; }
   // "unified_mem_b16_t4_d4096_w16_h4"; two_copies appends "_2copy"

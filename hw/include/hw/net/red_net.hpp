@@ -15,6 +15,7 @@
 
 #include <string>
 
+#include "arch/config.hpp"
 #include "hw/arith/arith.hpp"
 #include "rtl_gen/rtl.hpp"
 
@@ -39,23 +40,32 @@ struct RedNetParams {
   // load only for valid inputs, on gated clocks (rtl::Module::clock_gate). An invalid input's
   // output is not defined. Only for a network with stages (pipeline_every > 0).
   bool gate_stages = false;
+  // fp32: register stages inside each adder switch (0 .. kMaxRedAdderStages; ignored for the
+  // integer types): its adder's own, and as many on its pass path and mode, so that a level with
+  // adders takes 1 + adder_stages cycles and a slower, smaller adder closes the clock. With
+  // gate_stages they load only for valid inputs. Needs stages (pipeline_every > 0).
+  int adder_stages = 0;
 };
+inline constexpr int kMaxRedAdderStages = arch::limits::kReductionAdderStages.hi;
 
 void validate(const RedNetParams& p);
-// floor((log2(N) + 1) / pipeline_every), 0 when combinational.
+// floor((log2(N) + 1) / pipeline_every) + adder_stages per level with adders, 0 when combinational.
 int red_net_latency(const RedNetParams& p);
 
-// One two-input two-output adder switch (combinational).
+// One two-input two-output adder switch: combinational, or with `stages` registers when it has
+// an adder (its adder's, and the pass path's and mode's beside them).
 struct RedSwitchParams {
   RedElem elem = RedElem::fp32;
   FpAdderChoice adder;  // fp32 only
   bool has_adder = true;  // false: pass and swap only (mode bit 1 ignored)
+  int stages = 0;         // fp32 with an adder only (else 0): the sum of cycle t's inputs at t + stages
+  bool gate_stages = false;  // with stages: an input `valid`, the registers loading only for valid inputs
 };
 class RedSwitch : public rtl::Generator<RedSwitchParams> {
  public:
   explicit RedSwitch(RedSwitchParams params);
   std::string generator_name() const override { return "hw::RedSwitch"; }
-  // red_switch_fp32, red_switch_fp32_twopath_sk; without adder red_switch_route_fp32
+  // red_switch_fp32, red_switch_fp32_twopath_sk, red_switch_fp32_s1_gated; without adder red_switch_route_fp32
   std::string module_name() const override;
   rtl::ParamList params() const override;
   void build(rtl::Module& m) const override;
@@ -65,7 +75,8 @@ class RedNet : public rtl::Generator<RedNetParams> {
  public:
   explicit RedNet(RedNetParams params);
   std::string generator_name() const override { return "hw::RedNet"; }
-  // red_net_n64_fp32_t4_p1, red_net_n64_fp32_t4_p1_twopath_sk, red_net_n64_fp32_t4_p1_a2_twopath_sk
+  // red_net_n64_fp32_t4_p1, red_net_n64_fp32_t4_p1_twopath_sk, red_net_n64_fp32_t4_p1_a2_twopath_sk,
+  // red_net_n64_fp32_t4_p1_a2_s1_gated (adder stages)
   std::string module_name() const override;
   rtl::ParamList params() const override;
   void build(rtl::Module& m) const override;

@@ -64,8 +64,32 @@ arch::DataType parse_data_type(const std::string& name);
 int pe_operand_bits(const PeParams& p);  // 16, 8, 16
 int pe_acc_bits(const PeParams& p);      // 32, 32, 48
 
+// Typed views of the PE's bundle ports (Pe::row_type, in_type, ctrl_type, out_type); a field
+// the parameters leave out is an empty handle (rtl::Data::valid() false).
+struct PeRow {  // the row's IA operand and controls, shared along a CE row
+  explicit PeRow(const rtl::Data& d);
+  rtl::Data ia, active, first, last, swap, mul_active;
+};
+struct PeIn {  // from the PE above (ib_north, psum) and to the left (ib_west)
+  explicit PeIn(const rtl::Data& d);
+  rtl::Data ib_north, ib_west, psum;
+};
+struct PeCtrl {
+  explicit PeCtrl(const rtl::Data& d);
+  rtl::Data os, ib_shift, ib_from_left, drain;
+};
+struct PeOut {  // to the PE below and to the right
+  explicit PeOut(const rtl::Data& d);
+  rtl::Data ib, psum;
+};
+
 class Pe : public rtl::Generator<PeParams> {
  public:
+  static constexpr rtl::Port<PeRow> kRow{"row"};
+  static constexpr rtl::Port<PeIn> kIn{"in"};
+  static constexpr rtl::Port<PeCtrl> kCtrl{"ctrl"};
+  static constexpr rtl::Port<PeOut> kOut{"out"};
+
   explicit Pe(PeParams params);  // validates
   std::string generator_name() const override { return "hw::Pe"; }
   // e.g. "pe_bf16_wsisos_ib2_ps2_s0" (ib2/ib1: IB double/single buffered; ps2/ps1: Psum), with

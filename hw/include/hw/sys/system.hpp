@@ -9,9 +9,11 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "arch/config.hpp"
 #include "arch/isa.hpp"
+#include "hw/ports.hpp"
 #include "rtl_gen/rtl.hpp"
 
 namespace fetta::hw {
@@ -26,6 +28,7 @@ struct ControllerParams {
 
 class Controller : public rtl::Generator<ControllerParams> {
  public:
+  static constexpr rtl::Port<WordPort> kInstr{"instr"};
   using Generator::Generator;
   std::string generator_name() const override { return "hw::Controller"; }
   std::string module_name() const override;  // controller_g16_4x4_n64_a11_q9_c1_d6
@@ -48,6 +51,29 @@ class Accelerator : public rtl::Generator<AcceleratorParams> {
   rtl::ParamList params() const override;
   void build(rtl::Module& m) const override;
 };
+
+// The top's ports, declared once: the accelerator declares them, and the system bench checks a
+// model's ports against them and binds them. `input`: the top is the answering side
+// (rtl::Module::input; a bundle's flipped fields are then outputs), else the driving side.
+struct TopPort {
+  std::string name;
+  rtl::Type type;
+  bool input = true;
+};
+struct TopPorts {
+  TopPort instr;        // hw::WordPort: instruction words into the controller's queue
+  TopPort busy, error, cycle_count, retired, hw_id;  // the controller's status; hw_id (hardware_id)
+  TopPort host;         // hw::HostPort: the host's accesses to the unified memory (when the DMA has no work)
+  TopPort host_rvalid;  // a host read's data is on host_rdata
+  TopPort acc;          // the accumulator read port: re, group, row -> rvalid, rdata (the host side of a drain)
+  TopPort desc;         // hw::WordPort: descriptor words into the DMA's queue
+  TopPort dma;          // the DMA's status: busy, done (descriptors finished), error
+  TopPort mem;          // hw::DramPort: the DMA's external memory port
+  std::vector<TopPort> all() const;  // in declaration order
+  // The SystemVerilog port names of every leaf, clk and rst first.
+  std::vector<std::string> leaf_names() const;
+};
+TopPorts top_ports(const arch::ArchConfig& cfg);
 
 // The value of the top's `hw_id` output: the first 32 bits of the sha256 of its module name
 // (which spells every parameter), so a host can check which configuration it is talking to.
