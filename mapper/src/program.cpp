@@ -1,11 +1,13 @@
-// compile_program: the host program of a run (mapper/program.hpp). The builder emits it; the
-// policies it applies are units of their own: which contractions are computed once for several
-// networks (mapper/reuse.hpp), the order of the networks (mapper/network_schedule.hpp), what moving
-// an intermediate costs and whether it stays on chip (mapper/movement.hpp), the DRAM map
-// (mapper/dram_map.hpp) and the DMA's descriptors (mapper/dma_transfers.hpp). Here: the FLIP parity
-// and the B images a half already holds (emit_jobs), the STOREs of images kept on chip
-// (emit_store), the saves and the host's reads of saved rows (save_rows, fetch), sums formed in
-// the accumulator (emit_sum) and what overlaps the GEMM before (overlaps_gemm_before).
+// compile_program: the host program of a run (mapper/program.hpp). The builder walks the layer's
+// networks and emits each contraction's jobs; the policies and the state it applies are units of
+// their own: which contractions are computed once for several networks (mapper/reuse.hpp), the
+// order of the networks (mapper/network_schedule.hpp), what moving an intermediate costs and
+// whether it stays on chip (mapper/movement.hpp), what each unified-memory half holds
+// (mapper/memory_plan.hpp), the DRAM map (mapper/dram_map.hpp), the op stream with its FLIP parity
+// and hoist point (mapper/op_stream.hpp), the DMA's descriptors (mapper/dma_transfers.hpp) and its
+// saves with the reads of their rows (mapper/saved_results.hpp). Here: the units a layer's networks
+// become, the STOREs of images kept on chip (emit_store), sums formed in the accumulator
+// (emit_sum) and what overlaps the GEMM before (overlaps_gemm_before).
 #include "mapper/program.hpp"
 
 #include <fmt/format.h>
@@ -23,9 +25,12 @@
 #include "arch/isa.hpp"
 #include "mapper/dma_transfers.hpp"
 #include "mapper/dram_map.hpp"
+#include "mapper/memory_plan.hpp"
 #include "mapper/movement.hpp"
 #include "mapper/network_schedule.hpp"
+#include "mapper/op_stream.hpp"
 #include "mapper/reuse.hpp"
+#include "mapper/saved_results.hpp"
 #include "mapper/verify.hpp"
 #include "mapper/wall_model.hpp"
 
@@ -114,8 +119,9 @@ class ProgramBuilder {
         opt_(o),
         interleave_(interleave),
         shared_on_chip_(shared_on_chip && shared_on_chip_allowed(o)),
-        isa_(cfg),
         out_(out),
+        ops_(cfg, out),
+        mem_(cfg.memory.unified_depth / 2),
         host_lanes_(arch::host_port_lanes(cfg)),
         movement_(cfg, o.dma, o.through_host), dma_(arch::dma_geometry(cfg)), plans_(plans) {}
 
@@ -125,7 +131,7 @@ class ProgramBuilder {
     layer_ = static_cast<int>(out_.layers.size());
     out_.layers.push_back({spec.name, std::move(text), phases});
     dram_.reset();  // the layer's tensors from address 0: its inputs at first use, then every result
-    hoist_at_ = kNoHoist;  // a layer's DMA loads never move into the layer before (its DRAM is reused)
+    ops_.clear_hoist();  // a layer's DMA loads never move into the layer before (its DRAM is reused)
     std::vector<std::vector<verif::PhaseProblem>> problems;
     for (verif::Phase ph : phases) problems.push_back(verif::phase_problems(spec, ph));
     auto each_problem = [&](const ProblemVisitor& f) {
@@ -140,7 +146,7 @@ class ProgramBuilder {
     std::vector<Unit> units;
     each_problem([&](verif::Phase ph, int pi, const verif::PhaseProblem& prob) { add_units(ph, pi, prob, units); });
     schedule(units, file);
-    end_saves();
+    saved_.end_layer(ops_);
     dram_.check_capacity(cfg_, file, opt_.dma);
   }
 
@@ -271,7 +277,7 @@ class ProgramBuilder {
     run_schedule(units.size(), interleave_,
                  {.done = [&](size_t i) { return units[i].done; },
                   .ready = [&](size_t i) { return ready(units[i], units); },
-                  .keep_turn = [&] { return !parked_.empty(); },
+                  .keep_turn = [&] { return mem_.any_parked(); },
                   .advance =
                       [&](size_t i) {
                         try {
@@ -296,7 +302,7 @@ class ProgramBuilder {
     const int nsteps = static_cast<int>(u.plan.steps.size());
     if (!u.started) {  // the network's inputs, placed in DRAM at their first use (and nothing parked yet)
       u.started = true;
-      parked_.clear();
+      mem_.clear_parked();
       for (int n = 0; n < p.size(); ++n) {
         const Operand in{input_tensor(p, n), false};
         if (!u.consumed.contains(NodeSet{1} << n)) u.live[NodeSet{1} << n] = in;
@@ -348,7 +354,7 @@ class ProgramBuilder {
     planned_.clear();
     reuse_ = ReusePlan(opt_.reuse);
     reused_.clear();
-    read_again_.clear();
+    saved_.forget_reads_again();
     each_problem([&](verif::Phase ph, int pi, const verif::PhaseProblem& prob) {
       for (size_t term = 0; term < prob.terms.size(); ++term) {
         const auto cache_key = std::tuple{file, ph, pi, term};
@@ -387,7 +393,7 @@ class ProgramBuilder {
     why = {};
     const int nsteps = static_cast<int>(plan.steps.size());
     const PlannedStep& st = plan.steps[static_cast<size_t>(s)];
-    std::erase_if(parked_, [s](const Parked& pk) { return pk.consumer <= s; });  // read by now (or by s)
+    mem_.release_read_by(s);  // read by now (or by s)
     if (st.last) {  // a final result: always read out
       why = {Fate::result, {}};
       return std::nullopt;
@@ -427,13 +433,13 @@ class ProgramBuilder {
     for (int j = s + 1; j < t; ++j)  // the steps a later network computes are not emitted (plan_layer)
       if (!u.pn->repeat[static_cast<size_t>(j)]) between.push_back(&plan.steps[static_cast<size_t>(j)].compiled.gemm);
     CompiledGemm c = next.compiled.gemm;
-    std::optional<OnChip> oc = movement_.place_and_plan(st.compiled.gemm, c, as_a, flips_, between, parked_, why,
+    std::optional<OnChip> oc = movement_.place_and_plan(st.compiled.gemm, c, as_a, ops_.flips(), between, mem_.parked(), why,
                                                         false, shared);
     if (!oc) return leave(why);
     next.compiled.gemm = std::move(c);
     oc->consumer = &next;
     oc->consumer_step = t;
-    for (size_t j = 0; j < oc->half_of.size(); ++j) parked_.push_back({oc->half_of[j], oc->rows[j], t});
+    for (size_t j = 0; j < oc->half_of.size(); ++j) mem_.park(oc->half_of[j], oc->rows[j], t);
     return oc;
   }
 
@@ -460,32 +466,8 @@ class ProgramBuilder {
     const DramMap::Input at = dram_.input(t.name, t.numel(), t.dram_bytes);
     t.dram_addr = static_cast<int64_t>(at.addr);
     const int32_t id = add_tensor(std::move(t));
-    if (at.placed) op({.code = OpCode::preload, .tensor = id});
+    if (at.placed) ops_.op({.code = OpCode::preload, .tensor = id});
     return id;
-  }
-
-  void op(Op o) { out_.ops.push_back(o); }
-
-  uint64_t add_map(const std::vector<int64_t>& m) {
-    const uint64_t at = out_.maps.size();
-    out_.maps.insert(out_.maps.end(), m.begin(), m.end());
-    return at;
-  }
-
-  // An instruction and the model's busy cycles for it (the wall-cycle model's, docs/program.md).
-  void push(const arch::Words& w, int32_t report, Account acc, int64_t cycles) {
-    Op o = words_op(OpCode::push, w, report, acc);
-    o.c = cycles;
-    op(o);
-    ++pushed_;
-  }
-
-  // An operation that sends words `w` (an instruction, a DMA descriptor), appended to the stream.
-  Op words_op(OpCode code, const arch::Words& w, int32_t report, Account acc) {
-    const Op o{.code = code, .account = acc, .report = report, .a = static_cast<int64_t>(out_.words.size()),
-               .b = static_cast<int64_t>(w.size())};
-    out_.words.insert(out_.words.end(), w.begin(), w.end());
-    return o;
   }
 
   // Where each element of tensor t lands in job j's A (a_operand) or B image: the layout
@@ -519,23 +501,16 @@ class ProgramBuilder {
     // whose cycles run meanwhile.
     // The host's port reaches the free half only once the job's FLIP has taken effect (a FLIP
     // the DMA holds has not): the first write waits for it to retire.
-    const bool hoist = host_hoist_ && hoist_at_ != kNoHoist;
-    const Op o{.code = OpCode::write_rows, .pad = pad, .report = hoist ? hoist_report_ : report, .tensor = t,
-               .a = img.first_row, .b = img.rows, .c = img.lanes, .map = add_map(map), .map_len = map.size()};
-    if (!hoist) return op(o);
+    const bool hoist = ops_.host_hoist();
+    const Op o{.code = OpCode::write_rows, .pad = pad, .report = hoist ? ops_.hoist_report() : report, .tensor = t,
+               .a = img.first_row, .b = img.rows, .c = img.lanes, .map = ops_.add_map(map), .map_len = map.size()};
+    if (!hoist) return ops_.op(o);
     std::vector<Op> ops;
-    if (!flip_waited_) ops.push_back({.code = OpCode::wait_retired, .report = hoist_report_, .a = flip_retired_});
-    flip_waited_ = true;
+    if (!ops_.flip_waited())
+      ops.push_back({.code = OpCode::wait_retired, .report = ops_.hoist_report(), .a = ops_.flip_retired()});
+    ops_.set_flip_waited();
     ops.push_back(o);
-    insert_at_hoist(ops);
-  }
-
-  // Ops at the hoist point (right after the last GEMM pushed; the end before the layer's first),
-  // which moves past them.
-  void insert_at_hoist(const std::vector<Op>& ops) {
-    const auto pos = out_.ops.begin() + static_cast<std::ptrdiff_t>(std::min(hoist_at_, out_.ops.size()));
-    out_.ops.insert(pos, ops.begin(), ops.end());
-    if (hoist_at_ != kNoHoist) hoist_at_ += ops.size();
+    ops_.insert_at_hoist(ops);
   }
 
   // The DMA path moves the layer's inputs and weights: tensors the host placed in DRAM itself.
@@ -549,13 +524,13 @@ class ProgramBuilder {
     const arch::DmaGeometry& g = dma_.geometry();
     const uint64_t at = dram_.allocate(img.rows * image_beats_per_row(g, img.lanes) * g.lanes, g.width / 8);
     // The GEMM running while the host pushes the descriptors keeps its cycles.
-    const int32_t in_flight = hoist_at_ != kNoHoist ? hoist_report_ : report;
+    const int32_t in_flight = ops_.hoisting() ? ops_.hoist_report() : report;
     std::vector<Op> ops;
     ops.push_back({.code = OpCode::preload_image, .pad = pad, .report = report, .tensor = t, .a = static_cast<int64_t>(at),
-                   .b = img.rows, .c = img.lanes, .map = add_map(map), .map_len = map.size()});
+                   .b = img.rows, .c = img.lanes, .map = ops_.add_map(map), .map_len = map.size()});
     for (const arch::DmaDescriptor& d : image_load(g, img.first_row, img.rows, img.lanes, at, half != 0))
-      ops.push_back(words_op(OpCode::dma, arch::encode_dma(dma_, d), in_flight, Account::compute));
-    insert_at_hoist(ops);
+      ops.push_back(ops_.words_op(OpCode::dma, arch::encode_dma(dma_, d), in_flight, Account::compute));
+    ops_.insert_at_hoist(ops);
   }
 
   // Where job j's result words land in tensor z: the word at position i of its accumulator rows'
@@ -578,8 +553,8 @@ class ProgramBuilder {
     const std::vector<int> lanes = acc_lanes(c);
     const std::vector<int64_t> map = result_map(c, j, z);
     const std::vector<int64_t> lane_list(lanes.begin(), lanes.end());
-    op({.code = OpCode::read_acc, .host_counted = !probe, .report = report, .tensor = z, .a = rows,
-        .map = add_map(map), .map_len = map.size(), .lanes = add_map(lane_list), .lanes_len = lane_list.size()});
+    ops_.op({.code = OpCode::read_acc, .host_counted = !probe, .report = report, .tensor = z, .a = rows,
+        .map = ops_.add_map(map), .map_len = map.size(), .lanes = ops_.add_map(lane_list), .lanes_len = lane_list.size()});
   }
 
   // Results that leave the host path go through the DMA on its path (docs/dma.md §5): each job's
@@ -589,28 +564,20 @@ class ProgramBuilder {
   // the rows of every saving job; false, with nothing set, when one finds no room (its results
   // then go through the host like every result on the host path).
   bool place_saves(std::vector<Work>& work) const {
-    const int64_t half_rows = cfg_.memory.unified_depth / 2;
-    std::vector<int64_t> at(work.size(), -1);
+    std::vector<UnifiedMemoryPlan::Job> jobs;
     for (size_t i = 0; i < work.size(); ++i) {
-      if (!work[i].save) continue;
-      const auto half = static_cast<size_t>((flips_ + 1 + static_cast<int64_t>(i)) % 2);  // the job's (emit_jobs)
-      // What a later job on the same half (the halves alternate) finds there already: its B image
-      // (jobs over M share one) and an A image a STORE put there. Images the DMA or the host write
-      // come after the save (the DMA runs in order; the host's port waits for it).
-      std::vector<RowRange> later;
-      for (size_t u = i + 2; u < work.size(); u += 2) {
-        const std::array<RowRange, 2> fp = footprint(*work[u].c, work[u].job);
-        later.push_back(fp[1]);
-        if (work[u].a.on_chip) later.push_back(fp[0]);
-      }
-      for (const Parked& pk : parked_)
-        if (pk.half == half) later.push_back(pk.rows);
-      const std::optional<int64_t> row =
-          place_rows(half_rows, acc_rows(*work[i].c, work[i].c->jobs[work[i].job]), 0, later);
-      if (!row) return false;
-      at[i] = *row;
+      const Work& w = work[i];
+      // What the job finds in its half before it runs: its B image (jobs over M share one) and an
+      // A image a STORE put there.
+      const std::array<RowRange, 2> fp = footprint(*w.c, w.job);
+      UnifiedMemoryPlan::Job j{.half = static_cast<size_t>((ops_.flips() + 1 + static_cast<int64_t>(i)) % 2),  // emit_jobs'
+                               .writes = {fp[1]}, .save = w.save, .save_rows = acc_rows(*w.c, w.c->jobs[w.job])};
+      if (w.a.on_chip) j.writes.push_back(fp[0]);
+      jobs.push_back(std::move(j));
     }
-    for (size_t i = 0; i < work.size(); ++i) work[i].staging = at[i];
+    const std::optional<std::vector<int64_t>> at = mem_.place_staging(jobs);
+    if (!at) return false;
+    for (size_t i = 0; i < work.size(); ++i) work[i].staging = (*at)[i];
     return true;
   }
 
@@ -623,7 +590,7 @@ class ProgramBuilder {
 
   // Job j's finished accumulator rows out through the DMA: a STORE of whole rows into `row` ..
   // of the half the job computed on (waited for, so its cycles are the step's STORE cycles), a
-  // save descriptor held until the next FLIP, and the read of the DRAM it fills (saved_reads_),
+  // save descriptor held until the next FLIP, and the read of the DRAM it fills (SavedResults),
   // for when every save is done: the scoreboard's at the layer's end for a final result
   // (end_saves), the host's at the consumer for an intermediate (fetch).
   // `early`: the rows are an intermediate's, which the host may read as soon as they are saved.
@@ -637,60 +604,26 @@ class ProgramBuilder {
     st.dst_row_base = static_cast<uint32_t>(row);
     st.count = static_cast<uint32_t>(lanes);
     st.shift = static_cast<uint32_t>(out_shift(c));
-    push(arch::encode_store(isa_, st), report, Account::store, arch::store_instr_cycles(st));
+    ops_.push(arch::encode_store(ops_.isa(), st), report, Account::store, arch::store_instr_cycles(st));
     step_of(report).store_predicted += arch::store_instr_cycles(st);
-    op({.code = OpCode::wait_idle, .account = Account::store, .report = report});
+    ops_.op({.code = OpCode::wait_idle, .account = Account::store, .report = report});
 
     const arch::DmaGeometry& g = dma_.geometry();
     const auto [g0, beats] = saved_beats(c, host_lanes_);
     const uint64_t at = dram_.allocate(rows * beats * g.lanes, g.width / 8);
     const arch::DmaDescriptor d = result_save(g, row, rows, g0, beats, at, half != 0);
-    pending_saves_.push_back({words_op(OpCode::dma, arch::encode_dma(dma_, d), report, Account::compute),
-                              early ? static_cast<int64_t>(saved_reads_.size()) : -1});  // the read below
+    const Op descriptor = ops_.words_op(OpCode::dma, arch::encode_dma(dma_, d), report, Account::compute);
 
     const std::vector<int64_t> map = result_map(c, j, z);
     std::vector<int64_t> lane_list;  // within the saved beats
     for (int l : acc_lanes(c)) lane_list.push_back(l - g0 * g.lanes);
-    saved_read_early_.push_back(false);
-    saved_reads_.push_back({.code = OpCode::read_saved, .account = Account::none, .host_counted = false, .report = report,
-                            .tensor = z, .a = static_cast<int64_t>(at), .b = rows, .c = beats * g.lanes,
-                            .map = add_map(map), .map_len = map.size(), .lanes = add_map(lane_list),
-                            .lanes_len = lane_list.size()});
-  }
-
-  // The layer's end: a FLIP frees the half the last saving job computed on, the last saves go, and
-  // once the DMA is idle (every result in DRAM: the run's end to end) the scoreboard reads them back,
-  // checks them and closes their steps. The next layer reuses the DRAM.
-  void end_saves() {
-    if (deferred_.empty()) {
-      if (!pending_saves_.empty()) throw std::logic_error("internal: DMA saves pending with nothing to read them");
-      return;
-    }
-    const int32_t r = deferred_.back().report;
-    if (!pending_saves_.empty()) {
-      push(arch::encode_flip(isa_), r, Account::store, 1);
-      step_of(r).store_predicted += 1;
-      flip_retired_ = pushed_;
-      ++flips_;
-      push_saves(r, Account::store);
-    }
-    op({.code = OpCode::wait_dma_idle, .account = Account::store, .report = r});
-    for (const Op& o : deferred_) op(o);
-    deferred_.clear();
-  }
-
-  // The pending saves' descriptors, their cycles counted to `report` as `account`; returns the
-  // indices into saved_reads_ of the reads they allow early (-1 entries dropped).
-  std::vector<int64_t> push_saves(int32_t report, Account account) {
-    std::vector<int64_t> early;
-    for (PendingSave ps : pending_saves_) {
-      ps.descriptor.report = report;
-      ps.descriptor.account = account;
-      op(ps.descriptor);
-      if (ps.early_read >= 0) early.push_back(ps.early_read);
-    }
-    pending_saves_.clear();
-    return early;
+    const uint64_t map_at = ops_.add_map(map);
+    const uint64_t lanes_at = ops_.add_map(lane_list);
+    saved_.queue(descriptor,
+                 {.code = OpCode::read_saved, .account = Account::none, .host_counted = false, .report = report,
+                  .tensor = z, .a = static_cast<int64_t>(at), .b = rows, .c = beats * g.lanes, .map = map_at,
+                  .map_len = map.size(), .lanes = lanes_at, .lanes_len = lane_list.size()},
+                 early);
   }
 
   // Whether a contraction's operands can be read and its first job's images written while the
@@ -699,133 +632,49 @@ class ProgramBuilder {
   // (saved after it: its last rows leave at the next FLIP) or on chip; each is an input the DMA
   // loads, a saved intermediate of an earlier contraction, or one read again.
   bool overlaps_gemm_before(std::initializer_list<const Operand*> operands) const {
-    if (!opt_.dma || !interleave_ || hoist_at_ == kNoHoist) return false;
+    if (!opt_.dma || !interleave_ || !ops_.hoisting()) return false;
     for (const Operand* o : operands) {
       if (o->on_chip) return false;
-      if (by_dma(o->tensor) || read_again_.contains(o->tensor)) continue;
-      const auto it = saved_fetch_.find(o->tensor);
-      if (it == saved_fetch_.end() || it->second.producer == hoist_report_) return false;
+      if (by_dma(o->tensor) || saved_.read_again(o->tensor)) continue;
+      if (!saved_.waiting(o->tensor) || saved_.producer(o->tensor) == ops_.hoist_report()) return false;
     }
     return true;
-  }
-
-  // Operand tensor t into the host's buffer for step `report`: a DRAM read, or for an intermediate
-  // the DMA saved, its saved rows. Those need every save done: the last job's waits for a FLIP,
-  // so a FLIP pair lends the host its half meanwhile (the second FLIP waits for the save and puts
-  // the halves back, so every later job's half stays as planned). Then the producer's check and
-  // end, which needed the words.
-  // `overlap`: at the hoist point instead, while the GEMM there computes (overlaps_gemm_before):
-  // the saves the reads need are pushed by then, and their cycles are that GEMM's step's.
-  void fetch(int32_t t, int32_t report, bool overlap = false) {
-    const auto it = saved_fetch_.find(t);
-    if (const auto again = read_again_.find(t); it == saved_fetch_.end() && again != read_again_.end())
-      return fetch_again(again->second, report);
-    if (it == saved_fetch_.end()) return op({.code = OpCode::fetch, .report = report, .tensor = t});
-    const SavedFetch& sf = it->second;
-    // The producer's STORE cycles, unless it finished already (kept on chip too): then the reader's.
-    const int32_t owner = sf.checked ? report : sf.producer;
-    std::vector<Op> ops;
-    if (overlap) {
-      ops.push_back({.code = OpCode::wait_dma_idle, .report = hoist_report_});
-    } else {
-      if (!pending_saves_.empty()) {
-        push(arch::encode_flip(isa_), owner, Account::store, 1);
-        push_saves(owner, Account::store);
-        push(arch::encode_flip(isa_), owner, Account::store, 1);
-        step_of(owner).store_predicted += 2;
-        flip_retired_ = pushed_;
-      }
-      ops.push_back({.code = OpCode::wait_dma_idle, .account = Account::store, .report = owner});
-      ops.push_back({.code = OpCode::wait_idle, .account = Account::store, .report = owner});  // the FLIPs' cycles are its
-    }
-    for (const Op& rd : sf.reads) ops.push_back(host_read(rd, t, overlap ? hoist_report_ : report));
-    if (sf.shared)
-      for (const Op& rd : sf.all) {
-        Op again = host_read(rd, t, report);
-        again.source = t;  // read again: the save's bytes are counted once
-        read_again_[t].push_back(again);
-      }
-    if (!sf.checked) {
-      ops.push_back({.code = OpCode::check, .convert = sf.convert, .report = sf.producer, .tensor = t, .shift = sf.shift});
-      ops.push_back({.code = OpCode::finish, .report = sf.producer});
-    }
-    if (overlap) {
-      insert_at_hoist(ops);
-    } else {
-      for (const Op& o : ops) op(o);
-    }
-    saved_fetch_.erase(it);
-  }
-
-  // A read of saved rows (save_rows makes it the scoreboard's) as the host's own, timed like a
-  // fetch: into tensor t, its cycles and DRAM traffic step `report`'s.
-  static Op host_read(Op rd, int32_t t, int32_t report) {
-    rd.account = Account::compute;
-    rd.host_counted = true;
-    rd.report = report;
-    rd.tensor = t;
-    return rd;
-  }
-
-  // A saved intermediate that later networks reuse: its rows read from DRAM again for `report`,
-  // while the last GEMM pushed computes where there is one (they have been in DRAM long since).
-  void fetch_again(const std::vector<Op>& reads, int32_t report) {
-    const bool early = hoist_at_ != kNoHoist;
-    std::vector<Op> ops;
-    if (early) ops.push_back({.code = OpCode::wait_dma_idle, .report = hoist_report_});  // the DRAM is the DMA's till then
-    for (Op rd : reads) {
-      rd.report = early ? hoist_report_ : report;
-      ops.push_back(rd);
-    }
-    if (early) return insert_at_hoist(ops);
-    for (const Op& o : ops) op(o);
   }
 
   // Per job: operand images into the free half, FLIP, the GEMM, wait; the finished rows out of
   // the accumulator when asked; then `after(job)` when given (the STOREs of a finished chunk).
   // `overlap`: the first job's images go to the hoist point too (overlaps_gemm_before).
   void emit_jobs(const std::vector<Work>& work, const std::function<void(size_t)>& after = {}, bool overlap = false) {
-    host_hoist_ = overlap;  // else the first job's operands were fetched after the GEMM before
+    ops_.set_host_hoist(overlap);  // else the first job's operands were fetched after the GEMM before
     for (const Work& w : work) {
       const CompiledGemm& c = *w.c;
       const GemmJob& job = c.jobs[w.job];
       // The job computes on the half the host writes now (the free one); the halves alternate.
-      const size_t half = static_cast<size_t>((flips_ + 1) % 2);
+      const size_t half = static_cast<size_t>((ops_.flips() + 1) % 2);
       if (!w.a.on_chip) write_image(c, true, w.job, w.a.tensor, half, w.report);
       const std::array<int64_t, 2> img = b_image(job);
-      const std::array<int64_t, 3> key{static_cast<int64_t>(w.b_key), img[0], img[1]};
-      if (!w.b.on_chip && b_in_half_[half] != key) {
+      const UnifiedMemoryPlan::BImage key{static_cast<int64_t>(w.b_key), img[0], img[1]};
+      if (!w.b.on_chip && !mem_.holds(half, key)) {
         write_image(c, false, w.job, w.b.tensor, half, w.report);
-        b_in_half_[half] = key;
+        mem_.hold(half, key);
       }
-      push(arch::encode_flip(isa_), w.report, Account::compute, 1);
-      flip_retired_ = pushed_;
-      ++flips_;
+      ops_.flip(w.report, Account::compute);
       arch::GemmInstr g = job.instr;
       if (w.accumulate) g.acc_accumulate = true;
-      push(arch::encode_gemm(isa_, g), w.report, Account::compute, job.predicted_cycles - 1);  // its FLIP's is above
+      ops_.push(arch::encode_gemm(ops_.isa(), g), w.report, Account::compute, job.predicted_cycles - 1);  // its FLIP's is above
       // The FLIP gave the host the half the job before computed on: its results may leave now.
-      const std::vector<int64_t> early = push_saves(w.report, Account::compute);
-      hoist_at_ = out_.ops.size();  // the next job's DMA loads and host writes may start from here
-      hoist_report_ = w.report;
-      host_hoist_ = true;
-      flip_waited_ = false;
+      const std::vector<int64_t> early = saved_.push_pending(ops_, w.report, Account::compute);
+      ops_.set_hoist(w.report);  // the next job's DMA loads and host writes may start from here
       // The rows the job before saved, when they are this contraction's intermediate: the host reads
       // them from DRAM while this job computes, once the DMA is done with them (and with the next
       // job's loads, which the hoist point puts first). The last job's wait for the consumer.
-      if (&w != &work.front() && !early.empty()) {
-        op({.code = OpCode::wait_dma_idle, .report = w.report});
-        for (int64_t i : early) {
-          op(host_read(saved_reads_[static_cast<size_t>(i)], w.read_into, w.report));
-          saved_read_early_[static_cast<size_t>(i)] = true;
-        }
-      }
-      op({.code = OpCode::wait_idle, .report = w.report});
+      if (&w != &work.front() && !early.empty()) saved_.read_early(ops_, early, w.read_into, w.report);
+      ops_.op({.code = OpCode::wait_idle, .report = w.report});
       if (w.read) read_acc(c, w.job, w.z, w.probe, w.report);
       if (w.save) save_rows(c, w.job, w.z, w.staging, half, w.report, w.read_into >= 0);
       if (after) after(w.job);
     }
-    host_hoist_ = false;
+    ops_.set_host_hoist(false);
   }
 
   // After the producer's job k: the parts of the STORE programs that store the output chunk k
@@ -841,7 +690,7 @@ class ProgramBuilder {
         for (size_t n = sp.part_begin[part]; n < sp.part_end(part); ++n) {
           arch::StoreInstr st = sp.program[n];
           st.other_half = oc.half_of[j] != oc.producer_half[k];
-          push(arch::encode_store(isa_, st), report, Account::store, arch::store_instr_cycles(st));
+          ops_.push(arch::encode_store(ops_.isa(), st), report, Account::store, arch::store_instr_cycles(st));
           any = true;
         }
       }
@@ -849,8 +698,8 @@ class ProgramBuilder {
     if (!any) return;
     // The images are placed clear of every job still to run; after the last job nothing of the
     // producer's B is needed again.
-    if (k + 1 == oc.producer_half.size()) b_in_half_[0] = b_in_half_[1] = {-1, -1, -1};
-    op({.code = OpCode::wait_idle, .account = Account::store, .report = report});
+    if (k + 1 == oc.producer_half.size()) mem_.forget_b_images();
+    ops_.op({.code = OpCode::wait_idle, .account = Account::store, .report = report});
   }
 
   // The scoreboard's probe of the images the STOREs wrote, through the host port (not counted).
@@ -861,17 +710,17 @@ class ProgramBuilder {
     for (size_t j = 0; j < oc.stores.size(); ++j) {
       const bool flip = oc.half_of[j] == oc.producer_half.back();  // the compute half
       if (flip) {
-        push(arch::encode_flip(isa_), report, Account::none, 1);
-        op({.code = OpCode::wait_idle, .account = Account::none, .report = report});
+        ops_.push(arch::encode_flip(ops_.isa()), report, Account::none, 1);
+        ops_.op({.code = OpCode::wait_idle, .account = Account::none, .report = report});
       }
       std::vector<int64_t> map;
       const RowImage img = image_map(c, oc.as_a, j, golden, map);
       const uint16_t pad = oc.as_a && cfg_.dtype == arch::DataType::bf16 ? 0x8000 : 0;
-      op({.code = OpCode::check_rows, .account = Account::none, .pad = pad, .report = report, .tensor = golden,
-          .a = img.first_row, .b = img.rows, .c = img.lanes, .map = add_map(map), .map_len = map.size()});
+      ops_.op({.code = OpCode::check_rows, .account = Account::none, .pad = pad, .report = report, .tensor = golden,
+          .a = img.first_row, .b = img.rows, .c = img.lanes, .map = ops_.add_map(map), .map_len = map.size()});
       if (flip) {
-        push(arch::encode_flip(isa_), report, Account::none, 1);
-        op({.code = OpCode::wait_idle, .account = Account::none, .report = report});
+        ops_.push(arch::encode_flip(ops_.isa()), report, Account::none, 1);
+        ops_.op({.code = OpCode::wait_idle, .account = Account::none, .report = report});
       }
     }
   }
@@ -948,8 +797,8 @@ class ProgramBuilder {
     const int32_t r = new_step(w, term, s, nsteps, lhs, rhs, c);
     const bool overlap = overlaps_gemm_before({&A, &B});
     for (const Operand* o : {&A, &B})
-      if (!o->on_chip && !by_dma(o->tensor)) fetch(o->tensor, r, overlap);
-    for (size_t i = 0; i < c.red_cfg_words(); ++i) push(c.program[i], r, Account::compute, 1);
+      if (!o->on_chip && !by_dma(o->tensor)) saved_.fetch(ops_, o->tensor, r, overlap);
+    for (size_t i = 0; i < c.red_cfg_words(); ++i) ops_.push(c.program[i], r, Account::compute, 1);
     const int32_t z = accumulator_tensor(st.out, c);
     std::vector<Work> work;
     const size_t key = ++b_keys_;
@@ -996,7 +845,7 @@ class ProgramBuilder {
       close_saved(r, z, c);
       return std::nullopt;
     }
-    if (!saved || both) op({.code = OpCode::check, .report = r, .tensor = z});
+    if (!saved || both) ops_.op({.code = OpCode::check, .report = r, .tensor = z});
     std::optional<Operand> res;
     if (!st.last) {
       ProgramTensor t = tensor(z);
@@ -1010,21 +859,17 @@ class ProgramBuilder {
       step_of(r).requant_shift = shift;
       step_of(r).saved = saved;
       if (saved) {  // read back (what was not read early), checked and finished where its consumer fetches it
-        SavedFetch& sf = saved_fetch_[id] = {r, out_convert(), shift, {}, shared, std::move(saved_reads_), both};
-        for (size_t i = 0; i < sf.all.size(); ++i)
-          if (!saved_read_early_[i]) sf.reads.push_back(sf.all[i]);
-        saved_reads_.clear();
-        saved_read_early_.clear();
+        saved_.keep(id, r, out_convert(), shift, shared, both);
         if (!both) return Operand{id, false};
       }
       if (!oc)
-        op({.code = OpCode::store, .convert = out_convert(), .report = r, .tensor = id, .source = z, .shift = shift});
+        ops_.op({.code = OpCode::store, .convert = out_convert(), .report = r, .tensor = id, .source = z, .shift = shift});
       res = Operand{id, oc != nullptr};
     } else {
       store_result(z, r);
     }
     if (oc) emit_check_stored(*oc, res->tensor, r);
-    op({.code = OpCode::finish, .report = r});
+    ops_.op({.code = OpCode::finish, .report = r});
     return res;
   }
 
@@ -1033,7 +878,7 @@ class ProgramBuilder {
     ProgramTensor& t = out_.tensors[static_cast<size_t>(z)];
     t.dram_bytes = dram_result_bytes(cfg_.dtype);
     t.dram_addr = static_cast<int64_t>(dram_.allocate(t.numel(), t.dram_bytes));
-    op({.code = OpCode::store, .report = report, .tensor = z, .source = z});
+    ops_.op({.code = OpCode::store, .report = report, .tensor = z, .source = z});
   }
 
   // Whether the last contractions of a sum's terms can add into the same accumulator rows: the
@@ -1076,7 +921,7 @@ class ProgramBuilder {
     for (const Final& f : finals) overlap = overlap && overlaps_gemm_before({&f.a(), &f.b()});
     for (const Final& f : finals)
       for (const Operand* o : {&f.a(), &f.b()})
-        if (!o->on_chip && !by_dma(o->tensor)) fetch(o->tensor, last, overlap);
+        if (!o->on_chip && !by_dma(o->tensor)) saved_.fetch(ops_, o->tensor, last, overlap);
     const CompiledGemm& c0 = finals[0].gemm();
     const int32_t z = accumulator_tensor(w.prob->result, c0);
     // Output chunk by output chunk (the accumulator holds one at a time), every term's jobs of it.
@@ -1100,7 +945,7 @@ class ProgramBuilder {
     const bool saved = save_or_read(work);
     // RED_CFG once, identical for every term (summable): its cycles are term 0's, and the later
     // terms' model drops them.
-    for (size_t i = 0; i < c0.red_cfg_words(); ++i) push(c0.program[i], reps[0], Account::compute, 1);
+    for (size_t i = 0; i < c0.red_cfg_words(); ++i) ops_.push(c0.program[i], reps[0], Account::compute, 1);
     emit_jobs(work, {}, overlap);
     for (size_t t = 1; t < T; ++t) step_of(reps[t]).predicted -= static_cast<int64_t>(c0.red_cfg_words());
     ProgramStep& chk = step_of(last);
@@ -1110,13 +955,13 @@ class ProgramBuilder {
       chk.b.push_back(f.b().tensor);
     }
     if (saved) {
-      for (size_t t = 0; t + 1 < T; ++t) op({.code = OpCode::finish, .report = reps[t]});
+      for (size_t t = 0; t + 1 < T; ++t) ops_.op({.code = OpCode::finish, .report = reps[t]});
       close_saved(last, z, c0);
       return;
     }
-    op({.code = OpCode::check, .report = last, .tensor = z});
+    ops_.op({.code = OpCode::check, .report = last, .tensor = z});
     store_result(z, last);
-    for (int32_t r : reps) op({.code = OpCode::finish, .report = r});
+    for (int32_t r : reps) ops_.op({.code = OpCode::finish, .report = r});
   }
 
   // On the DMA path the reads of a result (final, or an intermediate not kept on chip) become
@@ -1133,57 +978,23 @@ class ProgramBuilder {
   // layer's saves (end_saves).
   void close_saved(int32_t r, int32_t z, const CompiledGemm& c) {
     step_of(r).saved = true;
-    deferred_.insert(deferred_.end(), saved_reads_.begin(), saved_reads_.end());
-    saved_reads_.clear();
-    saved_read_early_.clear();
-    deferred_.push_back({.code = OpCode::check, .convert = out_convert(), .report = r, .tensor = z, .shift = out_shift(c)});
-    deferred_.push_back({.code = OpCode::finish, .report = r});
+    saved_.defer_result(r, z, out_convert(), out_shift(c));
   }
 
   const arch::ArchConfig& cfg_;
   ProgramOptions opt_;
   bool interleave_ = false;  // schedule() interleaves the networks
   bool shared_on_chip_ = false;  // a shared result's next reader may take it on chip (on_chip_plan)
-  arch::IsaLayout isa_;
   Program& out_;
+  OpStream ops_;            // the program's ops, the FLIP parity and the hoist point
+  UnifiedMemoryPlan mem_;   // what each half holds: images waiting for their consumers, B images
+  SavedResults saved_;      // the DMA's saves and the reads of the saved rows
   int host_lanes_ = 0;
   int layer_ = 0;
   Movement movement_;  // what moving an intermediate costs, and whether it stays on chip
   DramMap dram_;       // the current layer's
-  int64_t flips_ = 0;  // FLIPs pushed so far: the TCU computes on half flips_ % 2
   arch::DmaLayout dma_;
-  static constexpr size_t kNoHoist = ~size_t{0};
-  size_t hoist_at_ = kNoHoist;  // where the next DMA loads go: right after the last GEMM pushed
-  int32_t hoist_report_ = -1;   // that GEMM's step
-  bool host_hoist_ = false;     // host writes may go there too (a later job of the same contractions)
-  int64_t pushed_ = 0;          // instructions pushed so far
-  int64_t flip_retired_ = 0;    // the instructions retired once the last job's FLIP has taken effect
-  bool flip_waited_ = false;    // the host writes at the hoist point wait for that FLIP already
-  std::array<int64_t, 3> b_in_half_[2] = {{-1, -1, -1}, {-1, -1, -1}};  // (B tensor key, nt0, kt0) each half holds
   size_t b_keys_ = 0;           // B tensors handed to emit_jobs so far
-  std::vector<Parked> parked_;  // STOREd images waiting for their consumers in the current network
-  // A DMA save of a job's results, pushed after the next FLIP, and the read of its rows in
-  // saved_reads_ the host may do as soon as it is done (an intermediate's), or -1.
-  struct PendingSave {
-    Op descriptor;
-    int64_t early_read = -1;
-  };
-  std::vector<PendingSave> pending_saves_;
-  std::vector<Op> deferred_;       // the saved results' reads, checks and step ends, at the layer's end
-  std::vector<Op> saved_reads_;    // the reads of the rows the current contraction's jobs saved
-  std::vector<bool> saved_read_early_;  // per saved_reads_ entry: the host read it while a later job computed
-  // An intermediate the DMA saved: its producer's step, how it was rounded, the reads of its rows.
-  struct SavedFetch {
-    int32_t producer = -1;
-    Convert convert = Convert::bf16;
-    int shift = 0;
-    std::vector<Op> reads;  // of its saved rows, those the host did not read early
-    bool shared = false;    // later networks read it too (read_again_)
-    std::vector<Op> all;    // every read of its saved rows
-    bool checked = false;   // kept on chip for its next reader too: checked and finished there (emit_step)
-  };
-  std::map<int32_t, SavedFetch> saved_fetch_;  // per intermediate tensor, until its consumer fetches it
-  std::map<int32_t, std::vector<Op>> read_again_;  // a saved intermediate's reads, for its later readers
   // The layer's networks, planned before they are emitted (plan_layer), per (phase, problem, term).
   std::map<std::tuple<verif::Phase, int, size_t>, PlannedNetwork> planned_;
   ReusePlan reuse_{true};                  // the layer's: repeats, and the steps reading each result

@@ -2,7 +2,9 @@
 // are computed once for several networks (mapper/reuse.hpp), the order of the networks
 // (mapper/network_schedule.hpp), what moving an intermediate costs and where its images wait on
 // chip (mapper/movement.hpp), the DRAM map (mapper/dram_map.hpp) and the DMA's descriptors
-// (mapper/dma_transfers.hpp). tests/mapper/test_program.cpp checks the programs they make.
+// (mapper/dma_transfers.hpp), what each unified-memory half holds (mapper/memory_plan.hpp), the op
+// stream with its hoist point (mapper/op_stream.hpp) and the DMA's saves with the reads of their
+// rows (mapper/saved_results.hpp). tests/mapper/test_program.cpp checks the programs they make.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -16,9 +18,12 @@
 #include "mapper/compile.hpp"
 #include "mapper/dma_transfers.hpp"
 #include "mapper/dram_map.hpp"
+#include "mapper/memory_plan.hpp"
 #include "mapper/movement.hpp"
 #include "mapper/network_schedule.hpp"
+#include "mapper/op_stream.hpp"
 #include "mapper/reuse.hpp"
+#include "mapper/saved_results.hpp"
 #include "verif/layer.hpp"
 
 using namespace fetta;
@@ -281,6 +286,208 @@ TEST_CASE("DRAM map: extents in order from 0, each input once, and the capacity 
                              Contains("allowed: >= 3") && Contains("operand images for the DMA"));
   }
   CHECK_NOTHROW(m.check_capacity(cfg, "layer.yaml", false));
+}
+
+// ---- what each unified-memory half holds
+
+TEST_CASE("memory plan: an image parked for a consumer lives until that step runs, in its own half", "[memplan]") {
+  UnifiedMemoryPlan m(100);
+  CHECK_FALSE(m.any_parked());
+  m.park(0, {10, 5}, 3);
+  m.park(1, {20, 5}, 5);
+  m.park(0, {40, 2}, 5);
+  REQUIRE(m.parked_in(0).size() == 2);
+  CHECK(m.parked_in(0)[0].first == 10);
+  CHECK(m.parked_in(1).size() == 1);
+  m.release_read_by(2);  // nothing read yet
+  CHECK(m.parked().size() == 3);
+  m.release_read_by(3);  // step 3 read the first image
+  CHECK(m.parked().size() == 2);
+  CHECK(m.parked_in(0).size() == 1);
+  CHECK(m.parked_in(0)[0].first == 40);
+  m.release_read_by(9);
+  CHECK_FALSE(m.any_parked());
+  m.park(1, {0, 1}, 1);
+  m.clear_parked();  // a new network
+  CHECK_FALSE(m.any_parked());
+}
+
+TEST_CASE("memory plan: a half holds one B image until STOREs overwrite the halves", "[memplan]") {
+  UnifiedMemoryPlan m(64);
+  const UnifiedMemoryPlan::BImage b{7, 0, 1};
+  CHECK_FALSE(m.holds(0, b));
+  m.hold(0, b);
+  CHECK(m.holds(0, b));
+  CHECK_FALSE(m.holds(1, b));
+  CHECK_FALSE(m.holds(0, {7, 1, 1}));  // another N tile of the same tensor
+  m.hold(0, {8, 0, 0});
+  CHECK_FALSE(m.holds(0, b));
+  m.hold(1, b);
+  m.forget_b_images();
+  CHECK_FALSE(m.holds(1, b));
+  CHECK_FALSE(m.holds(0, {8, 0, 0}));
+}
+
+TEST_CASE("memory plan: a save's staging rows avoid what later jobs on its half and parked images hold", "[memplan]") {
+  using Job = UnifiedMemoryPlan::Job;
+  UnifiedMemoryPlan m(100);
+  // Alone, a save waits at row 0.
+  std::optional<std::vector<int64_t>> at = m.place_staging({Job{.half = 0, .writes = {{0, 30}}, .save = true, .save_rows = 8}});
+  REQUIRE(at);
+  CHECK(*at == std::vector<int64_t>{0});  // its own images are read by then
+  // A later job on the same half writes rows 0..39 before it runs: the save goes above, from the top.
+  // The job in between computes on the other half; what it writes is not in the way.
+  at = m.place_staging({Job{.half = 0, .writes = {}, .save = true, .save_rows = 8},
+                        Job{.half = 1, .writes = {{50, 50}}, .save = false, .save_rows = 0},
+                        Job{.half = 0, .writes = {{0, 40}}, .save = true, .save_rows = 8}});
+  REQUIRE(at);
+  CHECK((*at)[0] == 92);
+  CHECK((*at)[1] == -1);  // not saving
+  CHECK((*at)[2] == 0);   // the last job: nothing after it
+  // A parked image in the way moves it further down; one in the other half does not.
+  m.park(0, {80, 20}, 9);
+  m.park(1, {0, 100}, 9);
+  at = m.place_staging({Job{.half = 0, .writes = {}, .save = true, .save_rows = 8},
+                        Job{.half = 0, .writes = {{0, 40}}, .save = false, .save_rows = 0}});
+  REQUIRE(at);
+  CHECK((*at)[0] == 72);
+  // No room: the whole sequence's saves fail together.
+  at = m.place_staging({Job{.half = 0, .writes = {}, .save = true, .save_rows = 8},
+                        Job{.half = 0, .writes = {{0, 75}}, .save = false, .save_rows = 0}});
+  CHECK_FALSE(at);
+  CHECK_FALSE(m.place_staging({Job{.half = 1, .writes = {}, .save = true, .save_rows = 8}}));  // half 1 is full
+  CHECK_FALSE(m.place_staging({Job{.half = 0, .writes = {}, .save = true, .save_rows = 101}}));
+}
+
+// ---- the op stream
+
+TEST_CASE("op stream: FLIPs set the parity; ops at the hoist point go after the GEMM there", "[opstream]") {
+  const arch::ArchConfig cfg = config("default");
+  Program p;
+  OpStream s(cfg, p);
+  CHECK(s.flips() == 0);
+  CHECK_FALSE(s.hoisting());
+  s.insert_at_hoist({{.code = OpCode::fetch, .tensor = 1}});  // no hoist point: at the end
+  s.flip(0, Account::compute);
+  CHECK(s.flips() == 1);
+  CHECK(s.flip_retired() == 1);  // the FLIP has taken effect once one instruction has retired
+  s.push(arch::encode_flip(s.isa()), 0, Account::compute, 10);  // stands for the job's GEMM
+  CHECK_FALSE(s.host_hoist());
+  s.set_hoist(0);
+  CHECK(s.hoisting());
+  CHECK(s.host_hoist());
+  CHECK_FALSE(s.flip_waited());
+  s.op({.code = OpCode::wait_idle, .report = 0});
+  s.insert_at_hoist({{.code = OpCode::fetch, .tensor = 2}, {.code = OpCode::fetch, .tensor = 3}});
+  s.insert_at_hoist({{.code = OpCode::fetch, .tensor = 4}});  // after the ones before it
+  REQUIRE(p.ops.size() == 7);
+  CHECK(p.ops[0].code == OpCode::fetch);
+  CHECK(p.ops[1].code == OpCode::push);
+  CHECK(p.ops[2].code == OpCode::push);
+  CHECK(p.ops[3].tensor == 2);
+  CHECK(p.ops[4].tensor == 3);
+  CHECK(p.ops[5].tensor == 4);
+  CHECK(p.ops[6].code == OpCode::wait_idle);
+  // The words of the two instructions, one after the other; the second's cycles as given.
+  CHECK(p.ops[2].a == p.ops[1].b);
+  CHECK(p.ops[2].c == 10);
+  CHECK(p.words.size() == static_cast<size_t>(p.ops[1].b + p.ops[2].b));
+  // A FLIP pair keeps the parity; what waits for a FLIP waits for the second.
+  s.push(arch::encode_flip(s.isa()), 0, Account::store, 1);
+  s.push(arch::encode_flip(s.isa()), 0, Account::store, 1);
+  s.flip_pair_pushed();
+  CHECK(s.flips() == 1);
+  CHECK(s.flip_retired() == 4);
+  s.set_host_hoist(false);
+  CHECK_FALSE(s.host_hoist());
+  s.clear_hoist();
+  CHECK_FALSE(s.hoisting());
+  CHECK(s.add_map({5, 6}) == 0);
+  CHECK(s.add_map({7}) == 2);
+}
+
+// ---- the DMA's saves and the reads of their rows
+
+TEST_CASE("saved results: saves wait for the next FLIP; a final result's reads and check wait for the layer's end",
+          "[savedresults]") {
+  const arch::ArchConfig cfg = config("default");
+  Program p;
+  p.steps.resize(2);
+  OpStream s(cfg, p);
+  SavedResults saved;
+  CHECK_FALSE(saved.pending());
+  CHECK_NOTHROW(saved.end_layer(s));  // nothing saved: nothing to do
+  const Op desc{.code = OpCode::dma, .report = 0};
+  saved.queue(desc, {.code = OpCode::read_saved, .report = 0, .tensor = 5}, false);
+  saved.queue(desc, {.code = OpCode::read_saved, .report = 0, .tensor = 5}, true);
+  CHECK(saved.pending());
+  // Saves with no read to follow them are a compiler error, not a silent drop.
+  CHECK_THROWS_WITH(saved.end_layer(s), Contains("DMA saves pending with nothing to read them"));
+  const std::vector<int64_t> early = saved.push_pending(s, 1, Account::store);
+  CHECK(early == std::vector<int64_t>{1});  // only the second may be read early
+  REQUIRE(p.ops.size() == 2);
+  CHECK(p.ops[0].report == 1);  // re-reported to the step that pushes them
+  CHECK(p.ops[0].account == Account::store);
+  CHECK_FALSE(saved.pending());
+  saved.queue(desc, {.code = OpCode::read_saved, .report = 1, .tensor = 6}, false);
+  saved.defer_result(1, 6, Convert::bf16, 0);
+  p.ops.clear();
+  saved.end_layer(s);
+  // FLIP, the save, the wait for the DMA, then every read and the check and the step's end.
+  std::vector<OpCode> codes;
+  for (const Op& o : p.ops) codes.push_back(o.code);
+  CHECK(codes == std::vector<OpCode>{OpCode::push, OpCode::dma, OpCode::wait_dma_idle, OpCode::read_saved,
+                                     OpCode::read_saved, OpCode::read_saved, OpCode::check, OpCode::finish});
+  CHECK(p.steps[1].store_predicted == 1);  // the FLIP's cycle
+  CHECK(s.flips() == 1);
+}
+
+TEST_CASE("saved results: an intermediate's saved rows reach its consumer once, those read early left out", "[savedresults]") {
+  const arch::ArchConfig cfg = config("default");
+  Program p;
+  p.steps.resize(3);
+  OpStream s(cfg, p);
+  SavedResults saved;
+  const Op desc{.code = OpCode::dma, .report = 0};
+  saved.queue(desc, {.code = OpCode::read_saved, .report = 0, .a = 100}, true);
+  saved.queue(desc, {.code = OpCode::read_saved, .report = 0, .a = 200}, true);
+  const std::vector<int64_t> early = saved.push_pending(s, 0, Account::compute);
+  saved.read_early(s, {early[0]}, 9, 0);  // the host read the first job's rows while the second computed
+  saved.queue(desc, {.code = OpCode::read_saved, .report = 0, .a = 300}, true);  // the last job's: pending
+  saved.keep(9, 0, Convert::bf16, 0, true, false);
+  CHECK(saved.waiting(9));
+  CHECK(saved.producer(9) == 0);
+  CHECK_FALSE(saved.read_again(9));
+  p.ops.clear();
+  saved.fetch(s, 9, 2, false);
+  CHECK_FALSE(saved.waiting(9));
+  CHECK(saved.read_again(9));  // shared: a later network reads every row again
+  std::vector<int64_t> read_at;
+  for (const Op& o : p.ops)
+    if (o.code == OpCode::read_saved) {
+      read_at.push_back(o.a);
+      CHECK(o.report == 2);
+      CHECK(o.host_counted);
+    }
+  CHECK(read_at == std::vector<int64_t>{200, 300});  // the first was read early
+  // The last save went between a FLIP pair, its cycles the producer's; then the producer's check.
+  CHECK(p.ops[0].code == OpCode::push);
+  CHECK(p.ops[1].code == OpCode::dma);
+  CHECK(p.ops[2].code == OpCode::push);
+  CHECK(p.steps[0].store_predicted == 2);
+  CHECK(s.flips() == 0);
+  CHECK(p.ops.back().code == OpCode::finish);
+  CHECK(p.ops.back().report == 0);
+  // Read again by a later network: every saved row, the save's bytes not counted twice.
+  p.ops.clear();
+  saved.fetch(s, 9, 2, false);
+  REQUIRE(p.ops.size() == 3);
+  for (const Op& o : p.ops) CHECK(o.source == 9);
+  saved.forget_reads_again();
+  p.ops.clear();
+  saved.fetch(s, 9, 2, false);  // the next layer: a tensor of its own, read from DRAM
+  REQUIRE(p.ops.size() == 1);
+  CHECK(p.ops[0].code == OpCode::fetch);
 }
 
 // ---- the DMA's descriptors
