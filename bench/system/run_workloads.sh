@@ -5,19 +5,23 @@
 # layer FP+BP+WG on the default path. Per layer and top, `fetta compile --json`: the compute
 # cycles, the wall-cycle model's end to end (within 0.13 % of the RTL on every shipped layer), the
 # bound and where the intermediates go; for FETTA also `fetta run --json` on the RTL (bit-exact,
-# its end to end and the model's error), unless --model-only.
+# its end to end and the model's error), unless --model-only; with --rtl-all the two baselines run
+# on their RTL too. LAYERS (a space-separated list) picks the layers, all twelve by default.
 # Writes <out>/<layer>.<top>.{compile,run}.json, <out>/summary.csv and summary.png; resumable: a
 # report that exists is not made again.
-#   bench/system/run_workloads.sh [out-dir] [fetta binary] [--model-only]
-#   (defaults: out/bench_workloads, ./build/fetta; about 15 minutes on 2 cores with the RTL runs)
+#   [LAYERS="..."] bench/system/run_workloads.sh [out-dir] [fetta binary] [--model-only | --rtl-all]
+#   (defaults: out/bench_workloads, ./build/fetta; about 15 minutes on 2 cores with FETTA's RTL
+#   runs; --rtl-all on the shipped six about an hour more on one core, the baselines' tops built first)
 set -eu
 out=${1:-out/bench_workloads}
 fetta=${2:-./build/fetta}
 rtl=1
+rtl_tops=default
 [ "${3:-}" = --model-only ] && rtl=0
+[ "${3:-}" = --rtl-all ] && rtl_tops="default baseline_tpu_offchip baseline_hier"
 mkdir -p "$out"
-layers="tt_fetta_example tt_transformer_768 ttm_transformer_768 tr_transformer_768 ht_transformer_768 bt_transformer_768
-        tt_atis tt_wmt_long ttm_ucf11 ht_ucf11 tr_ucf11 bt_ucf11"
+layers=${LAYERS:-"tt_fetta_example tt_transformer_768 ttm_transformer_768 tr_transformer_768 ht_transformer_768
+        bt_transformer_768 tt_atis tt_wmt_long ttm_ucf11 ht_ucf11 tr_ucf11 bt_ucf11"}
 tops="default baseline_tpu_offchip baseline_hier"
 n=0
 total=$(echo $layers | wc -w)
@@ -33,12 +37,15 @@ for layer in $layers; do
       rm -rf "$out/prog.$layer.$top"
     fi
   done
-  f="$out/$layer.default.run.json"
-  if [ "$rtl" = 1 ] && [ ! -s "$f" ]; then
-    echo "[$n/$total] $layer on default: RTL"
-    "$fetta" run --layer "configs/layers/$layer.yaml" --seed 1 --json > "$f.tmp"
-    mv "$f.tmp" "$f"
-  fi
+  for top in $rtl_tops; do
+    f="$out/$layer.$top.run.json"
+    if [ "$rtl" = 1 ] && [ ! -s "$f" ]; then
+      echo "[$n/$total] $layer on $top: RTL"
+      "$fetta" run --config "configs/$top.yaml" --layer "configs/layers/$layer.yaml" --seed 1 --sim-threads 1 --json \
+        > "$f.tmp"
+      mv "$f.tmp" "$f"
+    fi
+  done
 done
 /usr/bin/python3 - "$out" $layers <<'PY'
 import csv, json, math, os, sys
@@ -55,12 +62,16 @@ for layer in layers:
         r[f"{key}_bound"] = e["bound_cycles"]
         r[f"{key}_on_chip"] = c["intermediates"]["on_chip"]
         r[f"{key}_intermediates"] = c["intermediates"]["count"]
-    run = f"{out}/{layer}.default.run.json"
-    if os.path.exists(run):
-        j = json.load(open(run))
-        r["fetta_rtl"] = j["end_to_end"]["cycles"] - j["end_to_end"]["probe_cycles"]
-        r["fetta_rtl_model_error_pct"] = round(j["end_to_end"]["model_error_percent"], 3)
-        r["fetta_rtl_mismatches"] = sum(s["mismatches"] + s["stored_mismatches"] for s in j["steps"])
+    for top, key in tops.items():
+        run = f"{out}/{layer}.{top}.run.json"
+        if os.path.exists(run):
+            j = json.load(open(run))
+            r[f"{key}_rtl"] = j["end_to_end"]["cycles"] - j["end_to_end"]["probe_cycles"]
+            r[f"{key}_rtl_model_error_pct"] = round(j["end_to_end"]["model_error_percent"], 3)
+            r[f"{key}_rtl_mismatches"] = sum(s["mismatches"] + s["stored_mismatches"] for s in j["steps"])
+    if "tpu_offchip_rtl" in r and "hier_rtl" in r:
+        r["rtl_speedup_tpu_offchip"] = r["tpu_offchip_rtl"] / r["fetta_rtl"]
+        r["rtl_speedup_hier"] = r["hier_rtl"] / r["fetta_rtl"]
     r["speedup_tpu_offchip"] = r["tpu_offchip_model"] / r["fetta_model"]
     r["speedup_hier"] = r["hier_model"] / r["fetta_model"]
     rows.append(r)
@@ -80,7 +91,15 @@ for name, sel in (("shipped six", rows[:6]), ("paper-like six", rows[6:]), ("all
     if sel:
         print(f"geomean, {name}: {geo([r['speedup_tpu_offchip'] for r in sel]):.2f}x over TPU-Offchip, "
               f"{geo([r['speedup_hier'] for r in sel]):.2f}x over the hierarchical array")
-bad = sum(r.get("fetta_rtl_mismatches", 0) for r in rows)
+on_rtl = [r for r in rows if "rtl_speedup_tpu_offchip" in r]
+for r in on_rtl:
+    print(f"{r['layer']:20} on the RTL: FETTA {r['fetta_rtl']:,}, TPU-Offchip {r['tpu_offchip_rtl']:,} "
+          f"({r['rtl_speedup_tpu_offchip']:.2f}x, model error {r['tpu_offchip_rtl_model_error_pct']:.2f} %), hierarchical "
+          f"{r['hier_rtl']:,} ({r['rtl_speedup_hier']:.2f}x, model error {r['hier_rtl_model_error_pct']:.2f} %)")
+if on_rtl:
+    print(f"geomean on the RTL, {len(on_rtl)} layers: {geo([r['rtl_speedup_tpu_offchip'] for r in on_rtl]):.2f}x over "
+          f"TPU-Offchip, {geo([r['rtl_speedup_hier'] for r in on_rtl]):.2f}x over the hierarchical array")
+bad = sum(r.get(f"{k}_rtl_mismatches", 0) for r in rows for k in tops.values())
 print(f"RTL mismatches: {bad}; wrote {out}/summary.csv")
 sys.exit(1 if bad else 0)
 PY
