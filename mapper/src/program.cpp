@@ -105,25 +105,40 @@ GemmRecord record_of(const CompiledGemm& c) {
 // the host.
 bool shared_on_chip_allowed(const ProgramOptions& o) { return o.shared_on_chip && o.dma && o.reuse && !o.through_host; }
 
+// A shared result: a layer and the reuse key of the contraction computing it (mapper/reuse.hpp).
+using SharedResult = std::pair<int, std::string>;
+
+// Which shared results' next readers may take them on chip: none, or every one but those denied
+// (compile_program denies those that make the program longer).
+struct SharedChoice {
+  bool any = false;
+  std::set<SharedResult> deny;
+  bool allows(const SharedResult& r) const { return any && !deny.contains(r); }
+};
+
 class ProgramBuilder {
  public:
   // The plans of every network, per (layer file, phase, problem, term): plan_network depends only
   // on the configuration and the options, so the programs of both network orders share them.
   using PlanCache = std::map<std::tuple<std::string, verif::Phase, int, size_t>, NetworkPlan>;
 
-  // `shared_on_chip`: a result later networks read too may still stay on chip for its next reader
-  // (on_chip_plan); compile_program keeps it where the wall-cycle model finds the program shorter.
-  ProgramBuilder(const arch::ArchConfig& cfg, const ProgramOptions& o, bool interleave, bool shared_on_chip,
+  // `shared`: the results later networks read too that may still stay on chip for their next
+  // readers (on_chip_plan); compile_program keeps each where the wall-cycle model finds the program
+  // shorter.
+  ProgramBuilder(const arch::ArchConfig& cfg, const ProgramOptions& o, bool interleave, const SharedChoice& shared,
                  PlanCache& plans, Program& out)
       : cfg_(cfg),
         opt_(o),
         interleave_(interleave),
-        shared_on_chip_(shared_on_chip && shared_on_chip_allowed(o)),
+        shared_on_chip_(shared_on_chip_allowed(o) ? shared : SharedChoice{}),
         out_(out),
         ops_(cfg, out),
         mem_(cfg.memory.unified_depth / 2),
         host_lanes_(arch::host_port_lanes(cfg)),
         movement_(cfg, o.dma, o.through_host), dma_(arch::dma_geometry(cfg)), plans_(plans) {}
+
+  // The shared results whose next readers took them on chip.
+  const std::set<SharedResult>& kept_shared() const { return kept_shared_; }
 
   void layer(const std::string& file, const std::vector<verif::Phase>& phases) {
     std::string text = verif::read_layer_text(file);  // read once: the program embeds the text that was parsed
@@ -330,9 +345,10 @@ class ProgramBuilder {
     Why why;
     const int readers = reuse_.readers(key);
     const int shared = readers > 1 ? readers : 0;
-    const std::optional<OnChip> oc = on_chip_plan(u, why, shared);
+    const std::optional<OnChip> oc = on_chip_plan(u, why, shared, key);
     const std::optional<Operand> res = emit_step(u.w, u.term, u.s, nsteps, st, lhs, rhs, oc ? &*oc : nullptr, why, shared > 0);
     if (res) u.live[st.left | st.right] = *res;
+    if (res && res->on_chip && shared) kept_shared_.insert({layer_, key});
     if (res && shared) reused_[key] = res->tensor;
     ++u.s;
     skip_repeats(u);
@@ -386,8 +402,9 @@ class ProgramBuilder {
   // `readers`: how many steps read the result when more than one. Such a result is saved to DRAM
   // for its readers in later networks; on the DMA path its next reader may still take it on chip
   // (emit_step does both), when the STOREs cost less than that reader's read of the saved rows and
-  // its image writes.
-  std::optional<OnChip> on_chip_plan(Unit& u, Why& why, int readers) {
+  // its image writes. `key`: the result's reuse key (shared_on_chip_ names the shared results whose
+  // next readers may take them on chip).
+  std::optional<OnChip> on_chip_plan(Unit& u, Why& why, int readers, const std::string& key) {
     NetworkPlan& plan = u.plan;
     const int s = u.s;
     why = {};
@@ -403,7 +420,7 @@ class ProgramBuilder {
       return std::nullopt;
     }
     const bool shared = readers > 1;
-    if (shared && !shared_on_chip_) {  // saved for all readers (through the host port without the DMA)
+    if (shared && !shared_on_chip_.allows({layer_, key})) {  // saved for all readers (through the host port without the DMA)
       why = {Fate::shared, fmt::format("read by {} contractions (later networks reuse it): kept in DRAM for all{}", readers,
                                        opt_.dma ? " (the wall-cycle model found the program longer with its next reader "
                                                   "taking it on chip)"
@@ -984,7 +1001,8 @@ class ProgramBuilder {
   const arch::ArchConfig& cfg_;
   ProgramOptions opt_;
   bool interleave_ = false;  // schedule() interleaves the networks
-  bool shared_on_chip_ = false;  // a shared result's next reader may take it on chip (on_chip_plan)
+  SharedChoice shared_on_chip_;  // the shared results whose next readers may take them on chip (on_chip_plan)
+  std::set<SharedResult> kept_shared_;  // those whose next readers did
   Program& out_;
   OpStream ops_;            // the program's ops, the FLIP parity and the hoist point
   UnifiedMemoryPlan mem_;   // what each half holds: images waiting for their consumers, B images
@@ -1002,19 +1020,21 @@ class ProgramBuilder {
   PlanCache& plans_;
 };
 
-// The program of the layers with the networks interleaved (schedule) or not, and shared results
-// kept on chip for their next readers or not (ProgramBuilder).
+// The program of the layers with the networks interleaved (schedule) or not, and the shared results
+// `shared` allows kept on chip for their next readers (ProgramBuilder); `kept`, when given, gets
+// those whose readers did.
 Program build(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
               const std::vector<verif::Phase>& phases, const ProgramOptions& options, bool interleave,
-              bool shared_on_chip, ProgramBuilder::PlanCache& plans) {
+              const SharedChoice& shared, ProgramBuilder::PlanCache& plans, std::set<SharedResult>* kept = nullptr) {
   Program p;
   p.config_yaml = arch::to_yaml(cfg);
   p.config_name = cfg.name;
   p.config_hash = program_sha256(p.config_yaml);
   p.options = options;
   p.interleaved = interleave;
-  ProgramBuilder b(cfg, options, interleave, shared_on_chip, plans, p);
+  ProgramBuilder b(cfg, options, interleave, shared, plans, p);
   for (const std::string& file : layer_files) b.layer(file, phases);
+  if (kept) *kept = b.kept_shared();
   return p;
 }
 
@@ -1028,25 +1048,55 @@ Program compile_program(const arch::ArchConfig& cfg, const std::vector<std::stri
   // network can compute meanwhile; where the DMA is the bottleneck it can reorder the traffic for
   // the worse. The wall-cycle model (within 0.13 % of the RTL) picks; a tie keeps the plain order.
   // The shorter of the sequential and the interleaved program (or the order asked for).
-  auto fastest_order = [&](bool shared_on_chip) {
-    Program p = build(cfg, layer_files, phases, options, options.order == NetworkOrder::interleaved, shared_on_chip, plans);
-    if (options.order != NetworkOrder::fastest) return p;
-    Program interleaved = build(cfg, layer_files, phases, options, true, shared_on_chip, plans);
-    return predict_wall(interleaved, cfg).total() < predict_wall(p, cfg).total() ? interleaved : p;
+  auto fastest_order = [&](const SharedChoice& shared, std::set<SharedResult>* kept = nullptr) {
+    std::set<SharedResult> kept_plain, kept_interleaved;
+    Program p = build(cfg, layer_files, phases, options, options.order == NetworkOrder::interleaved, shared, plans,
+                      &kept_plain);
+    if (options.order == NetworkOrder::fastest) {
+      Program interleaved = build(cfg, layer_files, phases, options, true, shared, plans, &kept_interleaved);
+      if (predict_wall(interleaved, cfg).total() < predict_wall(p, cfg).total()) {
+        p = std::move(interleaved);
+        kept_plain = std::move(kept_interleaved);
+      }
+    }
+    if (kept) *kept = std::move(kept_plain);
+    return p;
   };
-  Program p = fastest_order(false);
+  Program p = fastest_order({});
   // A shared result's next reader taking it on chip saves that reader's DRAM read and image writes
   // but runs a STORE the controller waits for, and the later readers' reads of the saved rows no
-  // longer overlap the reader's jobs: it pays on some layers and costs on others (docs/program.md,
-  // "Where intermediates go"). The wall-cycle model picks, without the scoreboard's probes (the
-  // kept results' checks); a tie keeps them in DRAM.
+  // longer overlap the reader's jobs: it pays for some results and costs for others (docs/program.md,
+  // "A contraction computed once"). The wall-cycle model picks, result by result, without the
+  // scoreboard's probes (the kept results' checks). The candidates are the results whose readers
+  // take them on chip when every one may; the shortest of none on chip, every candidate, and none
+  // of the candidates (the others keep the reason they leave for), then each candidate turned the
+  // other way, kept where the program gets shorter. A tie keeps a result in DRAM.
   if (shared_on_chip_allowed(options)) {
     auto own = [&cfg](const Program& q) {
       const WallPrediction w = predict_wall(q, cfg);
       return w.total() - w.probe;
     };
-    Program kept = fastest_order(true);
-    if (own(kept) < own(p)) p = std::move(kept);
+    std::set<SharedResult> candidates;
+    Program all = fastest_order({.any = true, .deny = {}}, &candidates);
+    int64_t best = own(p);
+    SharedChoice choice{.any = true, .deny = candidates};
+    Program none_of_them = fastest_order(choice);
+    for (Program* q : {&none_of_them, &all})
+      if (const int64_t t = own(*q); t < best) {
+        best = t;
+        p = std::move(*q);
+        if (q == &all) choice.deny.clear();
+      }
+    for (const SharedResult& r : candidates) {
+      SharedChoice trial = choice;
+      if (!trial.deny.erase(r)) trial.deny.insert(r);
+      Program q = fastest_order(trial);
+      if (const int64_t t = own(q); t < best) {
+        best = t;
+        p = std::move(q);
+        choice = std::move(trial);
+      }
+    }
   }
   verify_program(p, cfg, "the compiled program");  // a refusal here is a compiler bug
   return p;

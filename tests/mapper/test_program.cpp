@@ -932,3 +932,26 @@ TEST_CASE("a result later networks read stays on chip for its next reader and is
   };
   CHECK(own(p) < own(compile_program(cfg, {layer("tt_small")}, all, off)));
 }
+
+TEST_CASE("shared results are kept on chip one by one, each where the wall-cycle model finds the program shorter",
+          "[program]") {
+  // tt_transformer_768 keeps 3 of its 10 shared results on chip: its readers' STOREs pay for some
+  // and not for others, so neither keeping every one nor none is the shortest program.
+  const arch::ArchConfig cfg = config("default");
+  const std::vector<verif::Phase> all{verif::Phase::fp, verif::Phase::bp, verif::Phase::wg};
+  const Program p = compile_program(cfg, {layer("tt_transformer_768")}, all);
+  int kept = 0, in_dram = 0;
+  for (const ProgramStep& s : p.steps) {
+    if (s.on_chip && s.saved) ++kept;
+    if (s.fate == Fate::shared) ++in_dram;
+  }
+  CHECK(kept > 0);
+  CHECK(in_dram > 0);
+  auto own = [&cfg](const Program& q) {
+    const WallPrediction w = predict_wall(q, cfg);
+    return w.total() - w.probe;
+  };
+  ProgramOptions off;
+  off.shared_on_chip = false;
+  CHECK(own(p) < own(compile_program(cfg, {layer("tt_transformer_768")}, all, off)));
+}
