@@ -62,24 +62,32 @@ int deepest_segment(const std::vector<int>& step_levels, const std::vector<int>&
   return deepest;
 }
 
-Pipeline::Pipeline(rtl::Module& m, std::vector<int> regs_after_step, rtl::Expr valid)
-    : m_(m), regs_(std::move(regs_after_step)) {
-  if (valid.valid()) valid_.push_back(valid);
+rtl::Expr GatedStages::valid() {
+  if (!pending_.empty()) {
+    rtl::Sig v = m_.reg(pending_, rtl::UInt(1), rtl::reset_to(0));
+    v <<= valid_;
+    valid_ = v;
+    pending_.clear();
+  }
+  return valid_;
 }
 
+rtl::RegOptions GatedStages::stage(const std::string& gate, const std::string& valid_name) {
+  if (!gated()) return {};
+  rtl::RegOptions opt = rtl::clocked_by(m_.clock_gate(gate, valid()));
+  pending_ = valid_name;
+  return opt;
+}
+
+Pipeline::Pipeline(rtl::Module& m, std::vector<int> regs_after_step, rtl::Expr valid)
+    : m_(m), regs_(std::move(regs_after_step)), gates_(m, std::move(valid)) {}
+
 rtl::RegOptions Pipeline::stage_options(int stage) {
-  if (valid_.empty()) return {};
-  // valid_s<k> is made only when stage k + 1's gate needs it, so none dangles after the last stage.
-  while (static_cast<int>(stage_clocks_.size()) < stage) {
-    const int k = static_cast<int>(stage_clocks_.size()) + 1;
-    if (static_cast<int>(valid_.size()) < k) {
-      rtl::Sig v = m_.reg(fmt::format("valid_s{}", k - 1), rtl::UInt(1), rtl::reset_to(0));
-      v <<= valid_.back();
-      valid_.push_back(v);
-    }
-    stage_clocks_.push_back(m_.clock_gate(fmt::format("s{}", k), valid_[static_cast<size_t>(k - 1)]));
+  while (static_cast<int>(stage_options_.size()) < stage) {
+    const int k = static_cast<int>(stage_options_.size()) + 1;
+    stage_options_.push_back(gates_.stage(fmt::format("s{}", k), fmt::format("valid_s{}", k)));
   }
-  return rtl::clocked_by(stage_clocks_[static_cast<size_t>(stage - 1)]);
+  return stage_options_[static_cast<size_t>(stage - 1)];
 }
 
 int Pipeline::latency() const {
@@ -124,18 +132,13 @@ rtl::Expr Pipeline::at(const std::string& name, int step) {
 rtl::Expr product_registers(rtl::Module& m, rtl::Expr value, const std::string& name, int stages,
                             const rtl::Expr& valid) {
   using namespace rtl;
-  Expr v = valid;
+  GatedStages gates(m, valid);
   for (int k = 1; k <= stages; ++k) {
     const rtl::Type t = value.is_signed() ? SInt(value.width()) : UInt(value.width());
     const std::string reg = fmt::format("{}_p{}", name, k);
-    Sig q = v.valid() ? m.reg(reg, t, clocked_by(m.clock_gate(reg, v))) : m.reg(reg, t);
+    Sig q = m.reg(reg, t, gates.stage(reg, fmt::format("{}_valid_p{}", name, k)));
     q <<= value;
     value = q;
-    if (v.valid() && k < stages) {
-      Sig d = m.reg(fmt::format("{}_valid_p{}", name, k), UInt(1), reset_to(0));
-      d <<= v;
-      v = d;
-    }
   }
   return value;
 }

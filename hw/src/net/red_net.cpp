@@ -4,6 +4,7 @@
 
 #include "hw/arith/fp_add.hpp"
 #include "hw/arith/int_arith.hpp"
+#include "hw/arith/pipeline.hpp"
 #include "lanes.hpp"
 
 namespace fetta::hw {
@@ -135,16 +136,9 @@ void RedSwitch::build(Module& m) const {
   if (p.gate_stages) add.io("valid").sig() <<= valid;
   Sig sum = add.io("sum").sig();
   Expr l_at_sum = l, r_at_sum = r, mode_at_sum = mode;
+  GatedStages gates(m, valid);
   for (int k = 1; k <= p.stages; ++k) {
-    RegOptions opt;
-    if (valid.valid()) {
-      opt.clocked_by(m.clock_gate(fmt::format("s{}", k), valid));
-      if (k < p.stages) {
-        Sig v = m.reg(fmt::format("valid_s{}", k), UInt(1), reset_to(0));
-        v <<= valid;
-        valid = v;
-      }
-    }
+    const RegOptions opt = gates.stage(fmt::format("s{}", k), fmt::format("valid_s{}", k));
     Sig lq = m.reg(fmt::format("l_s{}", k), et, opt), rq = m.reg(fmt::format("r_s{}", k), et, opt);
     Sig mq = m.reg(fmt::format("mode_s{}", k), UInt(2), opt);
     lq <<= l_at_sum;
@@ -193,27 +187,9 @@ void RedNet::build(Module& m) const {
   std::vector<Expr> ctl;
   for (int k = 0; k < nl; ++k) ctl.push_back(sw_mode[k].sig());
   ctl.push_back(m.input("tr_sel", UInt(n)).sig());
-  // Stage registers clock only for valid inputs (gate_stages); the valid bit goes along. `valid`
-  // is the validity of what `cur` holds, but one register back while `next_valid` names the bit
-  // still to be made: it is made when something reads it, so none dangles at the output.
-  Expr valid = p.gate_stages ? Expr(m.input("valid", UInt(1))) : Expr{};
-  std::string next_valid;
-  auto cur_valid = [&]() {
-    if (!next_valid.empty()) {
-      Sig v = m.reg(next_valid, UInt(1), reset_to(0));
-      v <<= valid;
-      valid = v;
-      next_valid.clear();
-    }
-    return valid;
-  };
-  auto gated_by_valid = [&](const std::string& gate, const std::string& valid_name) {
-    RegOptions opt;
-    if (!valid.valid()) return opt;
-    opt.clocked_by(m.clock_gate(gate, cur_valid()));
-    next_valid = valid_name;
-    return opt;
-  };
+  // Stage registers clock only for valid inputs (gate_stages); the valid bit goes along, its delay
+  // registers made when a later stage reads them (GatedStages), so none dangles at the output.
+  GatedStages gates(m, p.gate_stages ? Expr(m.input("valid", UInt(1))) : Expr{});
 
   const int S = switch_stages(p);
   const RedSwitch sw(RedSwitchParams{p.elem, p.adder, true, S, p.gate_stages});
@@ -225,7 +201,7 @@ void RedNet::build(Module& m) const {
     std::vector<Expr> next(n);
     if (s < nl) {
       const bool adds = s >= p.first_add_level;
-      const Expr sw_valid = adds && S > 0 && valid.valid() ? cur_valid() : Expr{};
+      const Expr sw_valid = adds && S > 0 && gates.gated() ? gates.valid() : Expr{};
       for (int j = 0; j < n / 2; ++j) {
         const int l = ((j >> s) << (s + 1)) | (j & ((1 << s) - 1)), r = l | (1 << s);
         InstanceRef x = m.instance(adds ? sw : route_sw, fmt::format("sw_l{}_{}", s, j));
@@ -238,7 +214,7 @@ void RedNet::build(Module& m) const {
       }
       // A level with adder stages holds the later levels' controls (and the valid bit) as long.
       for (int k = 1; adds && k <= S; ++k) {
-        const RegOptions opt = gated_by_valid(fmt::format("l{}_s{}", s, k), fmt::format("l{}_valid_s{}", s, k));
+        const RegOptions opt = gates.stage(fmt::format("l{}_s{}", s, k), fmt::format("l{}_valid_s{}", s, k));
         for (int s2 = s + 1; s2 <= nl; ++s2) {
           Sig r = m.reg(s2 < nl ? fmt::format("l{}_s{}_sw_mode_{}", s, k, s2) : fmt::format("l{}_s{}_tr_sel", s, k),
                         UInt(n), opt);
@@ -252,7 +228,7 @@ void RedNet::build(Module& m) const {
     }
     cur = std::move(next);
     if (!register_after(s + 1, p.pipeline_every)) continue;
-    const RegOptions opt = gated_by_valid(fmt::format("p{}", regs + 1), fmt::format("p{}_valid", regs + 1));
+    const RegOptions opt = gates.stage(fmt::format("p{}", regs + 1), fmt::format("p{}_valid", regs + 1));
     ++regs;
     for (int i = 0; i < n; ++i) {
       Sig r = m.reg(fmt::format("p{}_{}", regs, i), et, opt);

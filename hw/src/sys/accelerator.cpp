@@ -31,6 +31,15 @@ arch::SystemTiming system_timing(const arch::ArchConfig& cfg) {
   return t;
 }
 
+namespace {
+
+// A binary32 adder's tag in the top's name: "_basic", or the two-path adder's prefix tag.
+std::string adder_variant_tag(arch::Fp32Adder a, const FpAdderChoice& choice) {
+  return a == arch::Fp32Adder::basic ? "_basic" : adder_name_tag(choice);
+}
+
+}  // namespace
+
 std::string Accelerator::module_name() const {
   const arch::ArchConfig& c = p.cfg;
   // The default variant (ws+is+os PEs, double buffers, a MAC with its product registered and a
@@ -47,13 +56,11 @@ std::string Accelerator::module_name() const {
   if (pe.product_stages != 1) variant += fmt::format("_pm{}", pe.product_stages);
   if (c.dtype == arch::DataType::bf16 && (c.arith.fp32_adder != arch::Fp32Adder::two_path ||
                                           c.arith.prefix != arch::PrefixAdder::sklansky))
-    variant += c.arith.fp32_adder == arch::Fp32Adder::basic ? "_basic" : adder_name_tag(fp_adder_choice(c));
+    variant += adder_variant_tag(c.arith.fp32_adder, fp_adder_choice(c));
   if (c.dtype == arch::DataType::bf16 &&
       (c.arith.reduction_adder != arch::ArithConfig{}.reduction_adder ||
        c.arith.reduction_adder_stages != arch::ArithConfig{}.reduction_adder_stages))
-    variant += fmt::format("_red{}_s{}",
-                           c.arith.reduction_adder == arch::Fp32Adder::basic ? "_basic"
-                                                                              : adder_name_tag(reduction_adder_choice(c)),
+    variant += fmt::format("_red{}_s{}", adder_variant_tag(c.arith.reduction_adder, reduction_adder_choice(c)),
                            c.arith.reduction_adder_stages);
   if (c.memory.elems_per_bank != 4) variant += fmt::format("_t{}", c.memory.elems_per_bank);
   if (c.network.dist_pipeline_every > 0) variant += fmt::format("_p{}", c.network.dist_pipeline_every);
@@ -314,11 +321,12 @@ void AcceleratorBuilder::ce_array() {
     if (cep_.pe.has_last()) cc.last.sig() <<= ctl.io("ce_last").sig();
     cc.ib_load.sig() <<= ib_load.bit(g);
     cc.ib_from_left.sig() <<= ctl.io("ce_ib_from_left").sig();
+    const CeOut out = ce.io(Ce::kOut);
     for (int c = 0; c < C_; ++c) {
-      Sig ps = ce.io(Ce::kOut).psum[c].sig();
+      Sig ps = out.psum[c].sig();
       acc_in_[static_cast<size_t>(g * C_ + c)] = fp_ ? Expr(ps) : ps.as_signed();
     }
-    ce_valids_.push_back(ce.io(Ce::kOut).valid.sig());
+    ce_valids_.push_back(out.valid.sig());
   }
 }
 

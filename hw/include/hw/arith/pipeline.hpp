@@ -23,6 +23,27 @@ std::vector<int> place_cuts(const std::vector<int>& step_levels, int stages, int
 // Deepest segment (gate levels, lead included) of a placement from place_cuts().
 int deepest_segment(const std::vector<int>& step_levels, const std::vector<int>& regs, int lead_levels = 0);
 
+// The validity of values passing register stages that clock only for valid values: each stage
+// clocks on a gate of the validity of what it loads (rtl::Module::clock_gate), and the validity's
+// delay to the next stage is a register with reset, made only when a later stage or a reader asks
+// for it, so none dangles after the last stage. Without a valid signal every stage clocks each
+// cycle. One rule for the arithmetic's pipelines, the product registers and the reduction network.
+class GatedStages {
+ public:
+  GatedStages(rtl::Module& m, rtl::Expr valid) : m_(m), valid_(std::move(valid)) {}
+  bool gated() const { return valid_.valid(); }
+  // The validity of the values entering the next stage (a pending delay register is made now).
+  rtl::Expr valid();
+  // The clocking of the next stage's registers: gate `gate` on valid(); the validity they pass on
+  // is register `valid_name`, made when asked for. Ungated: the default clock.
+  rtl::RegOptions stage(const std::string& gate, const std::string& valid_name);
+
+ private:
+  rtl::Module& m_;
+  rtl::Expr valid_;
+  std::string pending_;  // the delay register still to be made for valid()
+};
+
 // `stages` registers on `value` alone, `<name>_p1` .. `<name>_p<stages>` (no reset). With `valid`
 // (whether this cycle's value is used), register k loads only when the value it would take entered
 // valid, on a gated clock (rtl::Module::clock_gate): an idle cycle's value is not defined, and
@@ -68,8 +89,8 @@ class Pipeline {
   rtl::Module& m_;
   std::vector<int> regs_;
   std::map<std::string, Value> values_;
-  std::vector<rtl::Expr> valid_;               // valid_[k]: whether stage k holds a valid input
-  std::vector<rtl::GatedClock> stage_clocks_;  // stage_clocks_[k - 1]: the registers entering stage k
+  GatedStages gates_;
+  std::vector<rtl::RegOptions> stage_options_;  // stage_options_[k - 1]: the registers entering stage k
 };
 
 }  // namespace fetta::hw
