@@ -137,134 +137,175 @@ Type Pe::out_type(const PeParams& p) {
   return Bundle({field("ib", UInt(pe_operand_bits(p))), field("psum", UInt(pe_acc_bits(p)))});
 }
 
-void Pe::build(Module& m) const {
-  const int w = pe_operand_bits(p);
-  const int a = pe_acc_bits(p);
-  m.add_comment(fmt::format("dataflows {}, IB {}-buffered, Psum {}-buffered (os), MAC stages {}, product stages {} "
-                            "(docs/ce.md).",
-                            dataflow_tag(p), p.ib_double_buffer ? "double" : "single",
-                            p.psum_double_buffer ? "double" : "single", p.mac_stages, p.product_stages));
-  const PeRow row = m.input(kRow, row_type(p));
-  const PeIn in = m.input(kIn, in_type(p));
-  const PeCtrl ctrl = m.input(kCtrl, ctrl_type(p));
-  const PeOut out = m.output(kOut, out_type(p));
+namespace {
 
-  const Sig ia = row.ia;
-  const Sig ib_north = in.ib_north;
-  const Sig psum_in = in.psum;
+// Pe::build in its parts, each emitted in turn: the mode register, the IB path, the Psum
+// registers, the MAC and the Psum update.
+class PeBuilder {
+ public:
+  PeBuilder(Module& m, const PeParams& p)
+      : m_(m),
+        p_(p),
+        w_(pe_operand_bits(p)),
+        a_(pe_acc_bits(p)),
+        row_(m.input(Pe::kRow, Pe::row_type(p))),
+        in_(m.input(Pe::kIn, Pe::in_type(p))),
+        ctrl_(m.input(Pe::kCtrl, Pe::ctrl_type(p))),
+        out_(m.output(Pe::kOut, Pe::out_type(p))) {}
+
+  void build() {
+    mode_register();
+    // The multiply stage's `active`: the MAC reads ia and its b operand only then.
+    if (p_.has_mul_active())
+      mul_active_ = row_.mul_active;
+    else if (p_.has_active())
+      mul_active_ = row_.active;
+    const Sig mac_b = ib_path();
+    const Sig mac_acc = psum_registers();
+    psum_update(mac(mac_b, mac_acc));
+    out_.ib.sig() <<= ib_shift_;
+    out_.psum.sig() <<= psum_;
+  }
+
+ private:
   // `os_mode` is the run-time mode when both are built; otherwise the choice is made here. It is
   // registered in every PE: the controller's one mode flop would otherwise fan out to every acc
   // and B multiplexer of the array in front of the adder (45 ps over 1 GHz in the default top).
   // The mode then takes effect a cycle after ctrl.os, which is free: it changes only while the CE
   // is idle (at a gemm's pop, after the drain), cycles before the first operand arrives.
-  Sig os_mode;
-  if (p.both_modes()) {
-    os_mode = m.reg("os_mode", UInt(1));
-    os_mode <<= ctrl.os;
+  void mode_register() {
+    if (!p_.both_modes()) return;
+    os_mode_ = m_.reg("os_mode", UInt(1));
+    os_mode_ <<= ctrl_.os;
   }
-  auto pick = [&](const Expr& os_value, const Expr& stationary_value) -> Expr {
-    if (p.both_modes()) return mux(os_mode, os_value, stationary_value);
-    return p.os ? os_value : stationary_value;
-  };
-
-  // The multiply stage's `active`: the MAC reads ia and its b operand only then.
-  Expr mul_active;
-  if (p.has_mul_active())
-    mul_active = row.mul_active;
-  else if (p.has_active())
-    mul_active = row.active;
-
-  // IB shift register: the load path in stationary modes (from the north or the west), the
-  // stream register in OS (from the north). It clocks only in the cycles it loads (docs/ce.md,
-  // "Clock gating"): a stationary load, or in OS the multiply stage's active cycles, the ones in
-  // which this PE reads the stream and the PE below (a cycle later in the row skew) reads it next.
-  Expr shift_en = p.os ? mul_active : Expr{};
-  Expr ib_next = ib_north;
-  if (p.stationary()) {
-    const Sig from_left = ctrl.ib_from_left;
-    const Sig west = in.ib_west;
-    shift_en = p.both_modes() ? Expr((os_mode & mul_active) | ctrl.ib_shift.sig()) : Expr(ctrl.ib_shift.sig());
-    ib_next = pick(ib_north, mux(from_left, west, ib_north));
+  Expr pick(const Expr& os_value, const Expr& stationary_value) const {
+    if (p_.both_modes()) return mux(os_mode_, os_value, stationary_value);
+    return p_.os ? os_value : stationary_value;
   }
-  Sig ib_shift = m.reg("ib_shift", UInt(w), clocked_by(m.clock_gate("ib_shift", shift_en)));
-  ib_shift <<= ib_next;
 
-  // Stationary operand: with double buffering the tile's first IA (row.first) swaps the loaded
-  // IB into ib_held and uses it in the same cycle, so each row swaps exactly when it starts.
-  Expr ib_stationary = ib_shift;
-  if (p.stationary() && p.ib_double_buffer) {
-    // The swap belongs to the multiply stage: `swap` when the product is registered (then `first`
-    // is the accumulate stage's), else `first`.
-    const Sig first = p.has_swap() ? row.swap : row.first;
-    Sig swap = m.node("ib_swap", p.both_modes() ? Expr(first & !os_mode) : Expr(first));
-    Sig ib_held = m.reg("ib_held", UInt(w), clocked_by(m.clock_gate("ib_swap", swap)));
-    ib_held <<= ib_shift;
-    ib_stationary = mux(swap, ib_shift, ib_held);
+  // The IB shift register and the stationary operand; returns the MAC's b operand.
+  Sig ib_path() {
+    const Sig ib_north = in_.ib_north;
+    // IB shift register: the load path in stationary modes (from the north or the west), the
+    // stream register in OS (from the north). It clocks only in the cycles it loads (docs/ce.md,
+    // "Clock gating"): a stationary load, or in OS the multiply stage's active cycles, the ones in
+    // which this PE reads the stream and the PE below (a cycle later in the row skew) reads it next.
+    Expr shift_en = p_.os ? mul_active_ : Expr{};
+    Expr ib_next = ib_north;
+    if (p_.stationary()) {
+      const Sig from_left = ctrl_.ib_from_left;
+      const Sig west = in_.ib_west;
+      shift_en = p_.both_modes() ? Expr((os_mode_ & mul_active_) | ctrl_.ib_shift.sig()) : Expr(ctrl_.ib_shift.sig());
+      ib_next = pick(ib_north, mux(from_left, west, ib_north));
+    }
+    ib_shift_ = m_.reg("ib_shift", UInt(w_), clocked_by(m_.clock_gate("ib_shift", shift_en)));
+    ib_shift_ <<= ib_next;
+
+    // Stationary operand: with double buffering the tile's first IA (row.first) swaps the loaded
+    // IB into ib_held and uses it in the same cycle, so each row swaps exactly when it starts.
+    Expr ib_stationary = ib_shift_;
+    if (p_.stationary() && p_.ib_double_buffer) {
+      // The swap belongs to the multiply stage: `swap` when the product is registered (then `first`
+      // is the accumulate stage's), else `first`.
+      const Sig first = p_.has_swap() ? row_.swap : row_.first;
+      Sig swap = m_.node("ib_swap", p_.both_modes() ? Expr(first & !os_mode_) : Expr(first));
+      Sig ib_held = m_.reg("ib_held", UInt(w_), clocked_by(m_.clock_gate("ib_swap", swap)));
+      ib_held <<= ib_shift_;
+      ib_stationary = mux(swap, ib_shift_, ib_held);
+    }
+    return m_.node("operand_b", pick(ib_north, ib_stationary));
   }
-  Sig mac_b = m.node("operand_b", pick(ib_north, ib_stationary));
 
   // Psum registers. `psum` is what leaves towards the PE below: the MAC result in stationary
   // modes, the drain register in OS. `acc` is OS's accumulator when the Psum is double-buffered
   // (single-buffered, `psum` accumulates and drains itself).
   // Where `active` is built (os), `psum` clocks only in the cycles it loads: stationary, while the
   // row's accumulate stage is active (its value is read below only then, and out of the CE only
-  // in the cycle after: the CE's `valid`); os, at a drain or a finished Psum.
-  Sig psum;
-  if (p.has_active()) {
-    const Sig active = row.active;
-    const Expr os_load = ctrl.drain.sig() | (p.psum_double_buffer ? Expr(active & row.last.sig()) : Expr(active));
-    const Expr load = p.both_modes() ? mux(os_mode, os_load, active) : os_load;
-    psum = m.reg("psum", UInt(a), clocked_by(m.clock_gate("psum", load)));
-  } else {
-    psum = m.reg("psum", UInt(a));
+  // in the cycle after: the CE's `valid`); os, at a drain or a finished Psum. Returns the MAC's
+  // accumulator operand.
+  Sig psum_registers() {
+    const Sig psum_in = in_.psum;
+    if (p_.has_active()) {
+      const Sig active = row_.active;
+      const Expr os_load = ctrl_.drain.sig() | (p_.psum_double_buffer ? Expr(active & row_.last.sig()) : Expr(active));
+      const Expr load = p_.both_modes() ? mux(os_mode_, os_load, active) : os_load;
+      psum_ = m_.reg("psum", UInt(a_), clocked_by(m_.clock_gate("psum", load)));
+    } else {
+      psum_ = m_.reg("psum", UInt(a_));
+    }
+    // OS's accumulator clocks only while its row is active.
+    if (p_.os && p_.psum_double_buffer)
+      acc_ = m_.reg("acc", UInt(a_), clocked_by(m_.clock_gate("acc", p_.both_modes() ? Expr(os_mode_ & row_.active.sig())
+                                                                                     : Expr(row_.active.sig()))));
+    Expr mac_acc = psum_in;
+    if (p_.os) {
+      const Sig first = row_.first;
+      const Expr acc_src = p_.psum_double_buffer ? Expr(acc_) : Expr(psum_);
+      mac_acc = pick(mux(first, lit(0, a_), acc_src), psum_in);
+    }
+    return m_.node("operand_acc", mac_acc);
   }
-  Sig acc;  // OS's accumulator clocks only while its row is active
-  if (p.os && p.psum_double_buffer)
-    acc = m.reg("acc", UInt(a), clocked_by(m.clock_gate("acc", p.both_modes() ? Expr(os_mode & row.active.sig())
-                                                                                : Expr(row.active.sig()))));
-  Expr mac_acc = psum_in;
-  if (p.os) {
-    const Sig first = row.first;
-    const Expr acc_src = p.psum_double_buffer ? Expr(acc) : Expr(psum);
-    mac_acc = pick(mux(first, lit(0, a), acc_src), psum_in);
-  }
-  Sig mac_acc_sig = m.node("operand_acc", mac_acc);
 
-  // The product registers load only for the multiply stage's active cycles.
-  MacChoice mc = make_mac(p.dtype, p.mac_stages, p.product_stages, p.adder, p.has_mul_active());
-  InstanceRef mac = m.instance(*mc.generator, "mac");
-  if (p.has_mul_active()) mac.io("valid").sig() <<= mul_active;
-  if (mc.is_signed) {
-    mac.io("a").sig() <<= ia.as_signed();
-    mac.io("b").sig() <<= mac_b.as_signed();
-    mac.io("acc").sig() <<= mac_acc_sig.as_signed();
-  } else {
-    mac.io("a").sig() <<= ia;
-    mac.io("b").sig() <<= mac_b;
-    mac.io("acc").sig() <<= mac_acc_sig;
+  // The MAC; its product registers load only for the multiply stage's active cycles.
+  Sig mac(const Sig& mac_b, const Sig& mac_acc) {
+    const Sig ia = row_.ia;
+    MacChoice mc = make_mac(p_.dtype, p_.mac_stages, p_.product_stages, p_.adder, p_.has_mul_active());
+    InstanceRef mac = m_.instance(*mc.generator, "mac");
+    if (p_.has_mul_active()) mac.io("valid").sig() <<= mul_active_;
+    if (mc.is_signed) {
+      mac.io("a").sig() <<= ia.as_signed();
+      mac.io("b").sig() <<= mac_b.as_signed();
+      mac.io("acc").sig() <<= mac_acc.as_signed();
+    } else {
+      mac.io("a").sig() <<= ia;
+      mac.io("b").sig() <<= mac_b;
+      mac.io("acc").sig() <<= mac_acc;
+    }
+    return m_.node("mac_result", mc.is_signed ? mac.io("out").sig().as_unsigned() : Expr(mac.io("out").sig()));
   }
-  Sig mac_out = m.node("mac_result", mc.is_signed ? mac.io("out").sig().as_unsigned() : Expr(mac.io("out").sig()));
 
-  if (!p.os) {
-    psum <<= mac_out;
-  } else {
-    const Sig active = row.active;
-    const Sig last = row.last;
-    const Sig drain = ctrl.drain;
+  // What the Psum registers load: the MAC result, or in OS the drain's Psum from above first.
+  void psum_update(const Sig& mac_out) {
+    if (!p_.os) {
+      psum_ <<= mac_out;
+      return;
+    }
+    const Sig psum_in = in_.psum;
+    const Sig active = row_.active;
+    const Sig last = row_.last;
+    const Sig drain = ctrl_.drain;
     auto os_psum = [&] {
       // Drain has priority: the CE never schedules a capture into a row that is still draining.
-      m.when(drain, [&] { psum <<= psum_in; })
-          .elsewhen(p.psum_double_buffer ? Expr(active & last) : Expr(active), [&] { psum <<= mac_out; });
+      m_.when(drain, [&] { psum_ <<= psum_in; })
+          .elsewhen(p_.psum_double_buffer ? Expr(active & last) : Expr(active), [&] { psum_ <<= mac_out; });
     };
-    if (p.both_modes())
-      m.when(os_mode, os_psum).otherwise([&] { psum <<= mac_out; });
+    if (p_.both_modes())
+      m_.when(os_mode_, os_psum).otherwise([&] { psum_ <<= mac_out; });
     else
       os_psum();
-    if (acc.signal()) acc <<= mac_out;
+    if (acc_.signal()) acc_ <<= mac_out;
   }
 
-  out.ib.sig() <<= ib_shift;
-  out.psum.sig() <<= psum;
+  Module& m_;
+  const PeParams& p_;
+  const int w_, a_;  // operand and accumulator bits
+  const PeRow row_;
+  const PeIn in_;
+  const PeCtrl ctrl_;
+  const PeOut out_;
+  Sig os_mode_;
+  Expr mul_active_;
+  Sig ib_shift_, psum_, acc_;
+};
+
+}  // namespace
+
+void Pe::build(Module& m) const {
+  m.add_comment(fmt::format("dataflows {}, IB {}-buffered, Psum {}-buffered (os), MAC stages {}, product stages {} "
+                            "(docs/ce.md).",
+                            dataflow_tag(p), p.ib_double_buffer ? "double" : "single",
+                            p.psum_double_buffer ? "double" : "single", p.mac_stages, p.product_stages));
+  PeBuilder(m, p).build();
 }
 
 }  // namespace fetta::hw
