@@ -565,34 +565,42 @@ Live result_of(const std::string& name, const CompiledStep& c) {
   return out;
 }
 
-}  // namespace
+// plan_network's state while it walks the network's contraction sequence: the tensors alive
+// between the steps, and what the look ahead from the step before found for the current one.
+class NetworkPlanner {
+ public:
+  NetworkPlanner(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term, const MovementCost& movement,
+                 MapFor objective)
+      : cfg_(cfg), prob_(prob), term_(term), movement_(movement), objective_(objective) {}
 
-NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term,
-                         const MovementCost& movement, MapFor objective) {
-  SearchOptions so;
-  so.top = 1;
-  const NetworkResult sr = search_network(prob.terms.at(term), so);
-  NetworkPlan plan;
-  plan.problem = sr.problem;
-  const Problem& p = plan.problem;
-  std::map<NodeSet, Live> live;
-  for (int i = 0; i < p.size(); ++i) {
-    Live l{p.node_names[static_cast<size_t>(i)], {}, {}};
-    for (int lab : p.node_modes[static_cast<size_t>(i)]) {
-      l.labels.push_back(p.labels[static_cast<size_t>(lab)]);
-      l.dims.push_back(static_cast<int64_t>(p.dims[static_cast<size_t>(lab)]));
+  NetworkPlan plan() {
+    SearchOptions so;
+    so.top = 1;
+    const NetworkResult sr = search_network(prob_.terms.at(term_), so);
+    plan_.problem = sr.problem;
+    const Problem& p = plan_.problem;
+    for (int i = 0; i < p.size(); ++i) {
+      Live l{p.node_names[static_cast<size_t>(i)], {}, {}};
+      for (int lab : p.node_modes[static_cast<size_t>(i)]) {
+        l.labels.push_back(p.labels[static_cast<size_t>(lab)]);
+        l.dims.push_back(static_cast<int64_t>(p.dims[static_cast<size_t>(lab)]));
+      }
+      live_[NodeSet{1} << i] = l;
     }
-    live[NodeSet{1} << i] = l;
+    steps_ = &sr.selected().tree.steps;
+    for (size_t s = 0; s < steps_->size(); ++s) plan_step(s);
+    steps_ = nullptr;
+    return std::move(plan_);
   }
-  const auto& steps = sr.selected().tree.steps;
-  const bool end_to_end = objective == MapFor::end_to_end;
 
+ private:
   // Step s with its operands as `lv` holds them, not compiled yet.
-  auto skeleton = [&](size_t s, const std::map<NodeSet, Live>& lv) {
+  PlannedStep skeleton(size_t s, const std::map<NodeSet, Live>& lv) const {
+    const Problem& p = plan_.problem;
     PlannedStep ps;
-    ps.left = steps[s].left;
-    ps.right = steps[s].right;
-    ps.last = s + 1 == steps.size();
+    ps.left = (*steps_)[s].left;
+    ps.right = (*steps_)[s].right;
+    ps.last = s + 1 == steps_->size();
     const Live& l = lv.at(ps.left);
     const Live& r = lv.at(ps.right);
     ps.lhs = l.name;
@@ -602,89 +610,119 @@ NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem&
     ps.lhs_dims = l.dims;
     ps.rhs_dims = r.dims;
     if (ps.last)
-      ps.keep = prob.result_labels;
+      ps.keep = prob_.result_labels;
     else
       p.kept_labels(ps.left | ps.right).for_each([&](int lab) { ps.keep.push_back(p.labels[static_cast<size_t>(lab)]); });
-    ps.out = ps.last ? prob.result : fmt::format("{}_t{}_s{}", prob.result, term, s);
+    ps.out = ps.last ? prob_.result : fmt::format("{}_t{}_s{}", prob_.result, term_, s);
     return ps;
-  };
-  auto candidates = [&](const PlannedStep& ps, size_t s) {
+  }
+
+  std::vector<CompiledStep> candidates(const PlannedStep& ps, size_t s) const {
     try {
-      return step_candidates(cfg, ps.lhs, ps.lhs_labels, ps.lhs_dims, ps.rhs, ps.rhs_labels, ps.rhs_dims, ps.keep);
+      return step_candidates(cfg_, ps.lhs, ps.lhs_labels, ps.lhs_dims, ps.rhs, ps.rhs_labels, ps.rhs_dims, ps.keep);
     } catch (const CompileError& e) {
-      throw CompileError(fmt::format("{} term {} step {} ({} x {}): {}", prob.result, term, s, ps.lhs, ps.rhs, e.what()));
+      throw CompileError(fmt::format("{} term {} step {} ({} x {}): {}", prob_.result, term_, s, ps.lhs, ps.rhs, e.what()));
     }
-  };
+  }
+
   // A term's last contraction in a sum keeps the fastest mapping: every term's must leave the
   // same accumulator layout, and it runs later, apart from its producer.
-  auto keeps_fastest = [&](const PlannedStep& ps) { return !movement || (ps.last && prob.terms.size() > 1); };
-  // Whether consumer c takes `operand` as its A.
-  auto as_a = [](const PlannedStep& consumer, const std::string& operand, const CompiledStep& c) {
-    return (consumer.lhs == operand) == c.lhs_is_a;
-  };
+  bool keeps_fastest(const PlannedStep& ps) const { return !movement_ || (ps.last && prob_.terms.size() > 1); }
 
-  // What the previous step's look ahead found for this step: its candidates (for the operand
-  // labels the chosen producer leaves) and the movement of the previous result into each (-1
-  // where not asked).
-  std::vector<CompiledStep> carried;
-  std::vector<int64_t> known;
-  for (size_t s = 0; s < steps.size(); ++s) {
-    PlannedStep ps = skeleton(s, live);
-    const std::vector<CompiledStep> all = carried.empty() ? candidates(ps, s) : std::move(carried);
-    carried.clear();
-    const PlannedStep* prev = plan.steps.empty() ? nullptr : &plan.steps.back();
+  // Whether consumer c takes `operand` as its A.
+  static bool as_a(const PlannedStep& consumer, const std::string& operand, const CompiledStep& c) {
+    return (consumer.lhs == operand) == c.lhs_is_a;
+  }
+
+  // Looking one step ahead from step s's candidate c (of `all`): when the next step consumes its
+  // result, the least it can spend on it over the mappings it would choose among (compute: its
+  // fastest, by their movement; end to end: all, by cycles + movement), so a producer lands its
+  // result where its consumer can take it. The next step's candidates depend only on the result's
+  // labels (the producer's operand roles); they (in `next_candidates`) and each producer's answers
+  // (in `ahead`) are kept for the next step.
+  int64_t look_ahead(size_t s, const PlannedStep& ps, const std::vector<CompiledStep>& all, const CompiledStep& c,
+                     std::map<std::vector<std::string>, std::vector<CompiledStep>>& next_candidates,
+                     std::vector<std::vector<int64_t>>& ahead) const {
+    const NodeSet made = ps.left | ps.right;
+    std::map<NodeSet, Live> lv = live_;
+    lv.erase(ps.left);
+    lv.erase(ps.right);
+    lv[made] = result_of(ps.out, c);
+    const PlannedStep next = skeleton(s + 1, lv);
+    if (keeps_fastest(next)) return 0;
+    auto it = next_candidates.find(lv[made].labels);
+    if (it == next_candidates.end()) it = next_candidates.emplace(lv[made].labels, candidates(next, s + 1)).first;
+    const std::vector<CompiledStep>& next_all = it->second;
+    std::vector<int64_t>& moves = ahead[static_cast<size_t>(&c - all.data())];
+    moves.assign(next_all.size(), -1);
+    const bool end_to_end = objective_ == MapFor::end_to_end;
+    const std::vector<const CompiledStep*> pool =
+        end_to_end ? pointers(next_all) : fastest(next_all, [](const CompiledStep& x) { return x.gemm.predicted_cycles; });
+    const int64_t least = least_total(pool, [&](const CompiledStep& n) {
+                            int64_t& m = moves[static_cast<size_t>(&n - next_all.data())];
+                            return m = movement_(&c.gemm, n.gemm, as_a(next, ps.out, n));
+                          }).second;
+    return end_to_end ? least : least - pool.front()->gemm.predicted_cycles;  // compute: movement alone
+  }
+
+  // Step s: its candidates (those the look ahead from the step before kept, or its own), the one
+  // `objective` prefers with the data movement around it, and its result made live.
+  void plan_step(size_t s) {
+    PlannedStep ps = skeleton(s, live_);
+    const std::vector<CompiledStep> all = carried_.empty() ? candidates(ps, s) : std::move(carried_);
+    carried_.clear();
+    const PlannedStep* prev = plan_.steps.empty() ? nullptr : &plan_.steps.back();
     const bool consumes_prev = prev && (ps.lhs == prev->out || ps.rhs == prev->out);
     const NodeSet made = ps.left | ps.right;
-    const bool next_consumes = s + 1 < steps.size() && (steps[s + 1].left == made || steps[s + 1].right == made);
+    const bool next_consumes =
+        s + 1 < steps_->size() && ((*steps_)[s + 1].left == made || (*steps_)[s + 1].right == made);
+    const bool end_to_end = objective_ == MapFor::end_to_end;
     // The movement around the step: the previous result into it when it consumes it, else (end to
     // end only) the host writes of its operands.
     auto own_movement = [&](const CompiledStep& c) -> int64_t {
       const size_t i = static_cast<size_t>(&c - all.data());
-      if (consumes_prev && i < known.size() && known[i] >= 0) return known[i];
+      if (consumes_prev && i < known_.size() && known_[i] >= 0) return known_[i];
       if (!consumes_prev && !end_to_end) return 0;
-      return movement(consumes_prev ? &prev->compiled.gemm : nullptr, c.gemm, consumes_prev && as_a(ps, prev->out, c));
+      return movement_(consumes_prev ? &prev->compiled.gemm : nullptr, c.gemm, consumes_prev && as_a(ps, prev->out, c));
     };
-    // Looking one step ahead: when the next step consumes this result, the least it can spend
-    // on it over the mappings it would choose among (compute: its fastest, by their movement;
-    // end to end: all, by cycles + movement), so a producer lands its result where its consumer
-    // can take it. The next step's candidates depend only on the result's labels (the
-    // producer's operand roles); they and each producer's answers are kept for the next step.
     std::map<std::vector<std::string>, std::vector<CompiledStep>> next_candidates;
     std::vector<std::vector<int64_t>> ahead(all.size());
-    auto look_ahead = [&](const CompiledStep& c) -> int64_t {
-      std::map<NodeSet, Live> lv = live;
-      lv.erase(ps.left);
-      lv.erase(ps.right);
-      lv[made] = result_of(ps.out, c);
-      const PlannedStep next = skeleton(s + 1, lv);
-      if (keeps_fastest(next)) return 0;
-      auto it = next_candidates.find(lv[made].labels);
-      if (it == next_candidates.end()) it = next_candidates.emplace(lv[made].labels, candidates(next, s + 1)).first;
-      const std::vector<CompiledStep>& next_all = it->second;
-      std::vector<int64_t>& moves = ahead[static_cast<size_t>(&c - all.data())];
-      moves.assign(next_all.size(), -1);
-      const std::vector<const CompiledStep*> pool =
-          end_to_end ? pointers(next_all) : fastest(next_all, [](const CompiledStep& x) { return x.gemm.predicted_cycles; });
-      const int64_t least = least_total(pool, [&](const CompiledStep& n) {
-                              int64_t& m = moves[static_cast<size_t>(&n - next_all.data())];
-                              return m = movement(&c.gemm, n.gemm, as_a(next, ps.out, n));
-                            }).second;
-      return end_to_end ? least : least - pool.front()->gemm.predicted_cycles;  // compute: movement alone
-    };
     std::function<int64_t(const CompiledStep&)> data_cost;
     if (!keeps_fastest(ps) && (consumes_prev || next_consumes || end_to_end))
-      data_cost = [&](const CompiledStep& c) { return own_movement(c) + (next_consumes ? look_ahead(c) : 0); };
-    const CompiledStep& chosen = choose(all, data_cost, objective);
+      data_cost = [&](const CompiledStep& c) {
+        return own_movement(c) + (next_consumes ? look_ahead(s, ps, all, c, next_candidates, ahead) : 0);
+      };
+    const CompiledStep& chosen = choose(all, data_cost, objective_);
     ps.compiled = chosen;
-    known = std::move(ahead[static_cast<size_t>(&chosen - all.data())]);
+    known_ = std::move(ahead[static_cast<size_t>(&chosen - all.data())]);
     const Live result = result_of(ps.out, chosen);
-    if (!known.empty()) carried = std::move(next_candidates.at(result.labels));
-    live.erase(ps.left);
-    live.erase(ps.right);
-    live[made] = result;
-    plan.steps.push_back(std::move(ps));
+    if (!known_.empty()) carried_ = std::move(next_candidates.at(result.labels));
+    live_.erase(ps.left);
+    live_.erase(ps.right);
+    live_[made] = result;
+    plan_.steps.push_back(std::move(ps));
   }
-  return plan;
+
+  const arch::ArchConfig& cfg_;
+  const verif::PhaseProblem& prob_;
+  const size_t term_;
+  const MovementCost& movement_;
+  const MapFor objective_;
+  const std::vector<Step>* steps_ = nullptr;  // the searched sequence, while plan() runs
+  NetworkPlan plan_;
+  std::map<NodeSet, Live> live_;
+  // What the previous step's look ahead found for this step: its candidates (for the operand
+  // labels the chosen producer leaves) and the movement of the previous result into each (-1
+  // where not asked).
+  std::vector<CompiledStep> carried_;
+  std::vector<int64_t> known_;
+};
+
+}  // namespace
+
+NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term,
+                         const MovementCost& movement, MapFor objective) {
+  return NetworkPlanner(cfg, prob, term, movement, objective).plan();
 }
 
 int dram_operand_bytes(arch::DataType t) { return t == arch::DataType::int8 ? 1 : 2; }
