@@ -58,16 +58,42 @@ ParamList DistNet::params() const {
           {"latency", std::to_string(dist_net_latency(p))}};
 }
 
-void DistNet::build(Module& m) const {
-  validate(p);
-  const int n = p.lanes, nl = levels(n);
-  const bool has_full = p.control != DistControlPorts::cheap;
-  const bool has_cheap = p.control != DistControlPorts::full;
-  m.add_comment(fmt::format("{} lanes: transpose level ({}x{} blocks), then {} butterfly levels; latency {} cycles",
-                            n, p.elems_per_bank, p.elems_per_bank, nl, dist_net_latency(p)));
+namespace {
 
-  Data in = m.input("in", Vec(UInt(p.elem_bits), n));
-  Data out = m.output("out", Vec(UInt(p.elem_bits), n));
+// DistNet::build in its parts: the control inputs, each stage's mux bits, the stages, and the
+// pipeline registers after a stage (the data and the controls of the stages still ahead).
+class DistNetBuilder {
+ public:
+  DistNetBuilder(Module& m, const DistNetParams& p)
+      : m_(m),
+        p_(p),
+        n_(p.lanes),
+        nl_(levels(p.lanes)),
+        has_full_(p.control != DistControlPorts::cheap),
+        has_cheap_(p.control != DistControlPorts::full),
+        ctl_(nl_ + 1) {}
+
+  void build() {
+    Data in = m_.input("in", Vec(UInt(p_.elem_bits), n_));
+    Data out = m_.output("out", Vec(UInt(p_.elem_bits), n_));
+    control_inputs();
+    std::vector<Expr> cur;
+    for (int i = 0; i < n_; ++i) cur.push_back(in[i].sig());
+    int regs = 0;
+    for (int s = 0; s <= nl_; ++s) {
+      cur = stage(s, cur);
+      if (register_after(s + 1, p_.pipeline_every)) register_stage(++regs, s, cur);
+    }
+    if (p_.output_register)
+      for (int i = 0; i < n_; ++i) {
+        Sig r = m_.reg(fmt::format("q_{}", i), UInt(p_.elem_bits));
+        r <<= cur[i];
+        cur[i] = r;
+      }
+    for (int i = 0; i < n_; ++i) out[i].sig() <<= cur[i];
+  }
+
+ private:
   // The raw controls of each stage (0: transpose, k + 1: level k). When the pipeline registers
   // the data, it registers the controls of the stages still ahead, so both stay in step.
   struct StageCtl {
@@ -75,91 +101,101 @@ void DistNet::build(Module& m) const {
     Expr sel;   // cheap: tr_en, or sel_vec[k]
     Expr mask;  // cheap: idx_mask[k]
   };
-  std::vector<StageCtl> ctl(nl + 1);
-  Expr mode;
-  if (has_full) {
-    ctl[0].full = m.input("tr_sel", UInt(n));
-    Data lvl = m.input("lvl_sel", Vec(UInt(n), nl));
-    for (int k = 0; k < nl; ++k) ctl[k + 1].full = lvl[k].sig();
-  }
-  if (has_cheap) {
-    Sig sel_vec = m.input("sel_vec", UInt(nl));
-    Sig idx_mask = m.input("idx_mask", UInt(nl));
-    ctl[0].sel = m.input("tr_en", UInt(1)).sig();
-    for (int k = 0; k < nl; ++k) {
-      ctl[k + 1].sel = sel_vec.bit(k);
-      ctl[k + 1].mask = idx_mask.bit(k);
+
+  void control_inputs() {
+    if (has_full_) {
+      ctl_[0].full = m_.input("tr_sel", UInt(n_));
+      Data lvl = m_.input("lvl_sel", Vec(UInt(n_), nl_));
+      for (int k = 0; k < nl_; ++k) ctl_[k + 1].full = lvl[k].sig();
     }
+    if (has_cheap_) {
+      Sig sel_vec = m_.input("sel_vec", UInt(nl_));
+      Sig idx_mask = m_.input("idx_mask", UInt(nl_));
+      ctl_[0].sel = m_.input("tr_en", UInt(1)).sig();
+      for (int k = 0; k < nl_; ++k) {
+        ctl_[k + 1].sel = sel_vec.bit(k);
+        ctl_[k + 1].mask = idx_mask.bit(k);
+      }
+    }
+    if (has_full_ && has_cheap_) mode_ = m_.input("ctrl_mode", UInt(1)).sig();
   }
-  if (has_full && has_cheap) mode = m.input("ctrl_mode", UInt(1)).sig();
 
   // The N mux bits of stage s.
-  auto stage_bits = [&](int s) -> Expr {
+  Expr stage_bits(int s) const {
     Expr cheap;
-    if (has_cheap) {
+    if (has_cheap_) {
       if (s == 0) {
-        cheap = repl(ctl[0].sel, n);
+        cheap = repl(ctl_[0].sel, n_);
       } else {
-        BitVec lane_bit(n);  // bit i: bit k of lane i
-        for (int i = 0; i < n; ++i) lane_bit.set_bit(i, (i >> (s - 1)) & 1);
-        cheap = repl(ctl[s].sel, n) ^ (repl(ctl[s].mask, n) & lit(lane_bit));
+        BitVec lane_bit(n_);  // bit i: bit k of lane i
+        for (int i = 0; i < n_; ++i) lane_bit.set_bit(i, (i >> (s - 1)) & 1);
+        cheap = repl(ctl_[s].sel, n_) ^ (repl(ctl_[s].mask, n_) & lit(lane_bit));
       }
     }
-    if (!has_cheap) return ctl[s].full;
-    if (!has_full) return cheap;
-    return mux(mode, ctl[s].full, cheap);
-  };
+    if (!has_cheap_) return ctl_[s].full;
+    if (!has_full_) return cheap;
+    return mux(mode_, ctl_[s].full, cheap);
+  }
 
-  std::vector<Expr> cur;
-  for (int i = 0; i < n; ++i) cur.push_back(in[i].sig());
-  int regs = 0;
-  for (int s = 0; s <= nl; ++s) {
-    const std::string stage = s == 0 ? "tr" : fmt::format("lv{}", s - 1);
-    Sig bits = m.node(stage + "_ctl", stage_bits(s));
+  // Stage s on the lanes `cur`: each lane keeps its value or takes its partner's.
+  std::vector<Expr> stage(int s, const std::vector<Expr>& cur) {
+    const std::string name = s == 0 ? "tr" : fmt::format("lv{}", s - 1);
+    Sig bits = m_.node(name + "_ctl", stage_bits(s));
     std::vector<Expr> next;
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < n_; ++i) {
       // Diagonal lanes of the transpose level are their own partner: the mux stays (uniform
       // structure, every control bit read) and synthesis removes it.
-      const int other = s == 0 ? partner(i, p.elems_per_bank) : i ^ (1 << (s - 1));
-      next.push_back(m.node(fmt::format("{}_{}", stage, i), mux(bits.bit(i), cur[other], cur[i])));
+      const int other = s == 0 ? partner(i, p_.elems_per_bank) : i ^ (1 << (s - 1));
+      next.push_back(m_.node(fmt::format("{}_{}", name, i), mux(bits.bit(i), cur[other], cur[i])));
     }
-    cur = std::move(next);
-    if (!register_after(s + 1, p.pipeline_every)) continue;
-    ++regs;
-    for (int i = 0; i < n; ++i) {
-      Sig r = m.reg(fmt::format("p{}_{}", regs, i), UInt(p.elem_bits));
+    return next;
+  }
+
+  // Pipeline register `regs` after stage s: the lanes, and the controls of the stages after s.
+  void register_stage(int regs, int s, std::vector<Expr>& cur) {
+    for (int i = 0; i < n_; ++i) {
+      Sig r = m_.reg(fmt::format("p{}_{}", regs, i), UInt(p_.elem_bits));
       r <<= cur[i];
       cur[i] = r;
     }
-    for (int s2 = s + 1; s2 <= nl; ++s2) {
+    for (int s2 = s + 1; s2 <= nl_; ++s2) {
       const std::string name = fmt::format("p{}_lv{}", regs, s2 - 1);
-      if (has_full) {
-        Sig r = m.reg(name + "_full", UInt(n));
-        r <<= ctl[s2].full;
-        ctl[s2].full = r;
+      if (has_full_) {
+        Sig r = m_.reg(name + "_full", UInt(n_));
+        r <<= ctl_[s2].full;
+        ctl_[s2].full = r;
       }
-      if (has_cheap) {
-        Sig rs = m.reg(name + "_sel_vec", UInt(1));
-        Sig rm = m.reg(name + "_idx_mask", UInt(1));
-        rs <<= ctl[s2].sel;
-        rm <<= ctl[s2].mask;
-        ctl[s2].sel = rs;
-        ctl[s2].mask = rm;
+      if (has_cheap_) {
+        Sig rs = m_.reg(name + "_sel_vec", UInt(1));
+        Sig rm = m_.reg(name + "_idx_mask", UInt(1));
+        rs <<= ctl_[s2].sel;
+        rm <<= ctl_[s2].mask;
+        ctl_[s2].sel = rs;
+        ctl_[s2].mask = rm;
       }
     }
-    if (has_full && has_cheap && s < nl) {
-      Sig r = m.reg(fmt::format("p{}_ctrl_mode", regs), UInt(1));
-      r <<= mode;
-      mode = r;
+    if (has_full_ && has_cheap_ && s < nl_) {
+      Sig r = m_.reg(fmt::format("p{}_ctrl_mode", regs), UInt(1));
+      r <<= mode_;
+      mode_ = r;
     }
   }
-  if (p.output_register)
-    for (int i = 0; i < n; ++i) {
-      Sig r = m.reg(fmt::format("q_{}", i), UInt(p.elem_bits));
-      r <<= cur[i];
-      cur[i] = r;
-    }
-  for (int i = 0; i < n; ++i) out[i].sig() <<= cur[i];
+
+  Module& m_;
+  const DistNetParams& p_;
+  const int n_, nl_;
+  const bool has_full_, has_cheap_;
+  std::vector<StageCtl> ctl_;
+  Expr mode_;
+};
+
+}  // namespace
+
+void DistNet::build(Module& m) const {
+  validate(p);
+  m.add_comment(fmt::format("{} lanes: transpose level ({}x{} blocks), then {} butterfly levels; latency {} cycles",
+                            p.lanes, p.elems_per_bank, p.elems_per_bank, levels(p.lanes), dist_net_latency(p)));
+  DistNetBuilder(m, p).build();
 }
 
 }  // namespace fetta::hw
