@@ -83,15 +83,12 @@ void Fp32Add::build(Module& m) const {
   build_basic(m);
 }
 
-void Fp32Add::build_basic(Module& m) const {
-  m.add_comment("binary32 add, RNE, DAZ/FTZ, canonical NaN; latency " + std::to_string(p.stages) +
-                " cycle(s) (docs/arith.md).");
-  Sig a = m.input("a", UInt(32));
-  Sig b = m.input("b", UInt(32));
-  Sig sum = m.output("sum", UInt(32));
-  Pipeline pipe(m, cuts(), p.gate_stages ? Expr(m.input("valid", UInt(1))) : Expr{});
+namespace {
 
-  // ---- step 1: classify, order by magnitude, exponent difference.
+using enum Fp32Add::Step;
+
+// The basic datapath's step 1: classify, order by magnitude, exponent difference.
+void basic_unpack(Module& m, Pipeline& pipe, const Sig& a, const Sig& b) {
   Sig a_exp = m.node("a_exp", a.bits(30, 23));
   Sig b_exp = m.node("b_exp", b.bits(30, 23));
   Sig a_zero = m.node("a_zero", a_exp == 0);  // zero or subnormal: read as signed zero
@@ -128,19 +125,28 @@ void Fp32Add::build_basic(Module& m) const {
   Sig shift_ab = clamped_diff(a_exp, b_exp, "ab");  // a is the larger
   Sig shift_ba = clamped_diff(b_exp, a_exp, "ba");
   pipe.def(kUnpack, "shift", mux(swap, shift_ba, shift_ab));
+}
 
-  // ---- step 2: align the smaller significand; bits shifted below the round bit become sticky.
+// The basic datapath's step 2: align the smaller significand; bits shifted below the round bit
+// become sticky.
+void basic_align(Module& m, Pipeline& pipe) {
   Sig shifted = m.node("shifted", cat({pipe.at("small_sig", kAlign), lit(0, kAligned)}) >> pipe.at("shift", kAlign));
   pipe.def(kAlign, "small_aligned", cat({shifted.bits(kSig + kAligned - 1, kSig),
                                          shifted.bits(kSig - 1, 0).or_reduce()}));
+}
 
-  // ---- step 3: add or subtract the magnitudes (big >= small, so the difference is >= 0).
+// The basic datapath's step 3: add or subtract the magnitudes (big >= small, so the difference
+// is >= 0).
+void basic_add_sub(Pipeline& pipe) {
   Expr x = cat({lit(0, 1), pipe.at("big_sig", kAddSub), lit(0, 3)});
   Expr y = cat({lit(0, 1), pipe.at("small_aligned", kAddSub)});
   pipe.def(kAddSub, "raw_sum", mux(pipe.at("subtract", kAddSub), x - y, x + y));
+}
 
-  // ---- step 4: normalize to 1.m G R S. A carry shifts right once (the lost bit joins the
-  // sticky bit); otherwise leading zeros are removed 16, 8, 4, 2, 1 at a time, which counts them.
+// The basic datapath's step 4: normalize to 1.m G R S. A carry shifts right once (the lost bit
+// joins the sticky bit); otherwise leading zeros are removed 16, 8, 4, 2, 1 at a time, which
+// counts them.
+void basic_normalize(Module& m, Pipeline& pipe) {
   Expr raw = pipe.at("raw_sum", kNormalize);
   Sig carry = m.node("sum_carry", raw.bit(kExt));
   Expr v = m.node("norm_l0", raw.bits(kExt - 1, 0));
@@ -155,8 +161,11 @@ void Fp32Add::build_basic(Module& m) const {
   pipe.def(kNormalize, "norm_carry", carry);
   pipe.def(kNormalize, "lz", cat(lz_bits));
   pipe.def(kNormalize, "is_zero", raw == 0);  // exact cancellation
+}
 
-  // ---- step 5: round to nearest even, then the exponent range and the special cases.
+// The basic datapath's step 5: round to nearest even, then the exponent range and the special
+// cases.
+Expr basic_round(Module& m, Pipeline& pipe) {
   Expr norm = pipe.at("norm", kRound);
   Sig guard = m.node("guard", norm.bit(2));
   Sig round_up = m.node("round_up", guard & (norm.bit(3) | norm.bit(1) | norm.bit(0)));
@@ -192,7 +201,24 @@ void Fp32Add::build_basic(Module& m) const {
                                  mux(is_zero, lit(0, 32),
                                      mux(underflow, cat({sign, lit(0, 31)}), cat({sign, lit(0xFF, 8), lit(0, 23)})))))));
   Expr selected = mux(use_rounded, cat({sign, final_exp, rounded.bits(kSig - 2, 0)}), other);
-  pipe.def(kRound, "result", selected);
+  return selected;
+}
+
+}  // namespace
+
+void Fp32Add::build_basic(Module& m) const {
+  m.add_comment("binary32 add, RNE, DAZ/FTZ, canonical NaN; latency " + std::to_string(p.stages) +
+                " cycle(s) (docs/arith.md).");
+  Sig a = m.input("a", UInt(32));
+  Sig b = m.input("b", UInt(32));
+  Sig sum = m.output("sum", UInt(32));
+  Pipeline pipe(m, cuts(), p.gate_stages ? Expr(m.input("valid", UInt(1))) : Expr{});
+
+  basic_unpack(m, pipe, a, b);
+  basic_align(m, pipe);
+  basic_add_sub(pipe);
+  basic_normalize(m, pipe);
+  pipe.def(kRound, "result", basic_round(m, pipe));
   sum <<= pipe.at("result", kSteps);
 }
 
