@@ -609,7 +609,7 @@ class ProgramBuilder {
   // of the half the job computed on (waited for, so its cycles are the step's STORE cycles), a
   // save descriptor held until the next FLIP, and the read of the DRAM it fills (SavedResults),
   // for when every save is done: the scoreboard's at the layer's end for a final result
-  // (end_saves), the host's at the consumer for an intermediate (fetch).
+  // (SavedResults::end_layer), the host's at the consumer for an intermediate (SavedResults::fetch).
   // `early`: the rows are an intermediate's, which the host may read as soon as they are saved.
   void save_rows(const CompiledGemm& c, size_t j, int32_t z, int64_t row, size_t half, int32_t report, bool early) {
     const GemmJob& job = c.jobs[j];
@@ -992,7 +992,7 @@ class ProgramBuilder {
   }
 
   // A saved result's check (of the rounded words the DMA saved) and its step's end, after the
-  // layer's saves (end_saves).
+  // layer's saves (SavedResults::end_layer).
   void close_saved(int32_t r, int32_t z, const CompiledGemm& c) {
     step_of(r).saved = true;
     saved_.defer_result(r, z, out_convert(), out_shift(c));
@@ -1021,11 +1021,11 @@ class ProgramBuilder {
 };
 
 // The program of the layers with the networks interleaved (schedule) or not, and the shared results
-// `shared` allows kept on chip for their next readers (ProgramBuilder); `kept`, when given, gets
-// those whose readers did.
+// `shared` allows kept on chip for their next readers (ProgramBuilder); `kept` gets those whose
+// readers did.
 Program build(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
               const std::vector<verif::Phase>& phases, const ProgramOptions& options, bool interleave,
-              const SharedChoice& shared, ProgramBuilder::PlanCache& plans, std::set<SharedResult>* kept = nullptr) {
+              const SharedChoice& shared, ProgramBuilder::PlanCache& plans, std::set<SharedResult>& kept) {
   Program p;
   p.config_yaml = arch::to_yaml(cfg);
   p.config_name = cfg.name;
@@ -1034,7 +1034,7 @@ Program build(const arch::ArchConfig& cfg, const std::vector<std::string>& layer
   p.interleaved = interleave;
   ProgramBuilder b(cfg, options, interleave, shared, plans, p);
   for (const std::string& file : layer_files) b.layer(file, phases);
-  if (kept) *kept = b.kept_shared();
+  kept = b.kept_shared();
   return p;
 }
 
@@ -1048,21 +1048,28 @@ Program compile_program(const arch::ArchConfig& cfg, const std::vector<std::stri
   // network can compute meanwhile; where the DMA is the bottleneck it can reorder the traffic for
   // the worse. The wall-cycle model (within 0.13 % of the RTL) picks; a tie keeps the plain order.
   // The shorter of the sequential and the interleaved program (or the order asked for).
-  auto fastest_order = [&](const SharedChoice& shared, std::set<SharedResult>* kept = nullptr) {
-    std::set<SharedResult> kept_plain, kept_interleaved;
-    Program p = build(cfg, layer_files, phases, options, options.order == NetworkOrder::interleaved, shared, plans,
-                      &kept_plain);
-    if (options.order == NetworkOrder::fastest) {
-      Program interleaved = build(cfg, layer_files, phases, options, true, shared, plans, &kept_interleaved);
-      if (predict_wall(interleaved, cfg).total() < predict_wall(p, cfg).total()) {
-        p = std::move(interleaved);
-        kept_plain = std::move(kept_interleaved);
-      }
-    }
-    if (kept) *kept = std::move(kept_plain);
-    return p;
+  // A program, the wall-cycle model's prediction for it (made once), and the shared results whose
+  // readers took them on chip.
+  struct Candidate {
+    Program program;
+    WallPrediction wall;
+    std::set<SharedResult> kept;
+    int64_t own() const { return wall.total() - wall.probe; }  // without the scoreboard's probes
   };
-  Program p = fastest_order({});
+  auto candidate = [&](bool interleave, const SharedChoice& shared) {
+    Candidate c;
+    c.program = build(cfg, layer_files, phases, options, interleave, shared, plans, c.kept);
+    c.wall = predict_wall(c.program, cfg);
+    return c;
+  };
+  auto fastest_order = [&](const SharedChoice& shared) {
+    Candidate c = candidate(options.order == NetworkOrder::interleaved, shared);
+    if (options.order != NetworkOrder::fastest) return c;
+    Candidate interleaved = candidate(true, shared);
+    if (interleaved.wall.total() < c.wall.total()) return interleaved;
+    return c;
+  };
+  Candidate best = fastest_order({});
   // A shared result's next reader taking it on chip saves that reader's DRAM read and image writes
   // but runs a STORE the controller waits for, and the later readers' reads of the saved rows no
   // longer overlap the reader's jobs: it pays for some results and costs for others (docs/program.md,
@@ -1072,32 +1079,24 @@ Program compile_program(const arch::ArchConfig& cfg, const std::vector<std::stri
   // of the candidates (the others keep the reason they leave for), then each candidate turned the
   // other way, kept where the program gets shorter. A tie keeps a result in DRAM.
   if (shared_on_chip_allowed(options)) {
-    auto own = [&cfg](const Program& q) {
-      const WallPrediction w = predict_wall(q, cfg);
-      return w.total() - w.probe;
-    };
-    std::set<SharedResult> candidates;
-    Program all = fastest_order({.any = true, .deny = {}}, &candidates);
-    int64_t best = own(p);
+    Candidate all = fastest_order({.any = true, .deny = {}});
+    const std::set<SharedResult> candidates = all.kept;
     SharedChoice choice{.any = true, .deny = candidates};
-    Program none_of_them = fastest_order(choice);
-    for (Program* q : {&none_of_them, &all})
-      if (const int64_t t = own(*q); t < best) {
-        best = t;
-        p = std::move(*q);
-        if (q == &all) choice.deny.clear();
-      }
+    if (Candidate none_of_them = fastest_order(choice); none_of_them.own() < best.own()) best = std::move(none_of_them);
+    if (all.own() < best.own()) {
+      best = std::move(all);
+      choice.deny.clear();
+    }
     for (const SharedResult& r : candidates) {
       SharedChoice trial = choice;
       if (!trial.deny.erase(r)) trial.deny.insert(r);
-      Program q = fastest_order(trial);
-      if (const int64_t t = own(q); t < best) {
-        best = t;
-        p = std::move(q);
+      if (Candidate q = fastest_order(trial); q.own() < best.own()) {
+        best = std::move(q);
         choice = std::move(trial);
       }
     }
   }
+  Program p = std::move(best.program);
   verify_program(p, cfg, "the compiled program");  // a refusal here is a compiler bug
   return p;
 }
