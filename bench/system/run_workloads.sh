@@ -11,14 +11,18 @@
 # report that exists is not made again.
 #   [LAYERS="..."] bench/system/run_workloads.sh [out-dir] [fetta binary] [--model-only | --rtl-all]
 #   (defaults: out/bench_workloads, ./build/fetta; about 15 minutes on 2 cores with FETTA's RTL
-#   runs; --rtl-all on the shipped six about an hour more on one core, the baselines' tops built first)
+#   runs; --rtl-all on one core: the shipped six about 8 minutes, the paper-like six about 35)
 set -eu
 out=${1:-out/bench_workloads}
 fetta=${2:-./build/fetta}
 rtl=1
 rtl_tops=default
-[ "${3:-}" = --model-only ] && rtl=0
-[ "${3:-}" = --rtl-all ] && rtl_tops="default baseline_tpu_offchip baseline_hier"
+case "${3:-}" in
+  "") ;;
+  --model-only) rtl=0 ;;
+  --rtl-all) rtl_tops="default baseline_tpu_offchip baseline_hier" ;;
+  *) echo "run_workloads.sh: third argument '$3'; allowed: --model-only, --rtl-all, or none" >&2; exit 2 ;;
+esac
 mkdir -p "$out"
 layers=${LAYERS:-"tt_fetta_example tt_transformer_768 ttm_transformer_768 tr_transformer_768 ht_transformer_768
         bt_transformer_768 tt_atis tt_wmt_long ttm_ucf11 ht_ucf11 tr_ucf11 bt_ucf11"}
