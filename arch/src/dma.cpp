@@ -78,6 +78,8 @@ DmaLayout::DmaLayout(const DmaGeometry& g) : g_(g) {
   for (int l = 0; l < DmaDescriptor::kLevels; ++l) add(fmt::format("dram_stride_l{}", l), D);
   for (int l = 0; l < DmaDescriptor::kLevels; ++l) add(fmt::format("slot_stride_l{}", l), S);
   add("lane_mask", g.lanes);
+  // Last, so that a descriptor that does not turn its beats encodes as it did before the field.
+  if (has_lane_rot()) add("lane_rot", std::countr_zero(static_cast<unsigned>(g.lanes)));
 }
 
 const IsaField& DmaLayout::field(const std::string& name) const {
@@ -111,6 +113,12 @@ Words encode_dma(const DmaLayout& layout, const DmaDescriptor& d) {
     put(fmt::format("slot_stride_l{}", l), static_cast<uint64_t>(d.slot_stride[static_cast<size_t>(l)]), true);
   }
   put("lane_mask", d.lane_mask & mask_of(layout.geometry().lanes), false);
+  const int lanes = layout.geometry().lanes;
+  if (d.lane_rot < 0 || d.lane_rot >= lanes)
+    throw IsaError(fmt::format("dma: lane_rot = {}; allowed: 0 .. {} (the beat's lanes)", d.lane_rot, lanes - 1));
+  if (d.to_dram && d.lane_rot != 0)
+    throw IsaError(fmt::format("dma: lane_rot = {} on a save; allowed: 0 (only a load turns its beats)", d.lane_rot));
+  if (layout.has_lane_rot()) put("lane_rot", static_cast<uint64_t>(d.lane_rot), false);
   return w;
 }
 
@@ -130,14 +138,17 @@ DmaDescriptor decode_dma(const DmaLayout& layout, const Words& words) {
     d.slot_stride[i] = static_cast<int64_t>(get(fmt::format("slot_stride_l{}", l)));
   }
   d.lane_mask = get("lane_mask");
+  if (layout.has_lane_rot()) d.lane_rot = static_cast<int>(get("lane_rot"));
   return d;
 }
 
 std::string describe_dma(const DmaLayout& layout, const DmaDescriptor& d) {
+  const std::string rot = d.lane_rot != 0 ? fmt::format(" rot={}", d.lane_rot) : std::string();
   return fmt::format("dma {} half={} dram=0x{:x} slot={} bounds={}x{}x{} dram_strides={},{},{} slot_strides={},{},{} mask={:x}",
                      d.to_dram ? "save" : "load", d.half ? 1 : 0, d.dram_base, d.slot_base, d.bound[0], d.bound[1],
                      d.bound[2], d.dram_stride[0], d.dram_stride[1], d.dram_stride[2], d.slot_stride[0],
-                     d.slot_stride[1], d.slot_stride[2], d.lane_mask & mask_of(layout.geometry().lanes));
+                     d.slot_stride[1], d.slot_stride[2], d.lane_mask & mask_of(layout.geometry().lanes)) +
+         rot;
 }
 
 std::vector<DmaBeat> dma_beats(const DmaLayout& layout, const DmaDescriptor& d) {

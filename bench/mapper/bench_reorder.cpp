@@ -7,7 +7,11 @@
 // they move per cycle, and those cycles against the layer's compute cycles. Issue #22 weighed
 // this path (each reader's images stored, saved pre-tiled by the DMA and loaded back, where today
 // the host reads the intermediate and writes the images) to bring end to end within 1.15x of its
-// bound.
+// bound. It also prices the other honest way back, a DMA gather of the saved rows straight into
+// each reader's images (mapper::plan_gather: a DRAM burst per beat, a DRAM latency per
+// descriptor, descriptors one at a time), against the host path the program takes today
+// (mapper::Movement::host_path_cycles: the host reads the saved rows and writes the images,
+// permuting for free).
 //   bench_reorder [config] [layer.yaml ...]   (defaults: configs/default.yaml, the six shipped layers)
 #include <fmt/core.h>
 
@@ -18,6 +22,8 @@
 #include <vector>
 
 #include "arch/config.hpp"
+#include "mapper/gather.hpp"
+#include "mapper/movement.hpp"
 #include "mapper/program.hpp"
 #include "mapper/store.hpp"
 #include "verif/layer.hpp"
@@ -29,8 +35,38 @@ namespace {
 struct Totals {
   int64_t intermediates = 0, readers = 0, planned = 0, refused = 0;
   int64_t elements = 0, store_cycles = 0, compute = 0;
+  int64_t gathered = 0, gather_beats = 0, image_beats = 0, descriptors = 0, gather_cycles = 0, host_cycles = 0;
   std::map<std::string, int64_t> why_not;  // a refused plan's reason (numbers as N) -> readers
 };
+
+// The reader's images gathered from the producer's saved rows (laid out as the program saves them:
+// each output chunk's rows one after another), and the host path the program takes instead.
+void gather(const arch::ArchConfig& cfg, const mapper::CompiledGemm& pg, const mapper::CompiledGemm& cg, bool as_a,
+            Totals& t) {
+  const int H = arch::host_port_lanes(cfg);
+  const std::array<int64_t, 2> sb = mapper::saved_beats(pg, H);
+  mapper::SavedRows saved{{}, sb[0], sb[1]};
+  uint64_t next = 1;  // beat 0: the pad beat
+  for (size_t job : mapper::output_chunks(pg)) {
+    saved.chunk_beat.push_back(next);
+    next += static_cast<uint64_t>(mapper::acc_rows(pg, pg.jobs[job]) * sb[1]);
+  }
+  int64_t beats = 0, image = 0, descs = 0, cycles = 0;
+  for (size_t j = 0; j < cg.jobs.size(); ++j) {
+    const mapper::GatherPlan g = mapper::plan_gather(cfg, pg, cg, as_a, j, saved, 0, false);
+    if (!g.ok()) return;
+    beats += g.beats;
+    image += g.image_beats;
+    descs += static_cast<int64_t>(g.descriptors.size());
+    cycles += mapper::gather_cycles(cfg, g);
+  }
+  ++t.gathered;
+  t.gather_beats += beats;
+  t.image_beats += image;
+  t.descriptors += descs;
+  t.gather_cycles += cycles;
+  t.host_cycles += mapper::Movement(cfg, true, false).host_path_cycles(pg, cg, as_a);
+}
 
 Totals measure(const arch::ArchConfig& cfg, const std::string& layer) {
   const mapper::Program p =
@@ -52,6 +88,7 @@ Totals measure(const arch::ArchConfig& cfg, const std::string& layer) {
           const mapper::CompiledGemm cg = mapper::rebuild_gemm(cfg, reader.gemms[g]);
           int64_t cycles = 0;
           std::string why;
+          gather(cfg, pg, cg, as_a, t);
           for (size_t j = 0; j < cg.jobs.size() && why.empty(); ++j) {
             const mapper::StorePlan sp =
                 mapper::plan_store(cfg, pg, cg, as_a, j, static_cast<uint32_t>(producer.requant_shift), true);
@@ -96,6 +133,19 @@ int main(int argc, char** argv) {
                  t.elements, t.store_cycles, rate, t.compute,
                  static_cast<double>(t.store_cycles) / static_cast<double>(t.compute), refused.empty() ? "-" : refused);
     }
+    fmt::print("\n{}: the same readers' images gathered by the DMA from the saved rows, against the host path\n", cfg.name);
+    fmt::print("{:22} {:>8} {:>12} {:>12} {:>7} {:>12} {:>12} {:>12} {:>7}\n", "layer", "readers", "beats", "pre-tiled",
+               "x", "descriptors", "DMA cyc", "host cyc", "x");
+    for (const std::string& l : layers) {
+      const Totals t = measure(cfg, l);
+      auto ratio = [](int64_t a, int64_t b) { return b > 0 ? static_cast<double>(a) / static_cast<double>(b) : 0.0; };
+      fmt::print("{:22} {:>8} {:>12} {:>12} {:>7.2f} {:>12} {:>12} {:>12} {:>7.2f}\n", verif::load_layer(l).name, t.gathered,
+                 t.gather_beats, t.image_beats, ratio(t.gather_beats, t.image_beats), t.descriptors, t.gather_cycles,
+                 t.host_cycles, ratio(t.gather_cycles, t.host_cycles));
+    }
+    fmt::print("beats: DMA beats of the gathers (a DRAM burst each); pre-tiled: the beats of the same images loaded as "
+               "row copies; DMA cyc: the gathers run alone (burst per beat, latency per descriptor); host cyc: the host "
+               "path today (its image writes and its read of the saved rows)\n\n");
     fmt::print("off: intermediates not kept on chip; elements: what their readers take (each reader its own images); "
                "STORE cyc: the planned readers' STOREs, busy cycles serial with compute; el/cyc: elements over those "
                "cycles (a move carries up to {}: a row's lanes in place, or one element per bank on a diagonal)\n", cfg.network.lanes);

@@ -482,6 +482,16 @@ bool plan_part(const arch::ArchConfig& cfg, const arch::IsaLayout& isa, const st
 
 }  // namespace
 
+std::string result_image_elements(const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
+                                  std::vector<ImageElement>& out) {
+  std::vector<Element> el;
+  std::string why = image_elements(p, c, as_a, job, output_chunks(p), el);
+  out.clear();
+  out.reserve(el.size());
+  for (const auto& [ch, v] : el) out.push_back({ch, v[0], v[1], v[2], v[3]});
+  return why;
+}
+
 StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
                      uint32_t shift, bool per_chunk, int64_t max_part_instrs) {
   StorePlan plan;

@@ -18,7 +18,7 @@ TEST_CASE("DMA geometry of the default configuration", "[arch][dma]") {
   CHECK(g.beat_bytes() == 32);
   CHECK(g.dram_beat_bits() == 27);
   const DmaLayout l(g);
-  CHECK(l.bits() == 1 + 1 + 27 + 13 + 3 * 16 + 3 * 27 + 3 * 13 + 16);
+  CHECK(l.bits() == 1 + 1 + 27 + 13 + 3 * 16 + 3 * 27 + 3 * 13 + 16 + 4);
   CHECK(l.words() == 8);
 }
 
@@ -47,6 +47,27 @@ TEST_CASE("DMA descriptors round-trip through their words", "[arch][dma]") {
   CHECK(back.lane_mask == 0x8001);
   CHECK(encode_dma(l, back) == w);
   CHECK(describe_dma(l, d).rfind("dma save half=1 dram=0x7ffffff slot=8191 bounds=65536x3x1", 0) == 0);
+  CHECK(describe_dma(l, d).find("rot=") == std::string::npos);
+  // A load that turns its beats: the turn is the last field, so a descriptor without one encodes as before it.
+  d.to_dram = false;
+  d.lane_rot = 15;
+  const Words turned = encode_dma(l, d);
+  REQUIRE(l.bits() == 230);
+  CHECK(decode_dma(l, turned).lane_rot == 15);
+  CHECK(field_value(turned, l.field("lane_rot")) == 15);
+  CHECK(l.field("lane_rot").lsb == 226);
+  CHECK(describe_dma(l, d).ends_with(" mask=8001 rot=15"));
+  d.lane_rot = 0;
+  CHECK(encode_dma(l, d)[7] == (turned[7] & ~(uint32_t{15} << 2)));
+  CHECK(dma_unified_lane(l, DmaDescriptor{.lane_rot = 3}, 14) == 1);
+}
+
+TEST_CASE("DMA lane turns: a one-lane beat has none", "[arch][dma]") {
+  DmaGeometry g{.row_bits = 3, .group_bits = 0, .lanes = 1, .width = 16, .addr_bits = 10};
+  const DmaLayout l(g);
+  CHECK_FALSE(l.has_lane_rot());
+  CHECK_THROWS_WITH(encode_dma(l, DmaDescriptor{.lane_rot = 1}), "dma: lane_rot = 1; allowed: 0 .. 0 (the beat's lanes)");
+  CHECK(decode_dma(l, encode_dma(l, DmaDescriptor{})).lane_rot == 0);
 }
 
 TEST_CASE("DMA descriptors that do not fit are refused with the field and the range", "[arch][dma]") {
@@ -64,6 +85,15 @@ TEST_CASE("DMA descriptors that do not fit are refused with the field and the ra
   d.dram_base = uint64_t{1} << 27;
   CHECK_THROWS_WITH(encode_dma(l, d), Catch::Contains("dram_base") && Catch::Contains("0 .. 134217727"));
   CHECK_THROWS_WITH(decode_dma(l, Words(3, 0)), "dma: a descriptor is 8 words, not 3");
+  d.dram_base = 0;
+  d.lane_rot = 16;
+  CHECK_THROWS_WITH(encode_dma(l, d), "dma: lane_rot = 16; allowed: 0 .. 15 (the beat's lanes)");
+  d.lane_rot = -1;
+  CHECK_THROWS_WITH(encode_dma(l, d), "dma: lane_rot = -1; allowed: 0 .. 15 (the beat's lanes)");
+  d.lane_rot = 2;
+  d.to_dram = true;
+  CHECK_THROWS_WITH(encode_dma(l, d), "dma: lane_rot = 2 on a save; allowed: 0 (only a load turns its beats)");
+  d = DmaDescriptor{};
   DmaGeometry g = dma_geometry(c);
   g.lanes = 12;
   CHECK_THROWS_WITH(DmaLayout(g), "DMA geometry: lanes = 12; allowed: a power of two, 1 .. 64");

@@ -1,7 +1,9 @@
 // STORE (docs/isa.md §store) on the compiler side: the nest fitting, and every STORE program the
 // compiler plans for the shipped layers run through an interpreter of the instruction's
 // semantics (written here from the ISA text, not from the planner) and compared, element by
-// element, with the image the consumer's layout (mapper::layout_a / layout_b) asks for.
+// element, with the image the consumer's layout (mapper::layout_a / layout_b) asks for. The DMA
+// gathers that load a saved result into the same images (mapper::plan_gather) are checked the
+// same way, through an interpreter of the descriptor (docs/dma.md §2).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include <fmt/core.h>
 
 #include "mapper/compile.hpp"
+#include "mapper/gather.hpp"
 #include "mapper/movement.hpp"
 #include "mapper/placement.hpp"
 #include "mapper/store.hpp"
@@ -217,9 +220,11 @@ void check_part_cap(const arch::ArchConfig& cfg, const CompiledGemm& p, const Co
 // consumer, its image where the compiler put it and moved to the top of its half
 // (relocate_image, as the runner does for images that wait): each STORE program plan_store
 // produces is interpreted and checked.
-void check_layer(const arch::ArchConfig& cfg, const std::string& layer, Tally& tally) {
+// Calls f(phase, problem, s, t, producer step, reader step, as_a) for every step s of the layer's
+// plans whose result step t reads (adjacent or not), on every phase and term.
+template <typename F>
+void for_each_reader(const arch::ArchConfig& cfg, const std::string& layer, F&& f) {
   const verif::LayerSpec spec = verif::load_layer(std::string(FETTA_SOURCE_DIR) + "configs/layers/" + layer + ".yaml");
-  const int64_t half = cfg.memory.unified_depth / 2;
   for (verif::Phase ph : {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg})
     for (const verif::PhaseProblem& prob : verif::phase_problems(spec, ph))
       for (size_t term = 0; term < prob.terms.size(); ++term) {
@@ -230,40 +235,47 @@ void check_layer(const arch::ArchConfig& cfg, const std::string& layer, Tally& t
           while (t < plan.steps.size() && plan.steps[t].lhs != st.out && plan.steps[t].rhs != st.out) ++t;
           REQUIRE(t < plan.steps.size());
           const PlannedStep& next = plan.steps[t];
-          const CompiledGemm& p = st.compiled.gemm;
-          const bool as_a = (next.lhs == st.out) == next.compiled.lhs_is_a;
-          for (size_t j = 0; j < next.compiled.gemm.jobs.size(); ++j)
-            for (bool moved : {false, true}) {
-              CompiledGemm c = next.compiled.gemm;
-              if (moved) relocate_image(cfg, c, j, as_a, half - image_shape(c, as_a, j).rows);
-              const StorePlan sp = plan_store(cfg, p, c, as_a, j, 0, true);
-              INFO(layer << " " << verif::to_string(ph) << " " << prob.result << " step " << s << " -> " << t << " job " << j
-                         << " as " << (as_a ? "A" : "B") << (moved ? " moved" : "") << ": " << sp.why_not);
-              if (!sp.ok()) {
-                CHECK_FALSE(sp.why_not.empty());
-                if (std::getenv("FETTA_STORE_WHY") && !moved && j == 0) WARN(sp.why_not);
-                tally.refused += !moved && j == 0;
-                continue;
-              }
-              check_program(cfg, p, c, as_a, j, sp);
-              tally.chunked += sp.after_job.size() > 1;
-              if (moved) {
-                ++tally.moved;
-                continue;
-              }
-              tally.later_jobs += j > 0;
-              if (j > 0) continue;
-              ++tally.planned;
-              tally.later += t > s + 1;
-              tally.into_top_b += !as_a && c.map.ib_top && !c.map.os;
-              tally.from_os += p.map.os;
-              tally.into_os += c.map.os;
-              tally.several += sp.nests > static_cast<int64_t>(sp.part_begin.size());
-              tally.diagonal += sp.diagonal_moves > 0;
-              check_part_cap(cfg, p, c, as_a, j, sp, tally);
-            }
+          f(ph, prob, s, t, st, next, (next.lhs == st.out) == next.compiled.lhs_is_a);
         }
       }
+}
+
+void check_layer(const arch::ArchConfig& cfg, const std::string& layer, Tally& tally) {
+  const int64_t half = cfg.memory.unified_depth / 2;
+  for_each_reader(cfg, layer, [&](verif::Phase ph, const verif::PhaseProblem& prob, size_t s, size_t t,
+                                  const PlannedStep& st, const PlannedStep& next, bool as_a) {
+    const CompiledGemm& p = st.compiled.gemm;
+    for (size_t j = 0; j < next.compiled.gemm.jobs.size(); ++j)
+      for (bool moved : {false, true}) {
+        CompiledGemm c = next.compiled.gemm;
+        if (moved) relocate_image(cfg, c, j, as_a, half - image_shape(c, as_a, j).rows);
+        const StorePlan sp = plan_store(cfg, p, c, as_a, j, 0, true);
+        INFO(layer << " " << verif::to_string(ph) << " " << prob.result << " step " << s << " -> " << t << " job " << j
+                   << " as " << (as_a ? "A" : "B") << (moved ? " moved" : "") << ": " << sp.why_not);
+        if (!sp.ok()) {
+          CHECK_FALSE(sp.why_not.empty());
+          if (std::getenv("FETTA_STORE_WHY") && !moved && j == 0) WARN(sp.why_not);
+          tally.refused += !moved && j == 0;
+          continue;
+        }
+        check_program(cfg, p, c, as_a, j, sp);
+        tally.chunked += sp.after_job.size() > 1;
+        if (moved) {
+          ++tally.moved;
+          continue;
+        }
+        tally.later_jobs += j > 0;
+        if (j > 0) continue;
+        ++tally.planned;
+        tally.later += t > s + 1;
+        tally.into_top_b += !as_a && c.map.ib_top && !c.map.os;
+        tally.from_os += p.map.os;
+        tally.into_os += c.map.os;
+        tally.several += sp.nests > static_cast<int64_t>(sp.part_begin.size());
+        tally.diagonal += sp.diagonal_moves > 0;
+        check_part_cap(cfg, p, c, as_a, j, sp, tally);
+      }
+  });
 }
 
 // A random affine nest of 1-6 levels (bounds 2-5, strides -20..20) from `base`.
@@ -356,6 +368,171 @@ TEST_CASE("A sequence of several nests is split into them, every bound within th
   CHECK(expand_all(one) == long_run);
   CHECK(split_affine_nests({{1, 2, 3, 4}}, 4).size() == 1);
   CHECK(split_affine_nests({}, 4).empty());
+}
+
+namespace {
+
+// Runs DMA load descriptors from `dram` (beat -> lanes) into slots `um` (slot -> lanes), from
+// docs/dma.md §2: DRAM lane j of each beat lands in lane (j + lane_rot) mod lanes, written where
+// lane_mask has it. Counts lanes written twice into `overwritten`.
+void run_gather(const arch::DmaLayout& layout, const std::vector<arch::DmaDescriptor>& descs,
+                const std::map<uint64_t, std::vector<uint32_t>>& dram, std::map<uint64_t, std::vector<uint32_t>>& um,
+                int64_t& overwritten) {
+  const auto H = static_cast<size_t>(layout.geometry().lanes);
+  for (const arch::DmaDescriptor& d : descs) {
+    REQUIRE_FALSE(d.to_dram);
+    CHECK_NOTHROW(arch::encode_dma(layout, d));
+    for (const arch::DmaBeat& b : arch::dma_beats(layout, d)) {
+      auto& row = um[b.slot];
+      if (row.empty()) row.assign(H, 0xFFFFFFFFU);
+      const auto it = dram.find(b.dram);
+      for (size_t j = 0; j < H; ++j) {
+        const size_t k = (j + static_cast<size_t>(d.lane_rot)) % H;
+        if (!((d.lane_mask >> k) & 1U)) continue;
+        overwritten += row[k] != 0xFFFFFFFFU;
+        row[k] = it == dram.end() ? 0xEEEEEEEEU : it->second[j];
+      }
+    }
+  }
+}
+
+struct GatherTally {
+  int planned = 0, refused = 0, copies = 0, turned = 0, chunked = 0;
+  int64_t beats = 0, image_beats = 0, descriptors = 0;
+};
+
+// Saves p's result as the program does (each output chunk's rows from accumulator row 0, the
+// result's beats of each row one after another, chunks after one another in DRAM, ids as in
+// check_program), gathers it into c's image of job j and compares with layout_a / layout_b.
+void check_gather(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t j,
+                  GatherTally& tally) {
+  const arch::DmaLayout layout(arch::dma_geometry(cfg));
+  const int64_t H = layout.geometry().lanes, groups = int64_t{1} << layout.geometry().group_bits;
+  const std::array<int64_t, 2> sb = saved_beats(p, static_cast<int>(H));
+  SavedRows saved{{}, sb[0], sb[1]};
+  const std::vector<size_t> chunks = output_chunks(p);
+  const int64_t Nn = p.shape.n.size();
+  std::map<uint64_t, std::vector<uint32_t>> dram;
+  dram[7].assign(static_cast<size_t>(H), 0);  // the pad beat: the test's pad value, 0, in every lane
+  uint64_t next = 100;
+  for (size_t ch = 0; ch < chunks.size(); ++ch) {
+    const GemmJob& pj = p.jobs[chunks[ch]];
+    saved.chunk_beat.push_back(next);
+    for (int64_t m = pj.m0; m < pj.m0 + pj.m_count; ++m)
+      for (int64_t n = pj.nt0 * p.map.n_tile; n < std::min(Nn, (pj.nt0 + pj.nt_count) * p.map.n_tile); ++n) {
+        const ImageSlot at = z_slot(p, pj, m, n);
+        const uint64_t beat = next + static_cast<uint64_t>(at.row * sb[1] + at.lane / H - sb[0]);
+        auto& lanes = dram[beat];
+        if (lanes.empty()) lanes.assign(static_cast<size_t>(H), 0xDDDDDDDDU);
+        lanes[static_cast<size_t>(at.lane % H)] = static_cast<uint32_t>(m * Nn + n + 1);
+      }
+    next += static_cast<uint64_t>(acc_rows(p, pj) * sb[1]);
+  }
+  const GatherPlan plan = plan_gather(cfg, p, c, as_a, j, saved, 7, true);
+  if (!plan.ok()) {
+    CHECK_FALSE(plan.why_not.empty());
+    ++tally.refused;
+    return;
+  }
+  std::map<uint64_t, std::vector<uint32_t>> um;
+  int64_t overwritten = 0, beats = 0;
+  run_gather(layout, plan.descriptors, dram, um, overwritten);
+  for (const arch::DmaDescriptor& d : plan.descriptors) beats += d.beats();
+  CHECK(overwritten == 0);  // each lane once: beats write disjoint lanes
+  CHECK(beats == plan.beats);
+  std::vector<std::string> labels = p.shape.m.labels;
+  labels.insert(labels.end(), p.shape.n.labels.begin(), p.shape.n.labels.end());
+  std::vector<int64_t> dims = p.shape.m.dims;
+  dims.insert(dims.end(), p.shape.n.dims.begin(), p.shape.n.dims.end());
+  verif::Tensor<uint16_t> lo(labels, dims), hi(labels, dims);
+  int64_t id = 1;
+  lo.for_each([&](const std::vector<int64_t>&, uint16_t& v) { v = static_cast<uint16_t>(id++ & 0xFFFF); });
+  id = 1;
+  hi.for_each([&](const std::vector<int64_t>&, uint16_t& v) { v = static_cast<uint16_t>(id++ >> 16); });
+  const RowImage want_lo = as_a ? layout_a(c, lo, 0, j) : layout_b(c, lo, j);
+  const RowImage want_hi = as_a ? layout_a(c, hi, 0, j) : layout_b(c, hi, j);
+  int64_t bad = 0, outside = 0;
+  for (const auto& [slot, lanes] : um) {
+    const int64_t r = static_cast<int64_t>(slot) / groups - want_lo.first_row;
+    outside += r < 0 || r >= want_lo.rows;
+  }
+  for (int64_t r = 0; r < want_lo.rows; ++r)
+    for (int l = 0; l < want_lo.lanes; ++l) {
+      const auto slot = static_cast<uint64_t>((want_lo.first_row + r) * groups + l / H);
+      const auto it = um.find(slot);
+      const uint32_t got = it == um.end() ? 0xFFFFFFFFU : it->second[static_cast<size_t>(l % H)];
+      const size_t i = static_cast<size_t>(r * want_lo.lanes + l);
+      bad += (got & 0xFFFF) != want_lo.data[i] || (got >> 16) != want_hi.data[i];
+    }
+  CHECK(outside == 0);
+  CHECK(bad == 0);
+  ++tally.planned;
+  tally.copies += plan.beats == plan.image_beats;
+  tally.turned += std::any_of(plan.descriptors.begin(), plan.descriptors.end(),
+                              [](const arch::DmaDescriptor& d) { return d.lane_rot != 0; });
+  tally.chunked += chunks.size() > 1;
+  tally.beats += plan.beats;
+  tally.image_beats += plan.image_beats;
+  tally.descriptors += static_cast<int64_t>(plan.descriptors.size());
+}
+
+// Every (producer, consumer) pair of the layer's plans and every job of the consumer, gathered.
+void check_layer_gathers(const arch::ArchConfig& cfg, const std::string& layer, GatherTally& tally) {
+  for_each_reader(cfg, layer, [&](verif::Phase ph, const verif::PhaseProblem& prob, size_t s, size_t t,
+                                  const PlannedStep& st, const PlannedStep& next, bool as_a) {
+    for (size_t j = 0; j < next.compiled.gemm.jobs.size(); ++j) {
+      INFO(layer << " " << verif::to_string(ph) << " " << prob.result << " step " << s << " -> " << t << " job " << j
+                 << " as " << (as_a ? "A" : "B"));
+      check_gather(cfg, st.compiled.gemm, next.compiled.gemm, as_a, j, tally);
+    }
+  });
+}
+
+}  // namespace
+
+TEST_CASE("DMA gathers put every element of a saved result where the consumer reads it", "[store][gather]") {
+  GatherTally all;
+  for (const char* cfg_name : {"default", "ce4x4_x4", "ce2x4_x8", "ce4x4_x4_int8"}) {
+    const arch::ArchConfig cfg = cfg_named(cfg_name);
+    GatherTally tally;
+    for (const char* layer : {"tt_small", "ttm_small", "tr_small", "ht_small", "bt_small", "tt_fetta_example"})
+      check_layer_gathers(cfg, layer, tally);
+    INFO(cfg_name << ": " << tally.planned << " gathers (" << tally.copies << " row copies, " << tally.turned
+                  << " turning beats, " << tally.chunked << " from several output chunks), " << tally.refused
+                  << " refused; " << tally.beats << " beats against " << tally.image_beats << " pre-tiled, in "
+                  << tally.descriptors << " descriptors");
+    CHECK(tally.planned > 0);
+    all.copies += tally.copies;
+    all.turned += tally.turned;
+    all.chunked += tally.chunked;
+  }
+  CHECK(all.copies > 0);  // layouts that agree cost what a pre-tiled image does
+  CHECK(all.turned > 0);  // runs that land at other lanes use the turn
+  CHECK(all.chunked > 0);
+}
+
+TEST_CASE("A gather into an operand the fixed network replicates is refused, saying why", "[store][gather]") {
+  const arch::ArchConfig cfg = cfg_named("baseline_hier");
+  const verif::LayerSpec spec = verif::load_layer(std::string(FETTA_SOURCE_DIR) + "configs/layers/tt_small.yaml");
+  int refused = 0;
+  for (verif::Phase ph : {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg})
+    for (const verif::PhaseProblem& prob : verif::phase_problems(spec, ph)) {
+      const NetworkPlan plan = plan_network(cfg, prob, 0);
+      for (size_t s = 0; s + 1 < plan.steps.size(); ++s) {
+        const PlannedStep& next = plan.steps[s + 1];
+        if (next.lhs != plan.steps[s].out && next.rhs != plan.steps[s].out) continue;
+        const bool as_a = (next.lhs == plan.steps[s].out) == next.compiled.lhs_is_a;
+        const CompiledGemm& c = next.compiled.gemm;
+        if (c.replicate == 1 || (!as_a && c.map.ib_top)) continue;
+        const CompiledGemm& p = plan.steps[s].compiled.gemm;
+        const GatherPlan g =
+            plan_gather(cfg, p, c, as_a, 0, SavedRows{std::vector<uint64_t>(output_chunks(p).size(), 0), 0, 1}, 0, false);
+        CHECK_FALSE(g.ok());
+        CHECK_THAT(g.why_not, Contains("replicated per CE"));
+        ++refused;
+      }
+    }
+  CHECK(refused > 0);
 }
 
 TEST_CASE("STORE programs put every element where the consumer reads it", "[store]") {

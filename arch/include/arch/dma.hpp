@@ -8,7 +8,11 @@
 // for (i_0 .. i_2), level 0 innermost,
 //   dram beat = dram_base + sum_l i_l * dram_stride[l]   (modulo 2^dram_beat_bits)
 //   slot      = slot_base + sum_l i_l * slot_stride[l]   (modulo 2^slot_bits), slot = row * groups + group
-// from DRAM into the unified memory (lanes outside lane_mask keep their value) or back.
+// from DRAM into the unified memory or back. A load turns each beat by lane_rot lanes on the way
+// (DRAM lane j lands in unified lane (j + lane_rot) mod lanes) and writes the lanes of lane_mask,
+// counted after the turn; the others keep their value. A run of a DRAM beat's lanes can so land
+// at any lane offset of a slot: a gather of a saved tensor into another layout is descriptors of
+// such runs, each beat priced at the DRAM's burst however few of its lanes it writes.
 // Like instructions, a descriptor travels as 32-bit words, word w holding bits [32w+31 : 32w].
 #pragma once
 
@@ -85,7 +89,8 @@ struct DmaDescriptor {
   uint64_t slot_base = 0;                          // row * groups + group
   std::array<uint64_t, kLevels> bound{1, 1, 1};    // iterations of each level, level 0 innermost
   std::array<int64_t, kLevels> dram_stride{}, slot_stride{};  // in beats / slots; negative steps back
-  uint64_t lane_mask = ~uint64_t{0};               // load: lanes written (bit j = lane j); ignored by a save
+  uint64_t lane_mask = ~uint64_t{0};               // load: unified lanes written (bit j = lane j); ignored by a save
+  int lane_rot = 0;                                // load: DRAM lane j -> unified lane (j + lane_rot) mod lanes; a save's is 0
   int64_t beats() const { return static_cast<int64_t>(bound[0] * bound[1] * bound[2]); }
 };
 
@@ -98,7 +103,9 @@ class DmaLayout {
   int words() const { return (bits_ + 31) / 32; }
   const std::vector<IsaField>& fields() const { return fields_; }
   const IsaField& field(const std::string& name) const;  // "to_dram", "half", "dram_base", "slot_base",
-                                                          // "bound_m1_l<l>", "dram_stride_l<l>", "slot_stride_l<l>", "lane_mask"
+                                                          // "bound_m1_l<l>", "dram_stride_l<l>", "slot_stride_l<l>", "lane_mask",
+                                                          // "lane_rot" (log2(lanes) bits; absent for one lane)
+  bool has_lane_rot() const { return g_.lanes > 1; }
  private:
   DmaGeometry g_;
   int bits_ = 0;
@@ -106,11 +113,12 @@ class DmaLayout {
 };
 
 // Throws IsaError naming the field when a value does not fit (a base past its range, a bound of
-// 0 or above 2^16). Strides are taken modulo their field, as the hardware adds them.
+// 0 or above 2^16, a lane_rot outside 0 .. lanes - 1 or not 0 on a save). Strides are taken modulo their field, as the hardware adds them.
 Words encode_dma(const DmaLayout& layout, const DmaDescriptor& d);
 // The inverse of encode_dma (strides come back as their two's-complement field values).
 DmaDescriptor decode_dma(const DmaLayout& layout, const Words& words);
 // "dma load half=1 dram=0x40 slot=12 bounds=4x2x1 dram_strides=1,8,0 slot_strides=4,1,0 mask=ffff"
+// (and " rot=3" when a load turns its beats)
 std::string describe_dma(const DmaLayout& layout, const DmaDescriptor& d);
 
 // The reference: the descriptor's beats in the order the DMA moves them.
@@ -120,5 +128,9 @@ struct DmaBeat {
   bool operator==(const DmaBeat&) const = default;
 };
 std::vector<DmaBeat> dma_beats(const DmaLayout& layout, const DmaDescriptor& d);
+// The unified lane a load writes DRAM lane j of each beat into (before lane_mask selects it).
+inline int dma_unified_lane(const DmaLayout& layout, const DmaDescriptor& d, int j) {
+  return (j + d.lane_rot) % layout.geometry().lanes;
+}
 
 }  // namespace fetta::arch

@@ -163,9 +163,10 @@ class DmaBuilder {
     rsp_q_ = m_.reg("rsp_q", UInt(1), reset_to(0));
     rsp_q_ <<= mem_->rsp_valid.sig();
     const GatedClock responding = m_.clock_gate("responding", mem_->rsp_valid.sig());  // clocked only by responses
+    const std::vector<Expr> turned = turned_response();
     for (int j = 0; j < H; ++j) {
       rsp_data_.push_back(m_.reg(fmt::format("rsp_data_{}", j), UInt(W), clocked_by(responding)));
-      rsp_data_.back() <<= mem_->rsp_rdata[j].sig();
+      rsp_data_.back() <<= turned[static_cast<size_t>(j)];
     }
     rsp_gen_->io("run").sig() <<= rsp_q_;
     Sig finish = m_.node("finish", running_ & rsp_gen_->io("done").sig());
@@ -176,6 +177,24 @@ class DmaBuilder {
     Sig done_q = m_.reg("done_count_q", UInt(32), reset_to(0));
     m_.when(finish, [&] { done_q <<= done_q + 1; });
     done_count_ <<= done_q;
+  }
+
+  // A load's beat turned by lane_rot before it is registered (DRAM lane j -> unified lane j + rot):
+  // a barrel rotator, one level per bit of the field, so a gather places a run of lanes anywhere.
+  std::vector<Expr> turned_response() {
+    std::vector<Expr> lanes;
+    for (int j = 0; j < H; ++j) lanes.push_back(mem_->rsp_rdata[j].sig());
+    if (!layout_.has_lane_rot()) return lanes;
+    const Expr rot = field("lane_rot");
+    for (int b = 0; (1 << b) < H; ++b) {
+      std::vector<Expr> next;
+      for (int j = 0; j < H; ++j) {
+        const Expr& from = lanes[static_cast<size_t>((j - (1 << b) + H) % H)];
+        next.push_back(m_.node(fmt::format("rsp_turn{}_{}", b, j), mux(rot.bit(b), from, lanes[static_cast<size_t>(j)])));
+      }
+      lanes = std::move(next);
+    }
+    return lanes;
   }
 
   // Save: unified-memory reads into a two-entry buffer, its head presented as a write request.

@@ -57,6 +57,19 @@ inline constexpr int64_t kMaxStorePartInstrs = 4096;
 StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
                      uint32_t shift = 0, bool per_chunk = false, int64_t max_part_instrs = kMaxStorePartInstrs);
 
+// Where each element of producer `p`'s result sits in consumer `c`'s operand image of job `job`
+// (as IA when `as_a`, else as IB): its unified row (from the compute half's row 0) and lane, and
+// the output chunk (output_chunks(p) index), accumulator row (from the chunk job's acc_base) and
+// lane it leaves the producer in; in the result's row-major order. "" when every label of the
+// result is in the operand, else why not (el then incomplete). The STORE planner's and the DMA
+// gather's common map.
+struct ImageElement {
+  size_t chunk = 0;
+  int64_t dst_row = 0, dst_lane = 0, src_row = 0, src_lane = 0;
+};
+std::string result_image_elements(const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
+                                  std::vector<ImageElement>& el);
+
 // Fits a sequence of 4-vectors exactly as an affine nest base + sum_l i_l * stride_l (level 0
 // innermost, bounds >= 2); returns false when the sequence is not one. Exposed for tests.
 struct AffineLevel {
