@@ -50,9 +50,14 @@ wait $sup 2> /dev/null || true
 gone_within 50 || { echo "child tools outlived a SIGKILLed sweep:"; ps -o pid,pgid,args -p "$(marked | tr '\n' ',')0"; exit 1; }
 echo "(1) sweep SIGKILLed: its child tools are gone"
 
-# (2) The sweep and its worker SIGKILLed together: the tools are orphans until --resume.
-orphans=""
+# (2) The sweep and its worker SIGKILLed together: the tools are orphans until --resume. Each
+# attempt uses a sweep of its own; an attempt whose orphans all finish on their own before the
+# resume looks for them (a loaded machine) proves nothing and is retried.
+stopped=""
 for attempt in 1 2 3; do
+  mkdir -p "$work/s$attempt"
+  out=$(cd "$work/s$attempt" && pwd -P)
+  marker="FETTA_JOB=sweep:$out"
   "$fetta" sweep --grid $grid --out "$out" --resume 2>> "$work/log" &
   sup=$!
   wait_for_tools
@@ -61,17 +66,21 @@ for attempt in 1 2 3; do
   wait $sup 2> /dev/null || true
   sleep 0.2
   orphans=$(marked)
-  [ -z "$orphans" ] || break
-done
-[ -n "$orphans" ] || { echo "could not orphan a child tool in 3 attempts"; exit 1; }
-echo "(2) orphaned: $(echo $orphans | wc -w) process(es)"
-"$fetta" sweep --grid $grid --out "$out" --resume 2> "$work/resume.log"
-grep -q "stopped [1-9][0-9]* process(es) left running by an earlier sweep" "$work/resume.log" || { cat "$work/resume.log"; exit 1; }
-for p in $orphans; do
-  if { tr '\0' '\n' < /proc/$p/environ; } 2> /dev/null | grep -qxF "$marker"; then
-    echo "orphan $p still runs"; exit 1
+  [ -n "$orphans" ] || continue
+  echo "(2) attempt $attempt orphaned: $(echo $orphans | wc -w) process(es)"
+  "$fetta" sweep --grid $grid --out "$out" --resume 2> "$work/resume.log"
+  for p in $orphans; do
+    if { tr '\0' '\n' < /proc/$p/environ; } 2> /dev/null | grep -qxF "$marker"; then
+      echo "orphan $p still runs"; exit 1
+    fi
+  done
+  if grep -q "stopped [1-9][0-9]* process(es) left running by an earlier sweep" "$work/resume.log"; then
+    stopped=yes
+    break
   fi
+  echo "(2) attempt $attempt: the orphans finished before the resume looked for them"
 done
+[ -n "$stopped" ] || { echo "no resume stopped an orphaned child tool in 3 attempts"; cat "$work/resume.log"; exit 1; }
 [ -z "$(marked)" ] || { echo "tools left after the sweep finished"; exit 1; }
 /usr/bin/python3 - "$out" <<'PY'
 import collections, json, sys
