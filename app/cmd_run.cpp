@@ -11,13 +11,11 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <iostream>
 #include <thread>
 
@@ -37,6 +35,7 @@
 #include "mapper/wall_model.hpp"
 #include "rtl_gen/emit.hpp"
 #include "run_toolchain.hpp"
+#include "sim/cli/run_flags.hpp"
 #include "verif/layer.hpp"
 #include "yaml_input/file.hpp"
 
@@ -63,13 +62,11 @@ struct CompileOpts {
 int default_sim_threads() { return std::thread::hardware_concurrency() >= 2 ? 2 : 1; }
 
 // What the simulation is asked (fetta run, fetta exec).
-struct ExecOpts {
+struct ExecOpts : sim::system::RunFlags {  // and what the simulator is passed
   int64_t max_cycles = kDefaultMaxCycles;
-  uint64_t seed = 1;
-  std::string inputs, dump_dir, trace, trace_sample, cache_dir;
+  std::string cache_dir;
   std::string view = "simulation";  // rtl::View of the Verilated top; a traced run takes synthesis
   int sim_threads = default_sim_threads();
-  bool json = false;
 };
 
 std::string default_cache_dir() {
@@ -205,34 +202,7 @@ void add_compile_options(CLI::App* cmd, CompileOpts& o) {
 }
 
 void add_exec_options(CLI::App* cmd, ExecOpts& o) {
-  cmd->add_option("--seed", o.seed, "Seed of the random tensors (printed)")
-      ->check(CLI::Validator(
-          [](const std::string& v) {
-            // Checked as text: a negative number would otherwise wrap to a huge unsigned seed.
-            uint64_t seed = 0;
-            const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seed);
-            if (!v.empty() && ec == std::errc() && end == v.data() + v.size()) return std::string();
-            return fmt::format("{}: allowed: an integer 0 .. 18446744073709551615", v);
-          },
-          "UINT64"))
-      ->capture_default_str();
-  cmd->add_option("--inputs", o.inputs, "Read the layers' inputs from <layer>_in_<tensor>.npy files (as --dump-dir writes them)");
-  cmd->add_option("--dump-dir", o.dump_dir, "Write every input and output tensor as .npy, with manifest.json");
-  auto* trace = cmd->add_option("--trace", o.trace, "FST waveform file (builds a traced model; open with GTKWave)");
-  // Checked here too, so that a typo fails before a traced model is built; the simulator parses it.
-  cmd->add_option("--trace-sample", o.trace_sample,
-                  "W/N: trace only the first W cycles of every N, each window a file in the directory --trace names "
-                  "(a long run's activity for fetta power, docs/power.md \"Sampled activity\")")
-      ->needs(trace)
-      ->check(CLI::Validator(
-          [](const std::string& v) {
-            static const std::regex form(R"(^(\d{1,12})/(\d{1,12})$)");
-            std::smatch m;
-            if (std::regex_match(v, m, form) && std::stoll(m[1]) >= 1 && std::stoll(m[1]) <= std::stoll(m[2]))
-              return std::string();
-            return fmt::format("{}: allowed: W/N, W traced cycles of every N with 1 <= W <= N (e.g. 1000/10000)", v);
-          },
-          "W/N"));
+  sim::system::add_run_flags(*cmd, o);  // --seed, --inputs, --dump-dir, --trace, --trace-sample, --json
   cmd->add_option("--view", o.view,
                   "The RTL simulated: simulation (behavioural arithmetic, proven equal to the structural by fetta "
                   "equiv; the default) or synthesis (the structural RTL synthesis maps; always taken with --trace, "
@@ -249,7 +219,6 @@ void add_exec_options(CLI::App* cmd, ExecOpts& o) {
                   "Run budget: refuse programs that take more cycles end to end (the wall-cycle model's) than this")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
       ->capture_default_str();
-  cmd->add_flag("--json", o.json, "JSON report on stdout instead of the tables");
 }
 
 // " (N repeats in later networks reuse their results)" when the compiler dropped any (ProgramOptions::reuse).

@@ -23,7 +23,8 @@ def plot(out: str) -> None:
     top.set_title("Each shipped layer-phase on its own, default (DMA) path")
     top.legend()
     bottom.bar(xs, [float(r["model_err_pct"]) for r in rows], color="tab:green")
-    for limit in (-2, 2):
+    tol = max(float(r["model_tol_pct"]) for r in rows)  # the runner's --check-model tolerance
+    for limit in (-tol, tol):
         bottom.axhline(limit, color="tab:red", linestyle="--")
     bottom.set_ylabel("model error, %")
     bottom.set_xticks(list(xs))

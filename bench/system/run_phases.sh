@@ -42,7 +42,8 @@ for layer in layers:
         bad = sum(s["mismatches"] + s["stored_mismatches"] for s in r["steps"])
         rows.append({"layer": name, "phase": phase, "compute": sum(s["cycles"] for s in r["steps"]),
                      "wall": e["cycles"], "model": e["model_cycles"],
-                     "model_err_pct": round(e["model_error_percent"], 3), "bound": e["bound_cycles"],
+                     "model_err_pct": round(e["model_error_percent"], 3),
+                     "model_tol_pct": e["model_tolerance_percent"], "bound": e["bound_cycles"],
                      "wall_per_bound": round(e["cycles"] / e["bound_cycles"], 3), "mismatches": bad})
 with open(f"{out}/summary.csv", "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))

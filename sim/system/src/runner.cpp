@@ -25,6 +25,7 @@
 #include "mapper/program.hpp"
 #include "mapper/report_json.hpp"
 #include "mapper/wall_model.hpp"
+#include "sim/cli/run_flags.hpp"
 #include "sim/system/bench.hpp"
 #include "sim/system/dram.hpp"
 #include "verif/contract.hpp"
@@ -682,23 +683,18 @@ RunOptions parse_run_args(int argc, char** argv) {
   std::vector<CLI::Option*> compile_opts = mapper::add_compile_flags(app, flags);
   compile_opts.push_back(app.add_option("--layer", layers, "Layer description (YAML); repeatable"));
   for (CLI::Option* c : compile_opts) c->excludes(prog);
-  app.add_option("--seed", o.seed, "Seed of the random tensors");
+  RunFlags run;
+  add_run_flags(app, run);
   app.add_option("--timeout-cycles", o.timeout_cycles,
                  "End the run with a message naming the unit and its state when one wait (the controller, the DMA, a "
                  "queue) takes longer than this")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--inputs", o.inputs_dir, "Read the layers' inputs from <layer>_in_<tensor>.npy (as --dump-dir writes them)");
-  app.add_option("--dump-dir", o.dump_dir, "Write every input and output tensor as .npy with manifest.json");
-  app.add_flag("--json", o.json, "JSON report on stdout instead of the tables");
-  app.add_option("--trace", o.trace, "FST waveform file (the model must be built with tracing: fetta run --trace)");
-  std::string trace_sample;
-  auto* sample = app.add_option("--trace-sample", trace_sample,
-                                "W/N: trace the first W cycles of every N, each window into its own file in the "
-                                "directory --trace names (docs/power.md, \"Sampled activity\")");
   app.add_flag("--check-model", o.check_model,
-               "Fail when a contraction's RTL cycles differ from the model's, the controller's executing cycles from the "
-               "wall-cycle model's busy cycles, or end to end from the wall-cycle model's by more than 2 %");
+               fmt::format("Fail when a contraction's RTL cycles differ from the model's, the controller's executing "
+                           "cycles from the wall-cycle model's busy cycles, or end to end from the wall-cycle model's by "
+                           "more than {} %",
+                           kWallModelTolerancePercent));
   app.add_flag("--inject-illegal", o.inject_illegal,
                "Self-check of the controller: push an illegal instruction (opcode 0) before the first contraction");
   app.add_flag("--inject-mismatch", o.inject_mismatch,
@@ -708,10 +704,12 @@ RunOptions parse_run_args(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     throw std::invalid_argument(e.what());
   }
-  if (sample->count() > 0) {
-    o.trace_sample = parse_trace_sample(trace_sample);
-    if (o.trace.empty()) throw std::invalid_argument("--trace-sample: give the directory of the windows with --trace DIR");
-  }
+  o.seed = run.seed;
+  o.inputs_dir = run.inputs;
+  o.dump_dir = run.dump_dir;
+  o.json = run.json;
+  o.trace = run.trace;
+  if (!run.trace_sample.empty()) o.trace_sample = parse_trace_sample(run.trace_sample);
   if (!program.empty()) {
     auto p = std::make_shared<mapper::Program>(mapper::load_program(program));
     o.cfg = config.empty() ? arch::parse_arch_config(p->config_yaml, program + "/program.json") : arch::load_arch_config(config);
@@ -805,6 +803,7 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
                        {"probe_cycles", exec.probe_cycles}, {"bound_cycles", bound},
                        {"least_dram_bytes", cost.least_dram_bytes}, {"model_cycles", model.total()},
                        {"model_simulated_cycles", model.simulated}, {"model_error_percent", model_error},
+                       {"model_tolerance_percent", kWallModelTolerancePercent},
                        {"model_controller", mapper::controller_json(model)}};
     j["streams"] = {{"instructions_fnv1a", fmt::format("{:016x}", bench.instruction_digest())},
                     {"writes_fnv1a", fmt::format("{:016x}", bench.write_digest())}};
@@ -857,7 +856,7 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
         r.dram_bytes_written != t.written)
       ++model_off;
   }
-  // The wall-cycle model is checked to the target it is held to (docs/program.md): 2 %.
+  // The wall-cycle model is checked to the target it is held to (docs/program.md).
   const bool wall_off = std::abs(model_error) > kWallModelTolerancePercent;
   // The model's timeline gives every instruction the cycles the RTL takes: the cycles the
   // controller executed, counted by the bench, are its busy cycles exactly.

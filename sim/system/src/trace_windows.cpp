@@ -5,26 +5,11 @@
 
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <stdexcept>
 
 namespace fetta::sim::system {
 
 namespace fs = std::filesystem;
-
-TraceSample parse_trace_sample(const std::string& text) {
-  static const std::regex form(R"(^(\d{1,12})/(\d{1,12})$)");
-  std::smatch m;
-  TraceSample s;
-  if (std::regex_match(text, m, form)) {
-    s.window = std::stoll(m[1]);
-    s.every = std::stoll(m[2]);
-  }
-  if (s.window < 1 || s.every < s.window)
-    throw std::invalid_argument(fmt::format(
-        "--trace-sample {}: allowed: W/N, W traced cycles of every N with 1 <= W <= N (e.g. 1000/10000)", text));
-  return s;
-}
 
 std::string trace_window_file(const std::string& dir, int64_t k) {
   return (fs::path(dir) / fmt::format("window_{:05d}.fst", k)).string();

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/cli/trace_sample.hpp"
+
 namespace fetta::sim::system {
 
 // Waveform hooks of the Verilated top: `open` starts writing a file (the first call attaches the
@@ -20,14 +22,6 @@ struct TraceHooks {
   std::function<void(const std::string& path)> open;
   std::function<void()> close;
 };
-
-struct TraceSample {
-  int64_t window = 0, every = 0;  // W cycles of every N; 0: the whole run in one file
-  bool sampled() const { return every > 0; }
-};
-
-// "W/N" -> {W, N}; throws std::invalid_argument naming the option and the allowed values.
-TraceSample parse_trace_sample(const std::string& text);
 
 // The file of window k of a sampled trace in `dir`.
 std::string trace_window_file(const std::string& dir, int64_t k);
