@@ -204,6 +204,36 @@ TEST_CASE("verify: every result claimed checked is checked once, every step fini
           {"(check)", "before anything put it there"});
 }
 
+TEST_CASE("verify: no wait for the DMA hangs (a descriptor for the TCU's half needs a FLIP before the wait)", "[verify]") {
+  auto is_flip = [](const Program& p, const Op& o) {
+    return o.code == OpCode::push && static_cast<arch::Opcode>(p.words[static_cast<size_t>(o.a)] & 0xFU) == arch::Opcode::flip;
+  };
+  // A FLIP pushed twice (fuzz.program_runs found a program so edited passing the verifier and
+  // hanging the RTL): every descriptor after it moves the half the TCU is on.
+  refused([&](Program& p) {
+            for (size_t i = 0; i < p.ops.size(); ++i)
+              if (is_flip(p, p.ops[i])) {
+                p.ops.insert(p.ops.begin() + static_cast<std::ptrdiff_t>(i), p.ops[i]);
+                return;
+              }
+            FAIL("no FLIP in the program");
+          },
+          {"(dma)", "field 'half'", "never ends", "Order and the halves"});
+  // Every descriptor for the other half: the first moves the half the TCU starts on, before any FLIP.
+  refused([](Program& p) {
+            const arch::DmaLayout layout(arch::dma_geometry(cfg()));
+            for (const Op& o : p.ops)
+              if (o.code == OpCode::dma) {
+                const auto first = p.words.begin() + o.a;
+                arch::DmaDescriptor d = arch::decode_dma(layout, arch::Words(first, first + o.b));
+                d.half = !d.half;
+                const arch::Words w = arch::encode_dma(layout, d);
+                std::copy(w.begin(), w.end(), first);
+              }
+          },
+          {"(dma)", "field 'half'", "never ends"});
+}
+
 TEST_CASE("verify: load_program verifies what the files say against the configuration they name", "[verify]") {
   const fs::path dir = fs::temp_directory_path() / ("fetta_verify_test_" + std::to_string(::getpid()));
   fs::remove_all(dir);

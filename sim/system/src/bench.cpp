@@ -238,10 +238,31 @@ void SystemBench::push_descriptor(const arch::Words& words) {
 }
 
 int64_t SystemBench::wait_dma_idle(int64_t timeout_cycles) {
-  const int64_t n = wait_until([this] { return port("dma_busy").read() == 0; }, timeout_cycles, [this] {
-    return fmt::format("the DMA is still busy (dma_done = {}, controller busy = {}, {} external requests outstanding)",
-                       port("dma_done").read(), port("busy").read(), outstanding_);
-  });
+  // A descriptor for the half the TCU is on starts only after a FLIP: with the controller idle, no
+  // DRAM request in flight and none asked for, nothing can move the DMA on (mapper::verify_program
+  // refuses such programs; this ends the wait of one that was not verified).
+  PortSignal &dma_busy = port("dma_busy"), &dma_done = port("dma_done"), &busy = port("busy"), &req = port("mem_req_valid");
+  uint64_t done = dma_done.read();
+  int64_t still = 0;
+  const int64_t n = wait_until(
+      [&] {
+        if (dma_busy.read() == 0) return true;
+        const uint64_t now_done = dma_done.read();
+        const bool moving = now_done != done || busy.read() != 0 || outstanding_ != 0 || req.read() != 0;
+        done = now_done;
+        still = moving ? 0 : still + 1;
+        if (still >= kDmaStuckCycles)
+          throw std::runtime_error(fmt::format(
+              "SystemBench: the DMA is stuck: {} descriptors done, then {} cycles without a move, the controller idle and no "
+              "DRAM request outstanding; its next descriptor waits for the half the TCU computes on, and no FLIP is queued "
+              "to free it",
+              now_done, kDmaStuckCycles));
+        return false;
+      },
+      timeout_cycles, [this] {
+        return fmt::format("the DMA is still busy (dma_done = {}, controller busy = {}, {} external requests outstanding)",
+                           port("dma_done").read(), port("busy").read(), outstanding_);
+      });
   dma_wait_cycles_ += n;
   return n;
 }

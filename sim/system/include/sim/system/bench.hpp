@@ -65,7 +65,10 @@ class SystemBench : public sc_core::sc_module {
   void push_descriptor(const arch::Words& words);
   // Waits until the DMA has no descriptor; returns the cycles waited. Host-port reads and writes
   // wait for this themselves: the DMA owns the port while it is busy.
+  // A DMA that has not moved for kDmaStuckCycles with the controller idle and no DRAM request
+  // outstanding can never move again: the wait throws, naming the descriptors done.
   int64_t wait_dma_idle(int64_t timeout_cycles);
+  static constexpr int64_t kDmaStuckCycles = 4096;
   // The host's read of `bytes` from DRAM, waited for in simulated time while the top runs on: once
   // the DMA is idle (the DRAM is then the host's), its latency and transfer at the bandwidth.
   // Returns the cycles it took after the DMA's.
