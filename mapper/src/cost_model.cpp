@@ -74,6 +74,36 @@ AnalyticalModel::AnalyticalModel(arch::ArchConfig cfg) : cfg_(std::move(cfg)) {
   if (cfg_.ce.dataflows.empty()) throw SearchError("the cost model needs at least one dataflow");
 }
 
+namespace {
+
+// A step's unified-memory traffic, in elements: the two operand ports, the partial sums and the result.
+struct SramTraffic {
+  double ia = 0, ib = 0, psums = 0, out = 0;
+};
+
+// The step's energy terms from its MACs, its traffic and its cycles (c.cycles set).
+void add_energy(const arch::ArchConfig& cfg, const StepShape& s, const SramTraffic& x, StepCost& c) {
+  const double lanes = static_cast<double>(cfg.memory.banks) * cfg.memory.elems_per_bank;
+  const double ob = operand_bytes(cfg.dtype), ab = accumulator_bytes(cfg.dtype);
+  const auto& e = cfg.energy;
+  const double levels = std::log2(lanes) + 1;  // butterfly levels + the transpose level
+  EnergyTerms& t = c.energy;
+  t.mac = static_cast<double>(s.macs) * e.mac_pj;
+  c.sram_read_bytes = (x.ia + x.ib) * ob;
+  c.sram_write_bytes = x.out * ob;
+  if (x.psums > x.out) {  // accumulate: every partial sum read and written back
+    c.sram_read_bytes += x.psums * ab;
+    c.sram_write_bytes += x.psums * ab;
+  }
+  t.sram = c.sram_read_bytes * e.sram_read_pj_per_byte + c.sram_write_bytes * e.sram_write_pj_per_byte;
+  t.network = (x.ia + x.ib + x.psums) * levels * e.network_hop_pj;
+  t.dram = c.dram_read_bytes * e.dram_read_pj_per_byte + c.dram_write_bytes * e.dram_write_pj_per_byte;
+  t.static_power = e.static_mw * c.cycles * 1000.0 / cfg.clock_mhz;  // mW x ns
+  c.energy_pj = t.total();
+}
+
+}  // namespace
+
 std::string AnalyticalModel::name() const {
   return fmt::format("analytical({}: {} CEs of {}x{}, {} lanes, {:g} MHz)", cfg_.name, cfg_.ce.count, cfg_.ce.rows,
                      cfg_.ce.cols, cfg_.memory.banks * cfg_.memory.elems_per_bank, cfg_.clock_mhz);
@@ -83,7 +113,7 @@ StepCost AnalyticalModel::step_with(const StepShape& s, const std::string& dataf
   const double R = cfg_.ce.rows, C = cfg_.ce.cols, P = cfg_.ce.count;
   const double lanes = static_cast<double>(cfg_.memory.banks) * cfg_.memory.elems_per_bank;
   const double stages = cfg_.ce.mac_pipeline_stages + cfg_.ce.mac_product_stages;
-  const double ob = operand_bytes(cfg_.dtype), ab = accumulator_bytes(cfg_.dtype);
+  const double ob = operand_bytes(cfg_.dtype);
   const double batch = static_cast<double>(s.batch), m = static_cast<double>(s.m), n = static_cast<double>(s.n),
                k = static_cast<double>(s.k);
 
@@ -146,21 +176,7 @@ StepCost AnalyticalModel::step_with(const StepShape& s, const std::string& dataf
   }
   c.cycles = std::max({c.compute_cycles, c.sram_cycles, c.dram_cycles});
 
-  const auto& e = cfg_.energy;
-  const double levels = std::log2(lanes) + 1;  // butterfly levels + the transpose level
-  EnergyTerms& t = c.energy;
-  t.mac = static_cast<double>(s.macs) * e.mac_pj;
-  c.sram_read_bytes = (ia + ib) * ob;
-  c.sram_write_bytes = out * ob;
-  if (psums > out) {  // accumulate: every partial sum read and written back
-    c.sram_read_bytes += psums * ab;
-    c.sram_write_bytes += psums * ab;
-  }
-  t.sram = c.sram_read_bytes * e.sram_read_pj_per_byte + c.sram_write_bytes * e.sram_write_pj_per_byte;
-  t.network = (ia + ib + psums) * levels * e.network_hop_pj;
-  t.dram = c.dram_read_bytes * e.dram_read_pj_per_byte + c.dram_write_bytes * e.dram_write_pj_per_byte;
-  t.static_power = e.static_mw * c.cycles * 1000.0 / cfg_.clock_mhz;  // mW x ns
-  c.energy_pj = t.total();
+  add_energy(cfg_, s, {ia, ib, psums, out}, c);
   c.utilization = static_cast<double>(s.macs) / (c.cycles * P * R * C);
   return c;
 }

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace fetta::mapper {
@@ -56,23 +57,49 @@ void emit(const Problem& p, const std::vector<Entry>& table, size_t k, NodeSet s
   steps.push_back({a, b, p.step_macs(a, b)});
 }
 
+// The search's limits: nodes, the k asked for, and the table's memory.
+void check_search(int nodes, int k_in) {
+  if (nodes < 1) throw SearchError("the tensor network has no nodes");
+  if (nodes > kMaxNodes) throw SearchError(fmt::format("{} nodes: the exact search handles at most {}", nodes, kMaxNodes));
+  if (k_in < 1 || k_in > std::numeric_limits<uint16_t>::max()) {
+    throw SearchError(fmt::format("top N must be between 1 and {}, got {}", std::numeric_limits<uint16_t>::max(), k_in));
+  }
+  const double bytes = std::ldexp(static_cast<double>(k_in) * sizeof(Entry), nodes);
+  if (bytes > 2.0 * 1024 * 1024 * 1024) {
+    throw SearchError(fmt::format("top {} over {} nodes needs a {:.0f} MiB table (limit 2048 MiB); ask for fewer",
+                                  k_in, nodes, bytes / 1024 / 1024));
+  }
+}
+
+// Merges the splits (A's i-th best, B's j-th best) at step cost c into S's k-best list of cnt
+// entries, kept sorted by cost; entries of equal cost stay in insertion order (deterministic).
+void merge_k_best(Entry* list, uint16_t& cnt, size_t k, const Entry* la, size_t na, const Entry* lb, size_t nb, uint64_t c,
+                  NodeSet A) {
+  for (size_t i = 0; i < na && i < k; ++i) {
+    size_t j = 0;
+    for (; j < nb && (i + 1) * (j + 1) <= k; ++j) {
+      const uint64_t total = sat_add(c, sat_add(la[i].cost, lb[j].cost));
+      if (cnt == k && total >= list[k - 1].cost) break;  // later j cost at least as much
+      size_t pos = cnt == k ? k - 1 : cnt;
+      while (pos > 0 && list[pos - 1].cost > total) {
+        list[pos] = list[pos - 1];
+        --pos;
+      }
+      list[pos] = Entry{total, A, static_cast<uint16_t>(i), static_cast<uint16_t>(j)};
+      if (cnt < k) ++cnt;
+    }
+    if (j == 0) break;  // nothing from row i fits: rows below cost at least as much
+  }
+}
+
 }  // namespace
 
 std::vector<ContractionTree> k_best_trees(const Problem& p, int k_in) {
   const int K = p.size();
-  if (K < 1) throw SearchError("the tensor network has no nodes");
-  if (K > kMaxNodes) throw SearchError(fmt::format("{} nodes: the exact search handles at most {}", K, kMaxNodes));
-  if (k_in < 1 || k_in > std::numeric_limits<uint16_t>::max()) {
-    throw SearchError(fmt::format("top N must be between 1 and {}, got {}", std::numeric_limits<uint16_t>::max(), k_in));
-  }
+  check_search(K, k_in);
   if (K == 1) return {ContractionTree{}};
   const size_t k = static_cast<size_t>(k_in);
   const size_t n = size_t{1} << K;
-  const double bytes = static_cast<double>(n) * static_cast<double>(k) * sizeof(Entry);
-  if (bytes > 2.0 * 1024 * 1024 * 1024) {
-    throw SearchError(fmt::format("top {} over {} nodes needs a {:.0f} MiB table (limit 2048 MiB); ask for fewer",
-                                  k, K, bytes / 1024 / 1024));
-  }
 
   const std::vector<LabelSet> ops = operand_table(p);
   // Volume of every operand: a step's labels include both operands' and the result's, so
@@ -118,24 +145,7 @@ std::vector<ContractionTree> k_best_trees(const Problem& p, int k_in) {
           cnt = 1;
         }
       } else {
-        const size_t na = count[A];
-        const size_t nb = count[B];
-        for (size_t i = 0; i < na && i < k; ++i) {
-          size_t j = 0;
-          for (; j < nb && (i + 1) * (j + 1) <= k; ++j) {
-            const uint64_t total = sat_add(c, sat_add(la[i].cost, lb[j].cost));
-            if (cnt == k && total >= list[k - 1].cost) break;  // later j cost at least as much
-            // Insert after every entry of equal cost (stable, deterministic).
-            size_t pos = cnt == k ? k - 1 : cnt;
-            while (pos > 0 && list[pos - 1].cost > total) {
-              list[pos] = list[pos - 1];
-              --pos;
-            }
-            list[pos] = Entry{total, A, static_cast<uint16_t>(i), static_cast<uint16_t>(j)};
-            if (cnt < k) ++cnt;
-          }
-          if (j == 0) break;  // nothing from row i fits: rows below cost at least as much
-        }
+        merge_k_best(list, cnt, k, la, count[A], lb, count[B], c, A);
       }
       if (sub == 0) break;
     }

@@ -340,8 +340,6 @@ class Verifier {
     const Op& o = p_.ops[i];
     if (o.report < -1 || (o.report >= 0 && static_cast<size_t>(o.report) >= p_.steps.size())) needs_report(i);
     if (o.tensor < -1) needs_tensor(i);
-    const int operand = arch::operand_bits(cfg_.dtype) / 8;
-    const int64_t H = arch::host_port_lanes(cfg_);
     switch (o.code) {
       case OpCode::preload:
         needs_tensor(i);
@@ -379,66 +377,77 @@ class Verifier {
         needs_report(i);
         requant_shift(i);
         break;
-      case OpCode::store:
-        needs_tensor(i);
-        needs_report(i);
-        if (!tensor_id(o.source)) fail(op_record(i), "source", fmt::format("{} (allowed: 0 .. {})", o.source, p_.tensors.size() - 1));
-        if (tensor_of(o.tensor).dram_addr < 0) fail(op_record(i), "tensor", "a store writes a tensor that has a DRAM address");
-        if (tensor_of(o.source).numel() != tensor_of(o.tensor).numel())
-          fail(op_record(i), "source", fmt::format("{} elements stored as a tensor of {}", tensor_of(o.source).numel(),
-                                                   tensor_of(o.tensor).numel()));
-        requant_shift(i);
-        break;
+      case OpCode::store: store(i); break;
       case OpCode::finish: needs_report(i); break;
-      case OpCode::preload_image: {
-        needs_tensor(i);
-        needs_report(i);
-        if (tensor_of(o.tensor).kind != ProgramTensor::Kind::input)
-          fail(op_record(i), "tensor", "an operand image in DRAM is of a layer input");
-        image_rows(i);
-        needs_dram(i, o.a, o.b * ((o.c + H - 1) / H * H) * operand);
-        element_map(i, static_cast<uint64_t>(o.b * o.c));
-        break;
-      }
-      case OpCode::dma: {
-        words(i, dma_layout_.words());
-        const arch::Words w(p_.words.begin() + o.a, p_.words.begin() + o.a + o.b);
-        const arch::DmaDescriptor d = arch::decode_dma(dma_layout_, w);
-        // A descriptor moves at most a half's slots: more would wrap onto itself, and at the
-        // fields' maximum it would run for 2^48 beats.
-        const int64_t slots = int64_t{1} << dma_.slot_bits();
-        if (d.bound[0] > static_cast<uint64_t>(slots) || d.bound[1] > static_cast<uint64_t>(slots) ||
-            d.bound[2] > static_cast<uint64_t>(slots) || d.beats() > slots)
-          fail(op_record(i), "b", fmt::format("a descriptor of {} x {} x {} beats (allowed: at most {}, a half's slots)",
-                                              d.bound[0], d.bound[1], d.bound[2], slots));
-        // Every beat inside the DRAM (the target refuses an access past its capacity), as the
-        // hardware computes the addresses (modulo the address space: arch::dma_beats).
-        const int64_t beat = dma_.beat_bytes(), beats = capacity() / beat;
-        for (const arch::DmaBeat& b : arch::dma_beats(dma_layout_, d))
-          if (b.dram >= static_cast<uint64_t>(beats))
-            fail(op_record(i), "a", fmt::format("a descriptor reaching DRAM beat {} (allowed: 0 .. {}, the DRAM's {} MiB in "
-                                                "beats of {} bytes)",
-                                                b.dram, beats - 1, cfg_.dram.capacity_mb, beat));
-        break;
-      }
+      case OpCode::preload_image: preload_image(i); break;
+      case OpCode::dma: descriptor(i); break;
       case OpCode::wait_retired:
         // Only instructions pushed before it can retire: a larger count would wait forever.
         if (o.a < 0 || o.a > pushes_)
           fail(op_record(i), "a", fmt::format("waits for {} instructions retired, {} pushed before it (allowed: 0 .. {})", o.a,
                                               pushes_, pushes_));
         break;
-      case OpCode::read_saved: {
-        needs_tensor(i);
-        needs_report(i);
-        image_rows(i);
-        needs_dram(i, o.a, o.b * o.c * operand);
-        lane_list(i, o.c);
-        element_map(i, static_cast<uint64_t>(o.b) * o.lanes_len);
-        if (o.source != -1 && o.source != o.tensor)
-          fail(op_record(i), "source", fmt::format("{} (allowed: -1, or the op's own tensor {} for a read again)", o.source, o.tensor));
-        break;
-      }
+      case OpCode::read_saved: read_saved(i); break;
     }
+  }
+
+  void store(size_t i) const {
+    const Op& o = p_.ops[i];
+    needs_tensor(i);
+    needs_report(i);
+    if (!tensor_id(o.source)) fail(op_record(i), "source", fmt::format("{} (allowed: 0 .. {})", o.source, p_.tensors.size() - 1));
+    if (tensor_of(o.tensor).dram_addr < 0) fail(op_record(i), "tensor", "a store writes a tensor that has a DRAM address");
+    if (tensor_of(o.source).numel() != tensor_of(o.tensor).numel())
+      fail(op_record(i), "source", fmt::format("{} elements stored as a tensor of {}", tensor_of(o.source).numel(),
+                                               tensor_of(o.tensor).numel()));
+    requant_shift(i);
+  }
+
+  void preload_image(size_t i) const {
+    const Op& o = p_.ops[i];
+    const int operand = arch::operand_bits(cfg_.dtype) / 8;
+    const int64_t H = arch::host_port_lanes(cfg_);
+    needs_tensor(i);
+    needs_report(i);
+    if (tensor_of(o.tensor).kind != ProgramTensor::Kind::input) fail(op_record(i), "tensor", "an operand image in DRAM is of a layer input");
+    image_rows(i);
+    needs_dram(i, o.a, o.b * ((o.c + H - 1) / H * H) * operand);
+    element_map(i, static_cast<uint64_t>(o.b * o.c));
+  }
+
+  void descriptor(size_t i) const {
+    const Op& o = p_.ops[i];
+    words(i, dma_layout_.words());
+    const arch::Words w(p_.words.begin() + o.a, p_.words.begin() + o.a + o.b);
+    const arch::DmaDescriptor d = arch::decode_dma(dma_layout_, w);
+    // A descriptor moves at most a half's slots: more would wrap onto itself, and at the
+    // fields' maximum it would run for 2^48 beats.
+    const int64_t slots = int64_t{1} << dma_.slot_bits();
+    if (d.bound[0] > static_cast<uint64_t>(slots) || d.bound[1] > static_cast<uint64_t>(slots) ||
+        d.bound[2] > static_cast<uint64_t>(slots) || d.beats() > slots)
+      fail(op_record(i), "b", fmt::format("a descriptor of {} x {} x {} beats (allowed: at most {}, a half's slots)", d.bound[0],
+                                          d.bound[1], d.bound[2], slots));
+    // Every beat inside the DRAM (the target refuses an access past its capacity), as the
+    // hardware computes the addresses (modulo the address space: arch::dma_beats).
+    const int64_t beat = dma_.beat_bytes(), beats = capacity() / beat;
+    for (const arch::DmaBeat& b : arch::dma_beats(dma_layout_, d))
+      if (b.dram >= static_cast<uint64_t>(beats))
+        fail(op_record(i), "a", fmt::format("a descriptor reaching DRAM beat {} (allowed: 0 .. {}, the DRAM's {} MiB in "
+                                            "beats of {} bytes)",
+                                            b.dram, beats - 1, cfg_.dram.capacity_mb, beat));
+  }
+
+  void read_saved(size_t i) const {
+    const Op& o = p_.ops[i];
+    const int operand = arch::operand_bits(cfg_.dtype) / 8;
+    needs_tensor(i);
+    needs_report(i);
+    image_rows(i);
+    needs_dram(i, o.a, o.b * o.c * operand);
+    lane_list(i, o.c);
+    element_map(i, static_cast<uint64_t>(o.b) * o.lanes_len);
+    if (o.source != -1 && o.source != o.tensor)
+      fail(op_record(i), "source", fmt::format("{} (allowed: -1, or the op's own tensor {} for a read again)", o.source, o.tensor));
   }
 
   // The data flow: every host buffer written before it is read, every checked step checked once

@@ -70,8 +70,15 @@ std::vector<SignalPtr> referenced_signals(const ExprPtr& e) {
   return out;
 }
 
-void check_module(Module& m) {
-  std::map<const SignalNode*, DriveInfo> drive;
+namespace {
+
+using DriveMap = std::map<const SignalNode*, DriveInfo>;
+using DepGraph = std::map<const SignalNode*, std::vector<const SignalNode*>>;
+
+// Every connect of the module, per signal it drives: unconditional or under a when/switch, in
+// statement order, and the signals its value and conditions read.
+DriveMap collect_drives(const Module& m) {
+  DriveMap drive;
   size_t order = 0;
   std::vector<ExprPtr> conds;
   std::function<void(const Block&, int)> walk = [&](const Block& b, int depth) {
@@ -108,7 +115,11 @@ void check_module(Module& m) {
     }
   };
   walk(m.body(), 0);
+  return drive;
+}
 
+// Every signal that needs a driver has exactly one, and a combinational one is assigned on every path.
+void check_drivers(const Module& m, const DriveMap& drive) {
   for (const SignalPtr& s : m.signals()) {
     if (s->kind == SigKind::input || s->kind == SigKind::inst_out || s->kind == SigKind::mem_read) continue;
     if (s->kind == SigKind::output && !m.verbatim_body().empty()) continue;  // the primitive's text drives it
@@ -142,18 +153,22 @@ void check_module(Module& m) {
                      "assign a default before the when/switch or add otherwise()",
                      d.conditional[0]->loc);
   }
+}
 
+void check_memories(const Module& m) {
   for (const auto& mem : m.memories()) {
     if (mem->writes.empty())
       throw RtlError(ErrorKind::undriven, mem->name, "memory has no write port", mem->loc);
     if (mem->reads.empty())
       throw RtlError(ErrorKind::undriven, mem->name, "memory has no read port; nothing can observe it", mem->loc);
   }
+}
 
-  // Combinational dependency graph: wires, outputs and instance inputs depend on what their
-  // values and conditions read; instance outputs on the instance inputs the child connects
-  // to them combinationally; inputs, registers and memory read data start new paths.
-  std::map<const SignalNode*, std::vector<const SignalNode*>> deps;
+// Combinational dependency graph: wires, outputs and instance inputs depend on what their
+// values and conditions read; instance outputs on the instance inputs the child connects
+// to them combinationally; inputs, registers and memory read data start new paths.
+DepGraph combinational_graph(const Module& m, const DriveMap& drive) {
+  DepGraph deps;
   std::map<const Instance*, std::map<std::string, const SignalNode*>> inst_port;
   for (const SignalPtr& s : m.signals())
     if (s->kind == SigKind::inst_in) inst_port[s->inst][s->port] = s.get();
@@ -171,6 +186,11 @@ void check_module(Module& m) {
     auto it = drive.find(s.get());
     if (it != drive.end()) deps[s.get()].assign(it->second.deps.begin(), it->second.deps.end());
   }
+  return deps;
+}
+
+// No signal depends on itself through combinational logic; the first loop found is named.
+void check_loops(const Module& m, DepGraph& deps, DriveMap& drive) {
   std::map<const SignalNode*, int> color;  // 0 new, 1 on stack, 2 done
   std::vector<const SignalNode*> path;
   std::function<void(const SignalNode*)> dfs = [&](const SignalNode* s) {
@@ -194,8 +214,10 @@ void check_module(Module& m) {
   };
   for (const SignalPtr& s : m.signals())
     if (color[s.get()] == 0) dfs(s.get());
+}
 
-  // Ports that reach outputs without passing a register (used by parents' loop checks).
+// The inputs that reach each output without passing a register (used by parents' loop checks).
+void record_comb_paths(Module& m, DepGraph& deps) {
   m.comb_paths.clear();
   for (const SignalPtr& s : m.signals()) {
     if (s->kind != SigKind::output) continue;
@@ -212,6 +234,17 @@ void check_module(Module& m) {
     std::sort(inputs.begin(), inputs.end());
     m.comb_paths[s->name] = inputs;
   }
+}
+
+}  // namespace
+
+void check_module(Module& m) {
+  DriveMap drive = collect_drives(m);
+  check_drivers(m, drive);
+  check_memories(m);
+  DepGraph deps = combinational_graph(m, drive);
+  check_loops(m, deps, drive);
+  record_comb_paths(m, deps);
 }
 
 }  // namespace fetta::rtl
