@@ -45,23 +45,18 @@ std::string fp32_add_arch_name(Fp32AddArch arch, const std::string& what) {
       fmt::format("{} = {} is not an adder architecture; allowed: basic, two_path", what, static_cast<int>(arch)));
 }
 
-Fp32Add::Fp32Add(Fp32AddParams params) : Generator(checked(params)) {}
+Fp32Add::Fp32Add(Fp32AddParams params) : IdentifiedGenerator(checked(params)) {}
 
-std::string Fp32Add::module_name() const {
-  const std::string arch = p.arch == Fp32AddArch::basic ? "" : "twopath_" + prefix_tag(p.prefix) + "_";
-  const std::string lead = p.lead_levels == 0 ? "" : fmt::format("_lead{}", p.lead_levels);
-  return fmt::format("fp32_add_{}s{}{}{}", arch, p.stages, lead, p.gate_stages ? "_gated" : "");
+Identity Fp32Add::identity() const {
+  Identity id("fp32_add");
+  if (p.arch != Fp32AddArch::basic)
+    id.param("arch", fp32_add_arch_name(p.arch), fmt::format("_twopath_{}", prefix_tag(p.prefix))).param("prefix", prefix_name(p.prefix));
+  id.param("stages", p.stages, fmt::format("_s{}", p.stages))
+      .param("lead_levels", p.lead_levels, p.lead_levels == 0 ? "" : fmt::format("_lead{}", p.lead_levels));
+  if (p.gate_stages) id.flag("gate_stages", true, "_gated");
+  return id;
 }
 
-ParamList Fp32Add::params() const {
-  ParamList l{{"stages", std::to_string(p.stages)}, {"lead_levels", std::to_string(p.lead_levels)}};
-  if (p.gate_stages) l.emplace_back("gate_stages", "true");
-  if (p.arch != Fp32AddArch::basic) {
-    l.emplace_back("arch", fp32_add_arch_name(p.arch));
-    l.emplace_back("prefix", prefix_name(p.prefix));
-  }
-  return l;
-}
 
 // Gate levels per step, measured on each datapath (Yosys 0.23 `synth -flatten`, generic gates,
 // `ltp -noff` per register-to-register segment of the adder with all four inner cuts;

@@ -32,24 +32,18 @@ std::vector<int> mac_levels(Fp32AddArch arch) {
 
 }  // namespace
 
-FpMac::FpMac(FpMacParams params) : Generator(checked(params)) {}
+FpMac::FpMac(FpMacParams params) : IdentifiedGenerator(checked(params)) {}
 
-std::string FpMac::module_name() const {
-  const std::string prod = p.product_stages > 0 ? fmt::format("_p{}{}", p.product_stages, p.product_valid ? "v" : "") : "";
-  if (p.adder_arch == Fp32AddArch::basic) return fmt::format("fp_mac_bf16_fp32{}_s{}", prod, p.stages);
-  return fmt::format("fp_mac_bf16_fp32_twopath_{}{}_s{}", prefix_tag(p.adder_prefix), prod, p.stages);
+Identity FpMac::identity() const {
+  Identity id("fp_mac_bf16_fp32");
+  if (p.adder_arch != Fp32AddArch::basic)
+    id.param("adder_arch", fp32_add_arch_name(p.adder_arch), fmt::format("_twopath_{}", prefix_tag(p.adder_prefix)))
+        .param("adder_prefix", prefix_name(p.adder_prefix));
+  if (p.product_stages > 0) id.param("product_stages", p.product_stages, fmt::format("_p{}", p.product_stages));
+  if (p.product_valid) id.flag("product_valid", true, p.product_stages > 0 ? "v" : "");
+  return id.param("stages", p.stages, fmt::format("_s{}", p.stages));
 }
 
-ParamList FpMac::params() const {
-  ParamList l{{"stages", std::to_string(p.stages)}};
-  if (p.product_stages > 0) l.emplace_back("product_stages", std::to_string(p.product_stages));
-  if (p.product_valid) l.emplace_back("product_valid", "true");
-  if (p.adder_arch != Fp32AddArch::basic) {
-    l.emplace_back("adder_arch", fp32_add_arch_name(p.adder_arch));
-    l.emplace_back("adder_prefix", prefix_name(p.adder_prefix));
-  }
-  return l;
-}
 
 bool FpMac::product_registered() const {
   return p.product_stages == 0 && place_cuts(mac_levels(p.adder_arch), p.stages)[0] > 0;

@@ -42,17 +42,15 @@ FpOperand classify(Module& m, const Sig& x, int exp_bits, int man_bits, const st
 
 }  // namespace
 
-Bf16Mul::Bf16Mul(Bf16MulParams params) : Generator(checked(params)) {}
+Bf16Mul::Bf16Mul(Bf16MulParams params) : IdentifiedGenerator(checked(params)) {}
 
-std::string Bf16Mul::module_name() const {
-  return fmt::format("fp_mul_e{}m{}_o{}", p.exp_bits, p.man_bits, p.out_man_bits);
+Identity Bf16Mul::identity() const {
+  return Identity("fp_mul")
+      .param("exp_bits", p.exp_bits, fmt::format("_e{}", p.exp_bits))
+      .param("man_bits", p.man_bits, fmt::format("m{}", p.man_bits))
+      .param("out_man_bits", p.out_man_bits, fmt::format("_o{}", p.out_man_bits));
 }
 
-ParamList Bf16Mul::params() const {
-  return {{"exp_bits", std::to_string(p.exp_bits)},
-          {"man_bits", std::to_string(p.man_bits)},
-          {"out_man_bits", std::to_string(p.out_man_bits)}};
-}
 
 void Bf16Mul::build(Module& m) const {
   const int E = p.exp_bits, M = p.man_bits, O = p.out_man_bits;

@@ -35,21 +35,17 @@ IntAddParams checked(IntAddParams p) {
 
 }  // namespace
 
-IntMac::IntMac(IntMacParams params) : Generator(checked(params)) {}
+IntMac::IntMac(IntMacParams params) : IdentifiedGenerator(checked(params)) {}
 
-std::string IntMac::module_name() const {
-  const std::string prod = p.product_stages > 0 ? fmt::format("_p{}{}", p.product_stages, p.product_valid ? "v" : "") : "";
-  return fmt::format("int_mac_i{}_acc{}{}_s{}", p.operand_bits, p.acc_bits, prod, p.stages);
+Identity IntMac::identity() const {
+  Identity id("int_mac");
+  id.param("operand_bits", p.operand_bits, fmt::format("_i{}", p.operand_bits))
+      .param("acc_bits", p.acc_bits, fmt::format("_acc{}", p.acc_bits));
+  if (p.product_stages > 0) id.param("product_stages", p.product_stages, fmt::format("_p{}", p.product_stages));
+  if (p.product_valid) id.flag("product_valid", true, p.product_stages > 0 ? "v" : "");
+  return id.param("stages", p.stages, fmt::format("_s{}", p.stages));
 }
 
-ParamList IntMac::params() const {
-  ParamList l{{"operand_bits", std::to_string(p.operand_bits)},
-              {"acc_bits", std::to_string(p.acc_bits)},
-              {"stages", std::to_string(p.stages)}};
-  if (p.product_stages > 0) l.emplace_back("product_stages", std::to_string(p.product_stages));
-  if (p.product_valid) l.emplace_back("product_valid", "true");
-  return l;
-}
 
 void IntMac::build(Module& m) const {
   const int n = p.operand_bits, w = p.acc_bits;
@@ -92,7 +88,9 @@ void IntMac::build(Module& m) const {
   out <<= result;
 }
 
-IntAdd::IntAdd(IntAddParams params) : Generator(checked(params)) {}
+Identity IntAdd::identity() const { return Identity("int_add").param("bits", p.bits, fmt::format("_w{}", p.bits)); }
+
+IntAdd::IntAdd(IntAddParams params) : IdentifiedGenerator(checked(params)) {}
 
 void IntAdd::build(Module& m) const {
   m.add_comment(fmt::format("sum = a + b mod 2^{} (docs/arith.md).", p.bits));

@@ -40,19 +40,16 @@ CeParams ce_params_from(const arch::ArchConfig& cfg) {
   return p;
 }
 
-Ce::Ce(CeParams params) : Generator(params) { validate(p); }
+Ce::Ce(CeParams params) : IdentifiedGenerator(params) { validate(p); }
 
-std::string Ce::module_name() const {
-  // The PE's name carries the PE parameters after its "pe_" prefix.
-  const std::string pe = Pe(p.pe).module_name().substr(3);
-  return fmt::format("ce_{}x{}_{}", p.rows, p.cols, pe);
+Identity Ce::identity() const {
+  // The PE's name, after its "pe" prefix, and its parameters follow the CE's own.
+  return Identity("ce")
+      .param("rows", p.rows, fmt::format("_{}", p.rows))
+      .param("cols", p.cols, fmt::format("x{}", p.cols))
+      .nest(Pe(p.pe).identity(), 2);
 }
 
-ParamList Ce::params() const {
-  ParamList l{{"rows", std::to_string(p.rows)}, {"cols", std::to_string(p.cols)}};
-  for (const auto& kv : Pe(p.pe).params()) l.push_back(kv);
-  return l;
-}
 
 CeCtrl::CeCtrl(const Data& d)
     : os(d.field_if_any("os")), active(d["active"]), first(d.field_if_any("first")), last(d.field_if_any("last")),

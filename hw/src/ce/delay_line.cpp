@@ -8,22 +8,20 @@ namespace fetta::hw {
 
 using namespace rtl;
 
-DelayLine::DelayLine(DelayLineParams params) : Generator(params) {
+DelayLine::DelayLine(DelayLineParams params) : IdentifiedGenerator(params) {
   if (p.width < 1 || p.width > 4096)
     throw std::invalid_argument(fmt::format("DelayLine: width = {} is out of range; allowed: 1..4096", p.width));
   if (p.depth < 1 || p.depth > 4096)
     throw std::invalid_argument(fmt::format("DelayLine: depth = {} is out of range; allowed: 1..4096", p.depth));
 }
 
-std::string DelayLine::module_name() const {
-  return fmt::format("delay_w{}_d{}{}", p.width, p.depth, p.reset ? "_rst" : "");
+Identity DelayLine::identity() const {
+  return Identity("delay")
+      .param("width", p.width, fmt::format("_w{}", p.width))
+      .param("depth", p.depth, fmt::format("_d{}", p.depth))
+      .flag("reset", p.reset, p.reset ? "_rst" : "");
 }
 
-ParamList DelayLine::params() const {
-  return {{"width", std::to_string(p.width)},
-          {"depth", std::to_string(p.depth)},
-          {"reset", p.reset ? "true" : "false"}};
-}
 
 void DelayLine::build(Module& m) const {
   Sig in = m.input("in", UInt(p.width));

@@ -31,22 +31,14 @@ void check_pipeline_and_adder(const char* gen, P& p) {
   if (p.adder_arch == Fp32AddArch::basic) p.adder_prefix = P{}.adder_prefix;
 }
 
-// The module-name tail of the non-default parameters: "", "_p3", "_twopath_sk", "_p3_twopath_sk".
+// The non-default parameters, and their module-name tail ("", "_p3", "_twopath_sk", "_p3_twopath_sk"):
+// the default unit's header is the one it had before these parameters existed.
 template <typename P>
-std::string variant_suffix(const P& p) {
-  std::string s = p.pipeline == P{}.pipeline ? "" : fmt::format("_p{}", p.pipeline);
-  return s + adder_name_tag({p.adder_arch, p.adder_prefix});
-}
-
-// ... and their entries in params(): only the non-default ones (the default unit's parameter
-// list, and so its RTL header, is the one it had before these parameters existed).
-template <typename P>
-void add_variant_params(const P& p, ParamList& l) {
-  if (p.pipeline != P{}.pipeline) l.emplace_back("pipeline", std::to_string(p.pipeline));
-  if (p.adder_arch != Fp32AddArch::basic) {
-    l.emplace_back("adder_arch", fp32_add_arch_name(p.adder_arch));
-    l.emplace_back("adder_prefix", prefix_name(p.adder_prefix));
-  }
+void add_variant(const P& p, Identity& id) {
+  if (p.pipeline != P{}.pipeline) id.param("pipeline", p.pipeline, fmt::format("_p{}", p.pipeline));
+  if (p.adder_arch != Fp32AddArch::basic)
+    id.param("adder_arch", fp32_add_arch_name(p.adder_arch), adder_name_tag({p.adder_arch, p.adder_prefix}))
+        .param("adder_prefix", prefix_name(p.adder_prefix));
 }
 
 AccumBankParams checked(AccumBankParams p) {
@@ -134,19 +126,17 @@ std::string accumulator_format(arch::DataType dtype) {
 
 // ---- AccumBank
 
-AccumBank::AccumBank(AccumBankParams params) : Generator(checked(params)) {}
+AccumBank::AccumBank(AccumBankParams params) : IdentifiedGenerator(checked(params)) {}
 
-std::string AccumBank::module_name() const {
-  return fmt::format("accum_bank_t{}_d{}_{}{}", p.elems, p.depth, accumulator_format(p.dtype), variant_suffix(p));
+Identity AccumBank::identity() const {
+  Identity id("accum_bank");
+  id.param("elems", p.elems, fmt::format("_t{}", p.elems))
+      .param("depth", p.depth, fmt::format("_d{}", p.depth))
+      .param("dtype", arch::to_string(p.dtype), fmt::format("_{}", accumulator_format(p.dtype)));
+  add_variant(p, id);
+  return id;
 }
 
-ParamList AccumBank::params() const {
-  ParamList l{{"elems", std::to_string(p.elems)},
-              {"depth", std::to_string(p.depth)},
-              {"dtype", arch::to_string(p.dtype)}};
-  add_variant_params(p, l);
-  return l;
-}
 
 void AccumBank::build(Module& m) const {
   if (p.pipeline == 3) return build_pipeline3(m);
@@ -272,21 +262,18 @@ void AccumBank::build_pipeline3(Module& m) const {
 
 // ---- AccumulationUnit
 
-AccumulationUnit::AccumulationUnit(AccumulationUnitParams params) : Generator(checked(params)) {}
+AccumulationUnit::AccumulationUnit(AccumulationUnitParams params) : IdentifiedGenerator(checked(params)) {}
 
-std::string AccumulationUnit::module_name() const {
-  return fmt::format("accum_unit_b{}_t{}_d{}_{}{}", p.banks, p.elems, p.depth, accumulator_format(p.dtype),
-                     variant_suffix(p));
+Identity AccumulationUnit::identity() const {
+  Identity id("accum_unit");
+  id.param("banks", p.banks, fmt::format("_b{}", p.banks))
+      .param("elems", p.elems, fmt::format("_t{}", p.elems))
+      .param("depth", p.depth, fmt::format("_d{}", p.depth))
+      .param("dtype", arch::to_string(p.dtype), fmt::format("_{}", accumulator_format(p.dtype)));
+  add_variant(p, id);
+  return id;
 }
 
-ParamList AccumulationUnit::params() const {
-  ParamList l{{"banks", std::to_string(p.banks)},
-              {"elems", std::to_string(p.elems)},
-              {"depth", std::to_string(p.depth)},
-              {"dtype", arch::to_string(p.dtype)}};
-  add_variant_params(p, l);
-  return l;
-}
 
 AccumBankParams AccumulationUnit::bank_params() const {
   return {p.elems, p.depth, p.dtype, p.pipeline, p.adder_arch, p.adder_prefix};

@@ -20,18 +20,16 @@ AddressGeneratorParams checked(AddressGeneratorParams p) {
 
 }  // namespace
 
-AddressGenerator::AddressGenerator(AddressGeneratorParams params) : Generator(checked(params)) {}
+AddressGenerator::AddressGenerator(AddressGeneratorParams params) : IdentifiedGenerator(checked(params)) {}
 
-std::string AddressGenerator::module_name() const {
-  return fmt::format("addr_gen_l{}_s{}_a{}_c{}", p.levels, p.streams, p.addr_bits, p.count_bits);
+Identity AddressGenerator::identity() const {
+  return Identity("addr_gen")
+      .param("levels", p.levels, fmt::format("_l{}", p.levels))
+      .param("streams", p.streams, fmt::format("_s{}", p.streams))
+      .param("addr_bits", p.addr_bits, fmt::format("_a{}", p.addr_bits))
+      .param("count_bits", p.count_bits, fmt::format("_c{}", p.count_bits));
 }
 
-ParamList AddressGenerator::params() const {
-  return {{"levels", std::to_string(p.levels)},
-          {"streams", std::to_string(p.streams)},
-          {"addr_bits", std::to_string(p.addr_bits)},
-          {"count_bits", std::to_string(p.count_bits)}};
-}
 
 void AddressGenerator::build(Module& m) const {
   const int L = p.levels, S = p.streams, A = p.addr_bits, C = p.count_bits;

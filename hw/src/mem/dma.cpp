@@ -34,20 +34,19 @@ DmaParams dma_params(const arch::ArchConfig& cfg) { return {arch::dma_geometry(c
 
 std::string elaborate_dma(Design& design, const arch::ArchConfig& cfg) { return design.elaborate(Dma(dma_params(cfg)))->name(); }
 
-Dma::Dma(DmaParams params) : Generator(checked(params)) {}
+Dma::Dma(DmaParams params) : IdentifiedGenerator(checked(params)) {}
 
-std::string Dma::module_name() const {
+Identity Dma::identity() const {
   const arch::DmaGeometry& g = p.geometry;
-  return fmt::format("dma_r{}_g{}_n{}_w{}_a{}_q{}", g.row_bits, g.group_bits, g.lanes, g.width, g.addr_bits,
-                     p.queue_depth);
+  return Identity("dma")
+      .param("row_bits", g.row_bits, fmt::format("_r{}", g.row_bits))
+      .param("group_bits", g.group_bits, fmt::format("_g{}", g.group_bits))
+      .param("lanes", g.lanes, fmt::format("_n{}", g.lanes))
+      .param("width", g.width, fmt::format("_w{}", g.width))
+      .param("addr_bits", g.addr_bits, fmt::format("_a{}", g.addr_bits))
+      .param("queue_depth", p.queue_depth, fmt::format("_q{}", p.queue_depth));
 }
 
-ParamList Dma::params() const {
-  const arch::DmaGeometry& g = p.geometry;
-  return {{"row_bits", std::to_string(g.row_bits)},   {"group_bits", std::to_string(g.group_bits)},
-          {"lanes", std::to_string(g.lanes)},         {"width", std::to_string(g.width)},
-          {"addr_bits", std::to_string(g.addr_bits)}, {"queue_depth", std::to_string(p.queue_depth)}};
-}
 
 namespace {
 

@@ -31,18 +31,18 @@ std::string bank_storage_name(BankStorage s, const std::string& what) {
                                           static_cast<int>(s)));
 }
 
-MemBank::MemBank(MemBankParams params) : Generator(checked(params)) {}
+MemBank::MemBank(MemBankParams params) : IdentifiedGenerator(checked(params)) {}
 
-std::string MemBank::module_name() const {
-  return fmt::format("mem_bank_d{}_t{}_w{}{}", p.depth, p.elems, p.width,
-                     p.storage == BankStorage::two_copies ? "_2copy" : "");
+Identity MemBank::identity() const {
+  Identity id("mem_bank");
+  id.param("depth", p.depth, fmt::format("_d{}", p.depth))
+      .param("elems", p.elems, fmt::format("_t{}", p.elems))
+      .param("width", p.width, fmt::format("_w{}", p.width));
+  if (p.storage != MemBankParams{}.storage)
+    id.param("storage", bank_storage_name(p.storage), p.storage == BankStorage::two_copies ? "_2copy" : "");
+  return id;
 }
 
-ParamList MemBank::params() const {
-  ParamList l{{"depth", std::to_string(p.depth)}, {"elems", std::to_string(p.elems)}, {"width", std::to_string(p.width)}};
-  if (p.storage != MemBankParams{}.storage) l.emplace_back("storage", bank_storage_name(p.storage));
-  return l;
-}
 
 int MemBank::addr_bits() const { return clog2(p.depth); }
 

@@ -25,18 +25,16 @@ ResultWriterParams checked(ResultWriterParams p) {
 
 }  // namespace
 
-ResultWriter::ResultWriter(ResultWriterParams params) : Generator(checked(params)) {}
+ResultWriter::ResultWriter(ResultWriterParams params) : IdentifiedGenerator(checked(params)) {}
 
-std::string ResultWriter::module_name() const {
-  return fmt::format("result_writer_n{}_b{}_a{}_{}", p.lanes, p.banks, p.row_bits, arch::to_string(p.dtype));
+Identity ResultWriter::identity() const {
+  return Identity("result_writer")
+      .param("lanes", p.lanes, fmt::format("_n{}", p.lanes))
+      .param("banks", p.banks, fmt::format("_b{}", p.banks))
+      .param("row_bits", p.row_bits, fmt::format("_a{}", p.row_bits))
+      .param("dtype", arch::to_string(p.dtype), fmt::format("_{}", arch::to_string(p.dtype)));
 }
 
-ParamList ResultWriter::params() const {
-  return {{"lanes", std::to_string(p.lanes)},
-          {"banks", std::to_string(p.banks)},
-          {"row_bits", std::to_string(p.row_bits)},
-          {"dtype", arch::to_string(p.dtype)}};
-}
 
 namespace {
 

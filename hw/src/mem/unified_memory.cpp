@@ -23,22 +23,20 @@ UnifiedMemoryParams checked(UnifiedMemoryParams p) {
 
 }  // namespace
 
-UnifiedMemory::UnifiedMemory(UnifiedMemoryParams params) : Generator(checked(params)) {}
+UnifiedMemory::UnifiedMemory(UnifiedMemoryParams params) : IdentifiedGenerator(checked(params)) {}
 
-std::string UnifiedMemory::module_name() const {
-  return fmt::format("unified_mem_b{}_t{}_d{}_w{}_h{}{}", p.banks, p.elems, p.depth, p.width, p.host_banks,
-                     p.storage == BankStorage::two_copies ? "_2copy" : "");
+Identity UnifiedMemory::identity() const {
+  Identity id("unified_mem");
+  id.param("banks", p.banks, fmt::format("_b{}", p.banks))
+      .param("elems", p.elems, fmt::format("_t{}", p.elems))
+      .param("depth", p.depth, fmt::format("_d{}", p.depth))
+      .param("width", p.width, fmt::format("_w{}", p.width))
+      .param("host_banks", p.host_banks, fmt::format("_h{}", p.host_banks));
+  if (p.storage != UnifiedMemoryParams{}.storage)
+    id.param("storage", bank_storage_name(p.storage), p.storage == BankStorage::two_copies ? "_2copy" : "");
+  return id;
 }
 
-ParamList UnifiedMemory::params() const {
-  ParamList l{{"banks", std::to_string(p.banks)},
-              {"elems", std::to_string(p.elems)},
-              {"depth", std::to_string(p.depth)},
-              {"width", std::to_string(p.width)},
-              {"host_banks", std::to_string(p.host_banks)}};
-  if (p.storage != UnifiedMemoryParams{}.storage) l.emplace_back("storage", bank_storage_name(p.storage));
-  return l;
-}
 
 int UnifiedMemory::row_bits() const { return clog2(p.depth / 2); }
 

@@ -35,7 +35,7 @@ DistNetParams normalized(DistNetParams p) {
 
 }  // namespace
 
-DistNet::DistNet(DistNetParams params) : Generator(normalized(params)) {}
+DistNet::DistNet(DistNetParams params) : IdentifiedGenerator(normalized(params)) {}
 
 int dist_net_latency(const DistNetParams& p) {
   validate(p);
@@ -43,20 +43,17 @@ int dist_net_latency(const DistNetParams& p) {
   return latency(n.lanes, n.pipeline_every) + (n.output_register ? 1 : 0);
 }
 
-std::string DistNet::module_name() const {
-  return fmt::format("dist_net_n{}_w{}_t{}_{}_p{}{}", p.lanes, p.elem_bits, p.elems_per_bank, to_string(p.control),
-                     p.pipeline_every, p.output_register ? "_o" : "");
+Identity DistNet::identity() const {
+  return Identity("dist_net")
+      .param("lanes", p.lanes, fmt::format("_n{}", p.lanes))
+      .param("elem_bits", p.elem_bits, fmt::format("_w{}", p.elem_bits))
+      .param("elems_per_bank", p.elems_per_bank, fmt::format("_t{}", p.elems_per_bank))
+      .param("control", to_string(p.control), fmt::format("_{}", to_string(p.control)))
+      .param("pipeline_every", p.pipeline_every, fmt::format("_p{}", p.pipeline_every))
+      .flag("output_register", p.output_register, p.output_register ? "_o" : "")
+      .param("latency", dist_net_latency(p));
 }
 
-ParamList DistNet::params() const {
-  return {{"lanes", std::to_string(p.lanes)},
-          {"elem_bits", std::to_string(p.elem_bits)},
-          {"elems_per_bank", std::to_string(p.elems_per_bank)},
-          {"control", to_string(p.control)},
-          {"pipeline_every", std::to_string(p.pipeline_every)},
-          {"output_register", p.output_register ? "true" : "false"},
-          {"latency", std::to_string(dist_net_latency(p))}};
-}
 
 namespace {
 

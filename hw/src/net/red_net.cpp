@@ -85,27 +85,24 @@ RedSwitchParams normalized(RedSwitchParams p) {
 }
 }  // namespace
 
-RedSwitch::RedSwitch(RedSwitchParams params) : Generator(normalized(params)) {}
+RedSwitch::RedSwitch(RedSwitchParams params) : IdentifiedGenerator(normalized(params)) {}
 
-std::string RedSwitch::module_name() const {
-  if (!p.has_adder) return "red_switch_route_" + to_string(p.elem);
-  return "red_switch_" + to_string(p.elem) + adder_name_tag(p.adder) +
-         (p.stages > 0 ? fmt::format("_s{}{}", p.stages, p.gate_stages ? "_gated" : "") : "");
+Identity RedSwitch::identity() const {
+  // A routing switch is named by its element alone.
+  const bool a = p.has_adder;
+  Identity id("red_switch");
+  id.flag("has_adder", a, a ? "" : "_route")
+      .param("elem", to_string(p.elem), fmt::format("_{}", to_string(p.elem)))
+      .param("fp32_adder", fp32_add_arch_name(p.adder.arch), a ? adder_name_tag(p.adder) : "")
+      .param("adder_prefix", prefix_name(p.adder.prefix));
+  if (p.stages > 0)
+    id.param("stages", p.stages, a ? fmt::format("_s{}", p.stages) : "")
+        .flag("gate_stages", p.gate_stages, a && p.gate_stages ? "_gated" : "");
+  return id;
 }
 
-ParamList RedSwitch::params() const {
-  ParamList l{{"elem", to_string(p.elem)},
-              {"has_adder", p.has_adder ? "true" : "false"},
-              {"fp32_adder", fp32_add_arch_name(p.adder.arch)},
-              {"adder_prefix", prefix_name(p.adder.prefix)}};
-  if (p.stages > 0) {
-    l.emplace_back("stages", std::to_string(p.stages));
-    l.emplace_back("gate_stages", p.gate_stages ? "true" : "false");
-  }
-  return l;
-}
 
-RedNet::RedNet(RedNetParams params) : Generator([&] {
+RedNet::RedNet(RedNetParams params) : IdentifiedGenerator([&] {
       params.adder = normalized(params.elem, params.adder);
       return params;
     }()) {}
@@ -154,24 +151,21 @@ void RedSwitch::build(Module& m) const {
   ro <<= select({r_at_sum, l_at_sum, zero, sum}, mode_at_sum);
 }
 
-std::string RedNet::module_name() const {
-  return fmt::format("red_net_n{}_{}_t{}_p{}{}{}{}{}", p.lanes, to_string(p.elem), p.elems_per_bank, p.pipeline_every,
-                     p.first_add_level > 0 ? fmt::format("_a{}", p.first_add_level) : "", adder_name_tag(p.adder),
-                     switch_stages(p) > 0 ? fmt::format("_s{}", switch_stages(p)) : "", p.gate_stages ? "_gated" : "");
+Identity RedNet::identity() const {
+  const int stages = switch_stages(p);
+  return Identity("red_net")
+      .param("lanes", p.lanes, fmt::format("_n{}", p.lanes))
+      .param("elem", to_string(p.elem), fmt::format("_{}", to_string(p.elem)))
+      .param("elems_per_bank", p.elems_per_bank, fmt::format("_t{}", p.elems_per_bank))
+      .param("pipeline_every", p.pipeline_every, fmt::format("_p{}", p.pipeline_every))
+      .param("first_add_level", p.first_add_level, p.first_add_level > 0 ? fmt::format("_a{}", p.first_add_level) : "")
+      .param("fp32_adder", fp32_add_arch_name(p.adder.arch), adder_name_tag(p.adder))
+      .param("adder_prefix", prefix_name(p.adder.prefix))
+      .param("adder_stages", stages, stages > 0 ? fmt::format("_s{}", stages) : "")
+      .flag("gate_stages", p.gate_stages, p.gate_stages ? "_gated" : "")
+      .param("latency", red_net_latency(p));
 }
 
-ParamList RedNet::params() const {
-  return {{"lanes", std::to_string(p.lanes)},
-          {"elem", to_string(p.elem)},
-          {"elems_per_bank", std::to_string(p.elems_per_bank)},
-          {"pipeline_every", std::to_string(p.pipeline_every)},
-          {"fp32_adder", fp32_add_arch_name(p.adder.arch)},
-          {"adder_prefix", prefix_name(p.adder.prefix)},
-          {"first_add_level", std::to_string(p.first_add_level)},
-          {"gate_stages", p.gate_stages ? "true" : "false"},
-          {"adder_stages", std::to_string(switch_stages(p))},
-          {"latency", std::to_string(red_net_latency(p))}};
-}
 
 void RedNet::build(Module& m) const {
   validate(p);

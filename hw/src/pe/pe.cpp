@@ -74,27 +74,20 @@ PeParams normalized(PeParams p) {
 
 }  // namespace
 
-Pe::Pe(PeParams params) : Generator(normalized(params)) { validate(p); }
+Pe::Pe(PeParams params) : IdentifiedGenerator(normalized(params)) { validate(p); }
 
-std::string Pe::module_name() const {
-  std::string name = fmt::format("pe_{}_{}_ib{}_ps{}", arch::to_string(p.dtype), dataflow_tag(p),
-                                 p.ib_double_buffer ? 2 : 1, p.psum_double_buffer ? 2 : 1);
-  if (p.product_stages > 0) name += fmt::format("_p{}", p.product_stages);
-  name += fmt::format("_s{}", p.mac_stages);
-  name += adder_name_tag(p.adder);
-  return name;
+Identity Pe::identity() const {
+  return Identity("pe")
+      .param("dtype", arch::to_string(p.dtype), fmt::format("_{}", arch::to_string(p.dtype)))
+      .param("dataflows", dataflow_tag(p), fmt::format("_{}", dataflow_tag(p)))
+      .flag("ib_double_buffer", p.ib_double_buffer, p.ib_double_buffer ? "_ib2" : "_ib1")
+      .flag("psum_double_buffer", p.psum_double_buffer, p.psum_double_buffer ? "_ps2" : "_ps1")
+      .param("product_stages", p.product_stages, p.product_stages > 0 ? fmt::format("_p{}", p.product_stages) : "")
+      .param("mac_stages", p.mac_stages, fmt::format("_s{}", p.mac_stages))
+      .param("fp32_adder", fp32_add_arch_name(p.adder.arch), adder_name_tag(p.adder))
+      .param("adder_prefix", prefix_name(p.adder.prefix));
 }
 
-ParamList Pe::params() const {
-  return {{"dtype", arch::to_string(p.dtype)},
-          {"dataflows", dataflow_tag(p)},
-          {"ib_double_buffer", p.ib_double_buffer ? "true" : "false"},
-          {"psum_double_buffer", p.psum_double_buffer ? "true" : "false"},
-          {"mac_stages", std::to_string(p.mac_stages)},
-          {"product_stages", std::to_string(p.product_stages)},
-          {"fp32_adder", fp32_add_arch_name(p.adder.arch)},
-          {"adder_prefix", prefix_name(p.adder.prefix)}};
-}
 
 PeRow::PeRow(const Data& d)
     : ia(d["ia"]), active(d.field_if_any("active")), first(d.field_if_any("first")), last(d.field_if_any("last")),

@@ -40,65 +40,63 @@ std::string adder_variant_tag(arch::Fp32Adder a, const FpAdderChoice& choice) {
 
 }  // namespace
 
-std::string Accelerator::module_name() const {
+Identity Accelerator::identity() const {
   const arch::ArchConfig& c = p.cfg;
   // The default variant (ws+is+os PEs, double buffers, a MAC with its product registered and a
   // two-path Sklansky binary32 adder, 4 elements per bank, butterfly networks with an output
   // register on the distribution side, a 3-stage accumulator) keeps the short name; every other
-  // choice appends its tag, so two configurations that generate different RTL never share a
+  // choice appends its part, so two configurations that generate different RTL never share a
   // name (nor a hw_id).
   const PeParams pe = pe_params_from(c);
-  std::string variant;
-  if (dataflow_tag(pe) != "wsisos") variant += fmt::format("_{}", dataflow_tag(pe));
-  if (!pe.ib_double_buffer) variant += "_ib1";
-  if (!pe.psum_double_buffer) variant += "_ps1";
-  if (pe.mac_stages > 0) variant += fmt::format("_s{}", pe.mac_stages);
-  if (pe.product_stages != 1) variant += fmt::format("_pm{}", pe.product_stages);
-  if (c.dtype == arch::DataType::bf16 && (c.arith.fp32_adder != arch::Fp32Adder::two_path ||
-                                          c.arith.prefix != arch::PrefixAdder::sklansky))
-    variant += adder_variant_tag(c.arith.fp32_adder, fp_adder_choice(c));
-  if (c.dtype == arch::DataType::bf16 &&
-      (c.arith.reduction_adder != arch::ArithConfig{}.reduction_adder ||
-       c.arith.reduction_adder_stages != arch::ArithConfig{}.reduction_adder_stages))
-    variant += fmt::format("_red{}_s{}", adder_variant_tag(c.arith.reduction_adder, reduction_adder_choice(c)),
-                           c.arith.reduction_adder_stages);
-  if (c.memory.elems_per_bank != 4) variant += fmt::format("_t{}", c.memory.elems_per_bank);
-  if (c.network.dist_pipeline_every > 0) variant += fmt::format("_p{}", c.network.dist_pipeline_every);
-  if (!c.network.dist_output_register && c.network.topology == arch::NetworkTopology::butterfly) variant += "_nodo";
-  if (c.memory.accum_pipeline != 3) variant += fmt::format("_r{}", c.memory.accum_pipeline);
-  if (c.network.topology == arch::NetworkTopology::fixed) variant += "_fixed";
-  // The host port's width follows the DRAM's bytes per clock (arch::host_port_banks): tagged where
+  const bool bf16 = c.dtype == arch::DataType::bf16;
+  const arch::ArithConfig def{};
+  const bool pe_adder = bf16 && (c.arith.fp32_adder != arch::Fp32Adder::two_path || c.arith.prefix != arch::PrefixAdder::sklansky);
+  const bool red_adder =
+      bf16 && (c.arith.reduction_adder != def.reduction_adder || c.arith.reduction_adder_stages != def.reduction_adder_stages);
+  const bool butterfly = c.network.topology == arch::NetworkTopology::butterfly;
+  // The host port's width follows the DRAM's bytes per clock (arch::host_port_banks): named where
   // it is not what the default DRAM and clock give this data type and bank width.
   arch::ArchConfig ref = c;
   ref.dram.bandwidth_gbps = arch::ArchConfig{}.dram.bandwidth_gbps;
   ref.clock_mhz = arch::ArchConfig{}.clock_mhz;
-  if (arch::host_port_banks(c) != arch::host_port_banks(ref)) variant += fmt::format("_h{}", arch::host_port_banks(c));
-  return fmt::format("fetta_top_{}_g{}_{}x{}_n{}_d{}_a{}{}", arch::to_string(c.dtype), c.ce.count, c.ce.rows, c.ce.cols,
-                     c.network.lanes, c.memory.unified_depth, c.memory.accum_depth, variant);
+  const int host_banks = arch::host_port_banks(c);
+  const arch::SystemTiming t = hw::system_timing(c);
+  return Identity("fetta_top")
+      .param("dtype", arch::to_string(c.dtype), fmt::format("_{}", arch::to_string(c.dtype)))
+      .param("ces", c.ce.count, fmt::format("_g{}", c.ce.count))
+      .param("ce_rows", c.ce.rows, fmt::format("_{}", c.ce.rows))
+      .param("ce_cols", c.ce.cols, fmt::format("x{}", c.ce.cols))
+      .param("lanes", c.network.lanes, fmt::format("_n{}", c.network.lanes))
+      .param("unified_depth", c.memory.unified_depth, fmt::format("_d{}", c.memory.unified_depth))
+      .param("accum_depth", c.memory.accum_depth, fmt::format("_a{}", c.memory.accum_depth))
+      .param("dataflows", dataflow_tag(pe), dataflow_tag(pe) != "wsisos" ? fmt::format("_{}", dataflow_tag(pe)) : "")
+      .flag("ib_double_buffer", pe.ib_double_buffer, pe.ib_double_buffer ? "" : "_ib1")
+      .flag("psum_double_buffer", pe.psum_double_buffer, pe.psum_double_buffer ? "" : "_ps1")
+      .param("mac_stages", pe.mac_stages, pe.mac_stages > 0 ? fmt::format("_s{}", pe.mac_stages) : "")
+      .param("mac_product_stages", pe.product_stages, pe.product_stages != 1 ? fmt::format("_pm{}", pe.product_stages) : "")
+      .param("fp32_adder", arch::to_string(c.arith.fp32_adder),
+             pe_adder ? adder_variant_tag(c.arith.fp32_adder, fp_adder_choice(c)) : "")
+      .param("adder_prefix", arch::to_string(c.arith.prefix))
+      .param("reduction_adder", arch::to_string(c.arith.reduction_adder),
+             red_adder ? fmt::format("_red{}_s{}", adder_variant_tag(c.arith.reduction_adder, reduction_adder_choice(c)),
+                                     c.arith.reduction_adder_stages)
+                       : "")
+      .param("reduction_adder_stages", c.arith.reduction_adder_stages)
+      .param("elems_per_bank", c.memory.elems_per_bank,
+             c.memory.elems_per_bank != 4 ? fmt::format("_t{}", c.memory.elems_per_bank) : "")
+      .param("dist_pipeline_every", c.network.dist_pipeline_every,
+             c.network.dist_pipeline_every > 0 ? fmt::format("_p{}", c.network.dist_pipeline_every) : "")
+      .flag("dist_output_register", c.network.dist_output_register,
+            !c.network.dist_output_register && butterfly ? "_nodo" : "")
+      .param("accum_pipeline", c.memory.accum_pipeline,
+             c.memory.accum_pipeline != 3 ? fmt::format("_r{}", c.memory.accum_pipeline) : "")
+      .param("topology", arch::to_string(c.network.topology), butterfly ? "" : "_fixed")
+      .param("host_banks", host_banks, host_banks != arch::host_port_banks(ref) ? fmt::format("_h{}", host_banks) : "")
+      .param("banks", c.memory.banks)
+      .param("ctrl_delay", t.ctrl_delay)
+      .param("acc_delay", t.acc_delay);
 }
 
-ParamList Accelerator::params() const {
-  const arch::ArchConfig& c = p.cfg;
-  const arch::SystemTiming t = hw::system_timing(c);
-  return {{"dtype", arch::to_string(c.dtype)},
-          {"ces", std::to_string(c.ce.count)},
-          {"ce", fmt::format("{}x{} {}", c.ce.rows, c.ce.cols, dataflow_tag(pe_params_from(c)))},
-          {"lanes", std::to_string(c.network.lanes)},
-          {"topology", arch::to_string(c.network.topology)},
-          {"banks", fmt::format("{} x {} elems", c.memory.banks, c.memory.elems_per_bank)},
-          {"unified_depth", std::to_string(c.memory.unified_depth)},
-          {"accum_depth", std::to_string(c.memory.accum_depth)},
-          {"accum_pipeline", std::to_string(c.memory.accum_pipeline)},
-          {"mac_product_stages", std::to_string(c.ce.mac_product_stages)},
-          {"fp32_adder", arch::to_string(c.arith.fp32_adder)},
-          {"adder_prefix", arch::to_string(c.arith.prefix)},
-          {"reduction_adder", arch::to_string(c.arith.reduction_adder)},
-          {"reduction_adder_stages", std::to_string(c.arith.reduction_adder_stages)},
-          {"dist_output_register", c.network.dist_output_register ? "true" : "false"},
-          {"host_banks", std::to_string(arch::host_port_banks(c))},
-          {"ctrl_delay", std::to_string(t.ctrl_delay)},
-          {"acc_delay", std::to_string(t.acc_delay)}};
-}
 
 TopPorts top_ports(const arch::ArchConfig& cfg) {
   const arch::DmaGeometry g = arch::dma_geometry(cfg);

@@ -24,33 +24,29 @@ int bits_for(int64_t v) {  // ceil(log2(v)), 0 for 1
 
 }  // namespace
 
-std::string Controller::module_name() const {
+Identity Controller::identity() const {
   const arch::CeConfig& ce = p.cfg.ce;
   const arch::IsaLayout isa(p.cfg);
-  std::string variant = ce.ib_double_buffer ? "" : "_ib1";
-  if (isa.has_field("os")) variant += ce.psum_double_buffer ? "_os" : "_os_ps1";
-  if (p.cfg.memory.accum_pipeline != 2) variant += fmt::format("_r{}", p.cfg.memory.accum_pipeline);
-  return fmt::format("controller_g{}_{}x{}_n{}_b{}_a{}_q{}_c{}_d{}{}", ce.count, ce.rows, ce.cols, p.cfg.network.lanes,
-                     isa.banks(), isa.half_addr_bits(), isa.acc_addr_bits(), p.ctrl_delay, p.acc_delay, variant);
+  const bool os = isa.has_field("os");
+  return Identity("controller")
+      .param("ces", ce.count, fmt::format("_g{}", ce.count))
+      .param("rows", ce.rows, fmt::format("_{}", ce.rows))
+      .param("cols", ce.cols, fmt::format("x{}", ce.cols))
+      .param("lanes", p.cfg.network.lanes, fmt::format("_n{}", p.cfg.network.lanes))
+      .param("banks", isa.banks(), fmt::format("_b{}", isa.banks()))
+      .param("half_addr_bits", isa.half_addr_bits(), fmt::format("_a{}", isa.half_addr_bits()))
+      .param("acc_addr_bits", isa.acc_addr_bits(), fmt::format("_q{}", isa.acc_addr_bits()))
+      .param("ctrl_delay", p.ctrl_delay, fmt::format("_c{}", p.ctrl_delay))
+      .param("acc_delay", p.acc_delay, fmt::format("_d{}", p.acc_delay))
+      .flag("ib_double_buffer", ce.ib_double_buffer, ce.ib_double_buffer ? "" : "_ib1")
+      .flag("output_stationary", os, os ? "_os" : "")
+      .flag("psum_double_buffer", ce.psum_double_buffer, os && !ce.psum_double_buffer ? "_ps1" : "")
+      .param("accum_pipeline", p.cfg.memory.accum_pipeline,
+             p.cfg.memory.accum_pipeline != 2 ? fmt::format("_r{}", p.cfg.memory.accum_pipeline) : "")
+      .param("instr_bits", isa.bits())
+      .param("queue_depth", p.queue_depth);
 }
 
-ParamList Controller::params() const {
-  const arch::IsaLayout isa(p.cfg);
-  return {{"ces", std::to_string(p.cfg.ce.count)},
-          {"rows", std::to_string(p.cfg.ce.rows)},
-          {"cols", std::to_string(p.cfg.ce.cols)},
-          {"lanes", std::to_string(p.cfg.network.lanes)},
-          {"banks", std::to_string(isa.banks())},
-          {"instr_bits", std::to_string(isa.bits())},
-          {"half_addr_bits", std::to_string(isa.half_addr_bits())},
-          {"acc_addr_bits", std::to_string(isa.acc_addr_bits())},
-          {"ctrl_delay", std::to_string(p.ctrl_delay)},
-          {"acc_delay", std::to_string(p.acc_delay)},
-          {"queue_depth", std::to_string(p.queue_depth)},
-          {"accum_pipeline", std::to_string(p.cfg.memory.accum_pipeline)},
-          {"ib_double_buffer", p.cfg.ce.ib_double_buffer ? "true" : "false"},
-          {"output_stationary", isa.has_field("os") ? "true" : "false"}};
-}
 
 namespace {
 

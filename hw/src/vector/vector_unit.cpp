@@ -31,16 +31,15 @@ int beats(const VectorUnitParams& p) { return p.elems / p.lanes; }
 
 }  // namespace
 
-VectorUnit::VectorUnit(VectorUnitParams params) : Generator(checked(params)) {}
+VectorUnit::VectorUnit(VectorUnitParams params) : IdentifiedGenerator(checked(params)) {}
 
-std::string VectorUnit::module_name() const {
-  return p.lanes == p.elems ? fmt::format("vector_unit_n{}_t{}", p.elems, p.tag_bits)
-                            : fmt::format("vector_unit_n{}_l{}_t{}", p.elems, p.lanes, p.tag_bits);
+Identity VectorUnit::identity() const {
+  return Identity("vector_unit")
+      .param("elems", p.elems, fmt::format("_n{}", p.elems))
+      .param("lanes", p.lanes, p.lanes == p.elems ? "" : fmt::format("_l{}", p.lanes))
+      .param("tag_bits", p.tag_bits, fmt::format("_t{}", p.tag_bits));
 }
 
-ParamList VectorUnit::params() const {
-  return {{"elems", std::to_string(p.elems)}, {"lanes", std::to_string(p.lanes)}, {"tag_bits", std::to_string(p.tag_bits)}};
-}
 
 namespace {
 

@@ -4,6 +4,8 @@
 // elaborated through the Design (deduplicated by parameters).
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -309,6 +311,51 @@ class Generator : public GeneratorBase {
  public:
   explicit Generator(P params) : p(std::move(params)) {}
   P p;
+};
+
+// A generator's identity, described once: the module name is the prefix followed by each
+// parameter's part of it, in order, and the module's header lists every entry as key=value. A
+// parameter is written down once, beside the part of the name it makes (docs/rtl_gen.md, "A
+// complete generator"), so none can be left out of one and not the other.
+class Identity {
+ public:
+  explicit Identity(std::string prefix) : name_(std::move(prefix)) {}
+  // A parameter: `key=value` in the header, `part` appended to the module name (empty: the value
+  // is elided from the name, as a default is, or another entry's part carries it).
+  Identity& param(std::string key, std::string value, const std::string& part = {}) {
+    params_.emplace_back(std::move(key), std::move(value));
+    name_ += part;
+    return *this;
+  }
+  Identity& param(std::string key, int64_t value, const std::string& part = {}) {
+    return param(std::move(key), std::to_string(value), part);
+  }
+  Identity& flag(std::string key, bool value, const std::string& part = {}) {
+    return param(std::move(key), value ? "true" : "false", part);
+  }
+  // Another generator's identity inside this one (a CE's PE): its parameters follow, and its name
+  // less its first `drop` characters (the other's prefix) is this one's part.
+  Identity& nest(const Identity& inner, size_t drop) {
+    params_.insert(params_.end(), inner.params_.begin(), inner.params_.end());
+    name_ += inner.name_.substr(std::min(drop, inner.name_.size()));
+    return *this;
+  }
+  const std::string& module_name() const { return name_; }
+  const ParamList& params() const { return params_; }
+
+ private:
+  std::string name_;
+  ParamList params_;
+};
+
+// A generator whose module name and header parameters both come from its Identity.
+template <typename P>
+class IdentifiedGenerator : public Generator<P> {
+ public:
+  using Generator<P>::Generator;
+  virtual Identity identity() const = 0;
+  std::string module_name() const final { return identity().module_name(); }
+  ParamList params() const final { return identity().params(); }
 };
 
 // Which form of each module a design is elaborated in. A generator may give a module a

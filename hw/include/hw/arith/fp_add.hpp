@@ -46,14 +46,13 @@ struct Fp32AddParams {
   bool gate_stages = false;
 };
 
-class Fp32Add : public rtl::Generator<Fp32AddParams> {
+class Fp32Add : public rtl::IdentifiedGenerator<Fp32AddParams> {
  public:
   explicit Fp32Add(Fp32AddParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::Fp32Add"; }
   // basic: "fp32_add_s0", "fp32_add_s2", "fp32_add_s2_lead16", "fp32_add_s1_gated";
   // two_path: "fp32_add_twopath_sk_s0", "fp32_add_twopath_ks_s2_lead16" (ks, sk, bk)
-  std::string module_name() const override;
-  rtl::ParamList params() const override;  // basic: stages, lead_levels; two_path: + arch, prefix
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 
   // The datapath steps, in order, and their gate levels as measured by Yosys (for place_cuts).

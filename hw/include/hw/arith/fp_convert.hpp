@@ -11,12 +11,11 @@ namespace fetta::hw {
 
 struct Fp32ToBf16Params {};
 
-class Fp32ToBf16 : public rtl::Generator<Fp32ToBf16Params> {
+class Fp32ToBf16 : public rtl::IdentifiedGenerator<Fp32ToBf16Params> {
  public:
-  explicit Fp32ToBf16(Fp32ToBf16Params params) : Generator(params) {}
+  explicit Fp32ToBf16(Fp32ToBf16Params params) : IdentifiedGenerator(params) {}
   std::string generator_name() const override { return "hw::Fp32ToBf16"; }
-  std::string module_name() const override { return "fp32_to_bf16"; }
-  rtl::ParamList params() const override { return {}; }
+  rtl::Identity identity() const override { return rtl::Identity("fp32_to_bf16"); }
   void build(rtl::Module& m) const override;
 };
 

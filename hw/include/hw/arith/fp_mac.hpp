@@ -31,14 +31,13 @@ struct FpMacParams {
   bool product_valid = false;
 };
 
-class FpMac : public rtl::Generator<FpMacParams> {
+class FpMac : public rtl::IdentifiedGenerator<FpMacParams> {
  public:
   explicit FpMac(FpMacParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::FpMac"; }
   // "fp_mac_bf16_fp32_s0" (basic adder), "fp_mac_bf16_fp32_twopath_sk_s0", "..._p1_s0" (product
   // stages), "..._p1v_s0" (with `valid`)
-  std::string module_name() const override;
-  rtl::ParamList params() const override;  // stages; + adder_arch, adder_prefix unless basic
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 
   // Whether a register sits between the multiplier and the adder, and the adder's own stages.

@@ -20,12 +20,11 @@ struct Bf16MulParams {
   int out_man_bits = 23;  // result mantissa width (2*man_bits+1 .. 52: the product is exact)
 };
 
-class Bf16Mul : public rtl::Generator<Bf16MulParams> {
+class Bf16Mul : public rtl::IdentifiedGenerator<Bf16MulParams> {
  public:
   explicit Bf16Mul(Bf16MulParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::Bf16Mul"; }
-  std::string module_name() const override;  // "fp_mul_e8m7_o23"
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 
   int operand_width() const { return 1 + p.exp_bits + p.man_bits; }
@@ -42,12 +41,11 @@ class Bf16Mul : public rtl::Generator<Bf16MulParams> {
 // Ports: x UInt<32>, a UInt<16> -> product UInt<32>. Combinational.
 struct Fp32MulBf16Params {};
 
-class Fp32MulBf16 : public rtl::Generator<Fp32MulBf16Params> {
+class Fp32MulBf16 : public rtl::IdentifiedGenerator<Fp32MulBf16Params> {
  public:
-  explicit Fp32MulBf16(Fp32MulBf16Params params) : Generator(params) {}
+  explicit Fp32MulBf16(Fp32MulBf16Params params) : IdentifiedGenerator(params) {}
   std::string generator_name() const override { return "hw::Fp32MulBf16"; }
-  std::string module_name() const override { return "fp32_mul_bf16"; }
-  rtl::ParamList params() const override { return {}; }
+  rtl::Identity identity() const override { return rtl::Identity("fp32_mul_bf16"); }
   void build(rtl::Module& m) const override;
 };
 

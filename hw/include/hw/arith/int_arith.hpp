@@ -22,12 +22,11 @@ struct IntMacParams {
 // 2 = + output (P), 3 = + operands (A/B); more are added at the output. Latency = stages.
 // product_stages P > 0 first registers the product alone P times (acc is not delayed), so an
 // accumulation loop keeps one add per cycle: latency P + stages from a, b and stages from acc.
-class IntMac : public rtl::Generator<IntMacParams> {
+class IntMac : public rtl::IdentifiedGenerator<IntMacParams> {
  public:
   explicit IntMac(IntMacParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::IntMac"; }
-  std::string module_name() const override;  // "int_mac_i8_acc32_s0", "int_mac_i8_acc32_p1_s0"
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 };
 
@@ -36,12 +35,11 @@ struct IntAddParams {
 };
 
 // sum = a + b modulo 2^bits. Ports: a, b SInt<bits>; sum SInt<bits>. Combinational.
-class IntAdd : public rtl::Generator<IntAddParams> {
+class IntAdd : public rtl::IdentifiedGenerator<IntAddParams> {
  public:
   explicit IntAdd(IntAddParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::IntAdd"; }
-  std::string module_name() const override { return "int_add_w" + std::to_string(p.bits); }
-  rtl::ParamList params() const override { return {{"bits", std::to_string(p.bits)}}; }
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 };
 

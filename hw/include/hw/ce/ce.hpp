@@ -47,7 +47,7 @@ struct CeOut {
   rtl::Data valid, row, psum;
 };
 
-class Ce : public rtl::Generator<CeParams> {
+class Ce : public rtl::IdentifiedGenerator<CeParams> {
  public:
   static constexpr rtl::Port<CeCtrl> kCtrl{"ctrl"};
   static constexpr rtl::Port<CeOut> kOut{"out"};
@@ -55,8 +55,7 @@ class Ce : public rtl::Generator<CeParams> {
   explicit Ce(CeParams params);  // validates
   std::string generator_name() const override { return "hw::Ce"; }
   // e.g. "ce_4x4_bf16_wsisos_ib2_ps2_s0"
-  std::string module_name() const override;
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 
   static rtl::Type ctrl_type(const CeParams& p);

@@ -15,12 +15,11 @@ struct DelayLineParams {
   bool reset = false;
 };
 
-class DelayLine : public rtl::Generator<DelayLineParams> {
+class DelayLine : public rtl::IdentifiedGenerator<DelayLineParams> {
  public:
   explicit DelayLine(DelayLineParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::DelayLine"; }
-  std::string module_name() const override;  // "delay_w16_d3", "delay_w4_d1_rst"
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 };
 

@@ -51,14 +51,13 @@ struct AccumBankParams {
 // One bank. Ports (aw = log2(depth), L = lane type):
 //   op UInt<2>, addr UInt<aw>, mask UInt<elems>, data Vec<elems, L>
 //   rd_valid UInt<1>, rd_data Vec<elems, L>
-class AccumBank : public rtl::Generator<AccumBankParams> {
+class AccumBank : public rtl::IdentifiedGenerator<AccumBankParams> {
  public:
   explicit AccumBank(AccumBankParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::AccumBank"; }
   // "accum_bank_t4_d512_fp32"; non-default parameters append "_p3" and "_twopath_<ks|sk|bk>":
   // "accum_bank_t4_d512_fp32_p3_twopath_sk"
-  std::string module_name() const override;
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 
  private:
@@ -79,13 +78,12 @@ struct AccumulationUnitParams {
 // B banks side by side. Ports (N = B*elems lanes, lane b*elems + e = bank b element e):
 //   op Vec<B, UInt<2>>, addr Vec<B, UInt<aw>>, mask UInt<N>, data Vec<N, L>
 //   rd_valid UInt<B>, rd_data Vec<N, L>
-class AccumulationUnit : public rtl::Generator<AccumulationUnitParams> {
+class AccumulationUnit : public rtl::IdentifiedGenerator<AccumulationUnitParams> {
  public:
   explicit AccumulationUnit(AccumulationUnitParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::AccumulationUnit"; }
   // "accum_unit_b16_t4_d512_fp32", "accum_unit_b16_t4_d512_fp32_p3_twopath_sk" (as AccumBank)
-  std::string module_name() const override;
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
   int lanes() const { return p.banks * p.elems; }
   AccumBankParams bank_params() const;  // what every bank gets

@@ -33,12 +33,11 @@ struct AddressGeneratorParams {
   int count_bits = 16; // loop counter width: bounds 1 .. 2^count_bits: 1 .. 32
 };
 
-class AddressGenerator : public rtl::Generator<AddressGeneratorParams> {
+class AddressGenerator : public rtl::IdentifiedGenerator<AddressGeneratorParams> {
  public:
   explicit AddressGenerator(AddressGeneratorParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::AddressGenerator"; }
-  std::string module_name() const override;  // "addr_gen_l6_s3_a15_c16"
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 };
 

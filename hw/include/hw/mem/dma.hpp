@@ -37,15 +37,14 @@ struct DmaParams {
 DmaParams dma_params(const arch::ArchConfig& cfg);
 std::string elaborate_dma(rtl::Design& design, const arch::ArchConfig& cfg);
 
-class Dma : public rtl::Generator<DmaParams> {
+class Dma : public rtl::IdentifiedGenerator<DmaParams> {
  public:
   static constexpr rtl::Port<WordPort> kDesc{"desc"};
   static constexpr rtl::Port<DramPort> kMem{"mem"};
   static constexpr rtl::Port<HostPort> kUm{"um"};
   explicit Dma(DmaParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::Dma"; }
-  std::string module_name() const override;  // "dma_r11_g2_n16_w16_a32_q2"
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 };
 

@@ -38,13 +38,12 @@ struct MemBankParams {
   BankStorage storage = BankStorage::shared_port;
 };
 
-class MemBank : public rtl::Generator<MemBankParams> {
+class MemBank : public rtl::IdentifiedGenerator<MemBankParams> {
  public:
   explicit MemBank(MemBankParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::MemBank"; }
   // "mem_bank_d4096_t4_w16"; two_copies appends "_2copy": "mem_bank_d4096_t4_w16_2copy"
-  std::string module_name() const override;
-  rtl::ParamList params() const override;  // depth, elems, width; storage when not the default
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
   int addr_bits() const;
 };

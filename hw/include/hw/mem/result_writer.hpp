@@ -42,12 +42,11 @@ struct ResultWriterParams {
   arch::DataType dtype = arch::DataType::bf16;
 };
 
-class ResultWriter : public rtl::Generator<ResultWriterParams> {
+class ResultWriter : public rtl::IdentifiedGenerator<ResultWriterParams> {
  public:
   explicit ResultWriter(ResultWriterParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::ResultWriter"; }
-  std::string module_name() const override;  // "result_writer_n64_b16_a11_bf16"
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 };
 

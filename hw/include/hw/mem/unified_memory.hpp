@@ -43,14 +43,13 @@ struct UnifiedMemoryParams {
   BankStorage storage = BankStorage::shared_port;  // of every MemBank
 };
 
-class UnifiedMemory : public rtl::Generator<UnifiedMemoryParams> {
+class UnifiedMemory : public rtl::IdentifiedGenerator<UnifiedMemoryParams> {
  public:
   static constexpr rtl::Port<HostPort> kHost{"host"};
   explicit UnifiedMemory(UnifiedMemoryParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::UnifiedMemory"; }
   // "unified_mem_b16_t4_d4096_w16_h4"; two_copies appends "_2copy"
-  std::string module_name() const override;
-  rtl::ParamList params() const override;  // storage only when not the default
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
   int lanes() const { return p.banks * p.elems; }
   int row_bits() const;   // address bits of a row within one half

@@ -42,12 +42,11 @@ void validate(const DistNetParams& p);
 // for the output register.
 int dist_net_latency(const DistNetParams& p);
 
-class DistNet : public rtl::Generator<DistNetParams> {
+class DistNet : public rtl::IdentifiedGenerator<DistNetParams> {
  public:
   explicit DistNet(DistNetParams params);
   std::string generator_name() const override { return "hw::DistNet"; }
-  std::string module_name() const override;  // dist_net_n64_w16_t4_both_p0, ..._p0_o (output register)
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 };
 

@@ -61,24 +61,22 @@ struct RedSwitchParams {
   int stages = 0;         // fp32 with an adder only (else 0): the sum of cycle t's inputs at t + stages
   bool gate_stages = false;  // with stages: an input `valid`, the registers loading only for valid inputs
 };
-class RedSwitch : public rtl::Generator<RedSwitchParams> {
+class RedSwitch : public rtl::IdentifiedGenerator<RedSwitchParams> {
  public:
   explicit RedSwitch(RedSwitchParams params);
   std::string generator_name() const override { return "hw::RedSwitch"; }
   // red_switch_fp32, red_switch_fp32_twopath_sk, red_switch_fp32_s1_gated; without adder red_switch_route_fp32
-  std::string module_name() const override;
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 };
 
-class RedNet : public rtl::Generator<RedNetParams> {
+class RedNet : public rtl::IdentifiedGenerator<RedNetParams> {
  public:
   explicit RedNet(RedNetParams params);
   std::string generator_name() const override { return "hw::RedNet"; }
   // red_net_n64_fp32_t4_p1, red_net_n64_fp32_t4_p1_twopath_sk, red_net_n64_fp32_t4_p1_a2_twopath_sk,
   // red_net_n64_fp32_t4_p1_a2_s1_gated (adder stages)
-  std::string module_name() const override;
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 };
 

@@ -83,7 +83,7 @@ struct PeOut {  // to the PE below and to the right
   rtl::Data ib, psum;
 };
 
-class Pe : public rtl::Generator<PeParams> {
+class Pe : public rtl::IdentifiedGenerator<PeParams> {
  public:
   static constexpr rtl::Port<PeRow> kRow{"row"};
   static constexpr rtl::Port<PeIn> kIn{"in"};
@@ -94,8 +94,7 @@ class Pe : public rtl::Generator<PeParams> {
   std::string generator_name() const override { return "hw::Pe"; }
   // e.g. "pe_bf16_wsisos_ib2_ps2_s0" (ib2/ib1: IB double/single buffered; ps2/ps1: Psum), with
   // product stages and a two-path adder "pe_bf16_wsisos_ib2_ps2_p1_s0_twopath_sk"
-  std::string module_name() const override;
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 
   // The port types, for the CE's wiring.

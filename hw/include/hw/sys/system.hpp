@@ -26,13 +26,12 @@ struct ControllerParams {
   int queue_depth = arch::kTopInstrQueueDepth;  // instructions the queue holds
 };
 
-class Controller : public rtl::Generator<ControllerParams> {
+class Controller : public rtl::IdentifiedGenerator<ControllerParams> {
  public:
   static constexpr rtl::Port<WordPort> kInstr{"instr"};
-  using Generator::Generator;
+  using IdentifiedGenerator::IdentifiedGenerator;
   std::string generator_name() const override { return "hw::Controller"; }
-  std::string module_name() const override;  // controller_g16_4x4_n64_a11_q9_c1_d6
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 };
 
@@ -43,12 +42,11 @@ struct AcceleratorParams {
 // arch::system_timing(cfg), checked against the latencies of the generated networks.
 arch::SystemTiming system_timing(const arch::ArchConfig& cfg);
 
-class Accelerator : public rtl::Generator<AcceleratorParams> {
+class Accelerator : public rtl::IdentifiedGenerator<AcceleratorParams> {
  public:
-  using Generator::Generator;
+  using IdentifiedGenerator::IdentifiedGenerator;
   std::string generator_name() const override { return "hw::Accelerator"; }
-  std::string module_name() const override;  // fetta_top_<dtype>_g16_4x4_n64_d4096_a512
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 };
 

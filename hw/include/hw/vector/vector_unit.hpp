@@ -50,12 +50,11 @@ enum class VectorAddend : int { b = 0, neg_b = 1, one = 2, c1 = 3 };
 
 struct VectorLaneParams {};
 
-class VectorLane : public rtl::Generator<VectorLaneParams> {
+class VectorLane : public rtl::IdentifiedGenerator<VectorLaneParams> {
  public:
-  explicit VectorLane(VectorLaneParams params) : Generator(params) {}
+  explicit VectorLane(VectorLaneParams params) : IdentifiedGenerator(params) {}
   std::string generator_name() const override { return "hw::VectorLane"; }
-  std::string module_name() const override { return "vector_lane"; }
-  rtl::ParamList params() const override { return {}; }
+  rtl::Identity identity() const override { return rtl::Identity("vector_lane"); }
   void build(rtl::Module& m) const override;  // vector_lane.cpp
 };
 
@@ -65,12 +64,11 @@ struct VectorUnitParams {
   int tag_bits = 12;  // 1 .. 32: the destination a row carries through (a unified-memory row)
 };
 
-class VectorUnit : public rtl::Generator<VectorUnitParams> {
+class VectorUnit : public rtl::IdentifiedGenerator<VectorUnitParams> {
  public:
   explicit VectorUnit(VectorUnitParams params);  // throws std::invalid_argument for bad params
   std::string generator_name() const override { return "hw::VectorUnit"; }
-  std::string module_name() const override;  // "vector_unit_n64_t12"; fewer lanes than elements: "vector_unit_n64_l32_t12"
-  rtl::ParamList params() const override;
+  rtl::Identity identity() const override;
   void build(rtl::Module& m) const override;
 };
 
