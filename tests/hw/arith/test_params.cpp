@@ -115,7 +115,7 @@ TEST_CASE("module names and ports other generators instantiate by name", "[arith
   CHECK(Fp32Add({0, 0, Fp32AddArch::basic, PrefixKind::kogge_stone}).module_name() == "fp32_add_s0");
   CHECK(Fp32Add({}).params() == rtl::ParamList{{"stages", "0"}, {"lead_levels", "0"}});
   CHECK(Fp32Add({1, 0, two_path, PrefixKind::kogge_stone}).params() ==
-        rtl::ParamList{{"stages", "1"}, {"lead_levels", "0"}, {"arch", "two_path"}, {"prefix", "kogge_stone"}});
+        rtl::ParamList{{"arch", "two_path"}, {"prefix", "kogge_stone"}, {"stages", "1"}, {"lead_levels", "0"}});
   CHECK(emit_all(Fp32Add({0, 0, Fp32AddArch::basic, PrefixKind::brent_kung})) == emit_all(Fp32Add({})));
   CHECK(ports_of(Fp32Add({0, 0, two_path})) == ports_of(Fp32Add({})));
   CHECK(ports_of(Fp32Add({3, 0, two_path})) == ports_of(Fp32Add({3, 0})));
