@@ -226,6 +226,70 @@ TEST_CASE("Liberty: merge keeps one header and every cell", "[synth_unit]") {
   CHECK_THROWS_WITH(parse_liberty("library (x) { cell (a) { area : 1; }", "bad.lib"), Contains("bad.lib"));
 }
 
+// Braces in a comment and a string, a value continued on the next line, a quoted cell name and
+// a cell whose '}' shares its line with the library's: what the one reader (parse_liberty) must
+// see through for the tree, the cell spans of merge_liberty and the power views alike.
+namespace {
+const char* kLexed = R"(/* a header comment: library (not_this) { */
+library (lex) {
+  comment : "braces { in } a string";
+  cell (A) { area : 1 /* } */ ; pin (Y) { direction : output; function : "!X"; } }
+  cell ("B") {
+    values ("1, 2", \
+"3, 4");
+    footprint : inv \
+x1;
+  } }
+)";
+}  // namespace
+
+TEST_CASE("Liberty: one reader for comments, strings, continuations and where each statement is written", "[synth_unit]") {
+  const std::string text = kLexed;
+  const LibertyGroup lib = parse_liberty(text, "lex.lib");
+  CHECK(lib.args == "lex");
+  CHECK(lib.line == 2);
+  CHECK(*lib.attribute("comment") == "braces { in } a string");
+  REQUIRE(lib.children("cell").size() == 2);
+  const LibertyGroup& a = *lib.child("cell", "A");
+  const LibertyGroup& b = *lib.child("cell", "B");
+  CHECK(*a.attribute("area") == "1");
+  CHECK(*b.attribute("values") == "\"1, 2\", \n\"3, 4\"");  // the continuation's backslash left out
+  CHECK(*b.attribute("footprint") == "inv \nx1");              // a simple value goes on past it
+  CHECK(b.line == 5);
+  // The offsets: a group's name, '(' ... ')', '{' and '}'; an attribute from its key through ';'.
+  CHECK(text.compare(a.begin, 8, "cell (A)") == 0);
+  CHECK(text.substr(lib.args_begin, lib.args_end - lib.args_begin) == "lex");
+  CHECK(text[a.open] == '{');
+  CHECK(text[a.close] == '}');
+  CHECK(text[lib.close] == '}');
+  const LibertyAttribute* area = a.find_attribute("area");
+  REQUIRE(area);
+  CHECK(text.substr(area->begin, area->end - area->begin) == "area : 1 /* } */ ;");
+  const LibertyAttribute* values = b.find_attribute("values");
+  REQUIRE(values);
+  CHECK(text.substr(values->begin, values->end - values->begin) == "values (\"1, 2\", \\\n\"3, 4\");");
+
+  // Merging cuts the text where the tree says: the library renamed, not the comment's
+  // "library (not_this)", and cell B without the library's '}' on its line.
+  CHECK(liberty_cell_names(text) == std::vector<std::string>{"A", "B"});
+  const std::string merged = merge_liberty({text}, "m");
+  CHECK(merged == "/* a header comment: library (not_this) { */\nlibrary (m) {\n  comment : \"braces { in } a string\";\n" +
+                      text.substr(text.find("  cell (A)"), text.rfind('}') - text.find("  cell (A)")) + "}\n");
+  CHECK(parse_liberty(merged, "merged").children("cell").size() == 2);
+
+  // Syntax errors name the file and the line: of a string or a comment that is not closed, of a
+  // group that is not closed, through each consumer.
+  CHECK_THROWS_WITH(parse_liberty("library (x) {\n  a : \"open;\n}\n", "s.lib"), "s.lib:2: Liberty syntax: unterminated string");
+  CHECK_THROWS_WITH(parse_liberty("library (x) {\n/* open\n", "c.lib"), "c.lib:2: Liberty syntax: unterminated comment");
+  CHECK_THROWS_WITH(parse_liberty("library (x) {\n  cell (a) {\n    area : 1;\n", "g.lib"),
+                    "g.lib:2: Liberty syntax: group 'cell (a)' is not closed");
+  CHECK_THROWS_WITH(parse_liberty("/* no library */ cell (a) { }", "n.lib"), "n.lib:1: Liberty syntax: no library group");
+  CHECK_THROWS_WITH(merge_liberty({"library (x) {\n  cell (a) { area : 1; }\n"}, "m"),
+                    "merge_liberty: library 0:1: Liberty syntax: group 'library (x)' is not closed");
+  CHECK_THROWS_WITH(liberty_cell_names("library (x) {\n  cell (a) { area ; }\n}\n"),
+                    "Liberty text:2: Liberty syntax: expected ':' or '(' after 'area'");
+}
+
 TEST_CASE("Liberty: table interpolation and flip-flop timing", "[synth_unit]") {
   LibertyGroup lib = parse_liberty(kLibA, "a.lib");
   const LibertyGroup* qn = lib.child("cell", "DFFx1")->child("pin", "QN");

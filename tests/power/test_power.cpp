@@ -296,6 +296,31 @@ TEST_CASE("power: power views change register arcs, tie functions and macro outp
   CHECK(c.macro_outputs.empty());
 }
 
+TEST_CASE("power: power views read the library with Liberty's one reader", "[power]") {
+  // A tie cell behind a commented-out pin, a string with braces and a line continuation: the view
+  // removes the tie's function and nothing else.
+  const std::string lib = R"lib(library (t) {
+  comment : "not a group: cell (X) { pin (Q) { direction : output; function : \"0\"; } }";
+  cell (TIE) { /* pin (Z) { direction : output; function : "0"; } */
+    pin (H) { direction : output; \
+      function : "1"; } }
+})lib";
+  const pw::PowerView v = pw::power_view(lib, "tie.lib");
+  REQUIRE(v.constants.size() == 1);
+  CHECK(v.constants[0].cell == "TIE");
+  CHECK(v.constants[0].pin == "H");
+  std::string expected = lib;
+  expected.erase(expected.find("function : \"1\";"), std::string("function : \"1\";").size());
+  CHECK(v.liberty == expected);
+  // Its errors are the reader's, with the line.
+  CHECK_THROWS_WITH(pw::power_view("library (t) {\n  cell (X) { pin (A) { direction : \"output; } }\n}\n", "bad.lib"),
+                    "bad.lib:2: Liberty syntax: unterminated string");
+  CHECK_THROWS_WITH(pw::power_view("library (t) {\n  cell (R) { pin (clk) { direction : input; }\n"
+                                   "    bus (q) { bus_type : w8; direction : output; timing () { timing_type : rising_edge; } } }\n}\n",
+                                   "bus.lib"),
+                    "bus.lib:3: bus q of cell R: no type group for its bus_type");
+}
+
 TEST_CASE("power: the logic behind an SRAM macro's read data gets the data's recorded activity", "[power]") {
   // A 16 x 4 macro of the flow's SRAM model whose read data drives four inverters.
   sy::MemoryMacro m;

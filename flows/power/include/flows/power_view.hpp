@@ -45,8 +45,9 @@ struct PowerView {
   std::vector<MacroOutput> clock_gates;    // integrated clock gates' gated clocks, given twins
 };
 
-// Throws std::runtime_error naming `what` for text that is not Liberty's group syntax (unbalanced
-// braces or quotes, no library group) or a bus whose type the library does not define.
+// The library is read by parse_liberty (flows/liberty.hpp) and edited where its tree says each
+// group and attribute is written. Throws std::runtime_error `<what>:<line>: ...` for text that
+// parse_liberty refuses or a bus whose type the library does not define.
 PowerView power_view(const std::string& liberty, const std::string& what, bool twin_logic = false);
 
 }  // namespace fetta::flows::power
