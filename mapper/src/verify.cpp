@@ -44,9 +44,14 @@ class HalfOrder {
     }
     flips_before_.push_back(flips_);
   }
-  void push_descriptor(bool half) {
+  // The host pushes a descriptor: into a full queue (arch::kTopDmaQueueDepth, the head counted
+  // while it runs) only once the head is done; the descriptor that may never be, if any.
+  std::optional<Stuck> push_descriptor(bool half) {
     close();
+    const int64_t need = static_cast<int64_t>(halves_.size()) - arch::kTopDmaQueueDepth + 1;
+    if (auto stuck = wait_for([need](const State& s) { return s.done >= need; })) return stuck;
     halves_.push_back(half);
+    return std::nullopt;
   }
   // The host waits until the DMA has done every descriptor pushed; the descriptor that may never start, if any.
   std::optional<Stuck> wait_dma_idle() {
@@ -533,7 +538,12 @@ class Verifier {
           break;
         case OpCode::dma: {
           const arch::Words w(p_.words.begin() + o.a, p_.words.begin() + o.a + o.b);
-          order.push_descriptor(arch::decode_dma(dma_layout_, w).half);
+          if (const auto stuck = order.push_descriptor(arch::decode_dma(dma_layout_, w).half))
+            fail(op_record(descriptor_op[stuck->descriptor]), "half",
+                 fmt::format("{}: the TCU computes on that half when the DMA reaches this descriptor, and no FLIP pushed "
+                             "before ops.bin record {} (dma) frees it, so the host's push there, into the DMA's full "
+                             "queue of {}, never ends (docs/dma.md, \"Order and the halves\")",
+                             stuck->half ? 1 : 0, i, arch::kTopDmaQueueDepth));
           descriptor_op.push_back(i);
           break;
         }

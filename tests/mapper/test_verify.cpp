@@ -99,7 +99,7 @@ TEST_CASE("verify: layers, steps and tensors against the layer files and the con
   refused([](Program& p) { p.tensors[0].layer = -1; }, {"tensors[0]", "field 'layer'"});
   refused([](Program& p) { p.tensors[0].dims[0] = int64_t{1} << 40; }, {"tensors[0]", "field 'dims'", "at most 268435456"});
   refused([](Program& p) { p.tensors[0].dims[0] += 1; }, {"tensors[0]", "field 'dims'", "layer tensor"});
-  refused([](Program& p) { p.tensors[0].input = "Q"; }, {"tensors[0]", "field 'input'", "'Q' is not a tensor", "X"});
+  refused([](Program& p) { p.tensors[0].input.assign(1, 'Q'); }, {"tensors[0]", "field 'input'", "'Q' is not a tensor", "X"});
   refused([](Program& p) { p.tensors[0].dram_addr = (int64_t{4096} << 20) - 2; }, {"tensors[0]", "field 'dram_addr'", "past the DRAM"});
   refused([](Program& p) { p.tensors[0].dram_bytes = 3; }, {"tensors[0]", "field 'dram_bytes'", "allowed: 2"});
 }
@@ -232,6 +232,21 @@ TEST_CASE("verify: no wait for the DMA hangs (a descriptor for the TCU's half ne
               }
           },
           {"(dma)", "field 'half'", "never ends"});
+  // Three descriptors for the TCU's half after the first: the third's push into the full queue
+  // waits for a head that waits for a FLIP pushed after it.
+  refused([](Program& p) {
+            const arch::DmaLayout layout(arch::dma_geometry(cfg()));
+            const size_t i = first_op(p, OpCode::dma);
+            const auto first = p.words.begin() + p.ops[i].a;
+            arch::DmaDescriptor d = arch::decode_dma(layout, arch::Words(first, first + p.ops[i].b));
+            d.half = !d.half;
+            Op o = p.ops[i];
+            o.a = static_cast<int64_t>(p.words.size());
+            const arch::Words w = arch::encode_dma(layout, d);
+            p.words.insert(p.words.end(), w.begin(), w.end());
+            p.ops.insert(p.ops.begin() + static_cast<std::ptrdiff_t>(i) + 1, 3, o);
+          },
+          {"(dma)", "field 'half'", "full queue of 2", "never ends"});
 }
 
 TEST_CASE("verify: load_program verifies what the files say against the configuration they name", "[verify]") {

@@ -3,6 +3,7 @@
 // (docs/dma.md, "Order and the halves"). With none pushed, SystemBench::wait_dma_idle must end the
 // wait itself, within a few thousand cycles and saying why, not run to its timeout. A FLIP then
 // frees the half, the descriptor runs, and its rows read back through the host port are the DRAM's.
+// Last, a push into the DMA's full queue behind such a descriptor ends the same way.
 // Linked against the system tests' models.
 #include <fmt/core.h>
 
@@ -30,6 +31,8 @@ struct Outcome {
   std::string stuck_message;  // what the first wait threw
   int64_t stuck_after = -1;   // cycles it waited
   int64_t checked = 0, mismatches = 0;
+  std::string push_message;  // what a push into the full queue threw
+  int64_t push_after = -1;
 };
 
 void host(sim::system::SystemBench& bench, const arch::ArchConfig& cfg, sim::system::DramInitiator& dram, uint64_t seed,
@@ -71,6 +74,20 @@ void host(sim::system::SystemBench& bench, const arch::ArchConfig& cfg, sim::sys
     ++out.checked;
     out.mismatches += got[i] != want;
   }
+
+  // The TCU is on half 1 now: two loads for it fill the queue, and the push of a third waits for a
+  // head that never starts. The push must end the same way (the run ends after it: the third
+  // descriptor's words stand half pushed).
+  d.half = true;
+  bench.push_descriptor(arch::encode_dma(layout, d));
+  bench.push_descriptor(arch::encode_dma(layout, d));
+  const int64_t t1 = bench.now();
+  try {
+    bench.push_descriptor(arch::encode_dma(layout, d));
+  } catch (const std::runtime_error& e) {
+    out.push_message = e.what();
+  }
+  out.push_after = bench.now() - t1;
 }
 
 }  // namespace
@@ -104,9 +121,11 @@ int sc_main(int argc, char** argv) {
     }
     fmt::print("the wait ended after {} cycles: {}\n", out.stuck_after, out.stuck_message.empty() ? "(no error)" : out.stuck_message);
     fmt::print("after a FLIP: {} elements loaded, {} mismatching\n", out.checked, out.mismatches);
+    fmt::print("a push into the full queue ended after {} cycles: {}\n", out.push_after,
+               out.push_message.empty() ? "(no error)" : out.push_message);
     const int64_t limit = 2 * sim::system::SystemBench::kDmaStuckCycles;
     if (out.stuck_message.find("the DMA is stuck") == std::string::npos || out.stuck_after > limit || out.checked == 0 ||
-        out.mismatches != 0) {
+        out.mismatches != 0 || out.push_message.find("the DMA is stuck") == std::string::npos || out.push_after > limit) {
       std::fprintf(stderr, "FAIL (the wait must end within %lld cycles naming the stuck DMA; the load must then be exact)\n",
                    static_cast<long long>(limit));
       return 1;

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include "arch/dma.hpp"
 #include "hw/mem/mem.hpp"
@@ -156,7 +158,14 @@ void SystemBench::push_words(const char* we, const char* word, const char* ready
     if (w + 1 == words.size() && port(ready).read() == 0) {
       // Wait with `we` low: the queue takes a word on every cycle it is high.
       port(we).write(0);
-      wait_until([&] { return port(ready).read() != 0; }, timeout_cycles_, [&] {
+      // The DMA's queue frees when its head is done, which a stuck head never is (DmaWatch).
+      std::optional<DmaWatch> watch;
+      if (std::string_view(ready) == "desc_ready") watch.emplace(*this);
+      wait_until([&] {
+        if (port(ready).read() != 0) return true;
+        if (watch) watch->cycle();
+        return false;
+      }, timeout_cycles_, [&] {
         return fmt::format("{} is still full (controller busy = {}, retired = {}; DMA busy = {}, dma_done = {})", queue,
                            port("busy").read(), port("retired").read(), port("dma_busy").read(), port("dma_done").read());
       });
@@ -237,26 +246,32 @@ void SystemBench::push_descriptor(const arch::Words& words) {
   push_words("desc_we", "desc_word", "desc_ready", words, "the DMA's descriptor queue");
 }
 
+// A descriptor for the half the TCU is on starts only after a FLIP: with the controller idle, no
+// DRAM request in flight and none asked for, nothing can move the DMA on (mapper::verify_program
+// refuses such programs; this ends the host's wait in one that was not verified).
+SystemBench::DmaWatch::DmaWatch(SystemBench& b)
+    : bench_(b), done_(b.port("dma_done")), busy_(b.port("busy")), req_(b.port("mem_req_valid")), seen_(done_.read()) {}
+
+void SystemBench::DmaWatch::cycle() {
+  const uint64_t done = done_.read();
+  const bool moving = done != seen_ || busy_.read() != 0 || bench_.outstanding_ != 0 || req_.read() != 0;
+  seen_ = done;
+  still_ = moving ? 0 : still_ + 1;
+  if (still_ >= kDmaStuckCycles)
+    throw std::runtime_error(fmt::format(
+        "SystemBench: the DMA is stuck: {} descriptors done, then {} cycles without a move, the controller idle and no "
+        "DRAM request outstanding; its next descriptor waits for the half the TCU computes on, and no FLIP is queued to "
+        "free it",
+        done, kDmaStuckCycles));
+}
+
 int64_t SystemBench::wait_dma_idle(int64_t timeout_cycles) {
-  // A descriptor for the half the TCU is on starts only after a FLIP: with the controller idle, no
-  // DRAM request in flight and none asked for, nothing can move the DMA on (mapper::verify_program
-  // refuses such programs; this ends the wait of one that was not verified).
-  PortSignal &dma_busy = port("dma_busy"), &dma_done = port("dma_done"), &busy = port("busy"), &req = port("mem_req_valid");
-  uint64_t done = dma_done.read();
-  int64_t still = 0;
+  PortSignal& dma_busy = port("dma_busy");
+  DmaWatch watch(*this);
   const int64_t n = wait_until(
       [&] {
         if (dma_busy.read() == 0) return true;
-        const uint64_t now_done = dma_done.read();
-        const bool moving = now_done != done || busy.read() != 0 || outstanding_ != 0 || req.read() != 0;
-        done = now_done;
-        still = moving ? 0 : still + 1;
-        if (still >= kDmaStuckCycles)
-          throw std::runtime_error(fmt::format(
-              "SystemBench: the DMA is stuck: {} descriptors done, then {} cycles without a move, the controller idle and no "
-              "DRAM request outstanding; its next descriptor waits for the half the TCU computes on, and no FLIP is queued "
-              "to free it",
-              now_done, kDmaStuckCycles));
+        watch.cycle();
         return false;
       },
       timeout_cycles, [this] {

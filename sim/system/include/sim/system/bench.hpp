@@ -66,7 +66,8 @@ class SystemBench : public sc_core::sc_module {
   // Waits until the DMA has no descriptor; returns the cycles waited. Host-port reads and writes
   // wait for this themselves: the DMA owns the port while it is busy.
   // A DMA that has not moved for kDmaStuckCycles with the controller idle and no DRAM request
-  // outstanding can never move again: the wait throws, naming the descriptors done.
+  // outstanding can never move again: the wait throws, naming the descriptors done (as does a
+  // descriptor push into its full queue).
   int64_t wait_dma_idle(int64_t timeout_cycles);
   static constexpr int64_t kDmaStuckCycles = 4096;
   // The host's read of `bytes` from DRAM, waited for in simulated time while the top runs on: once
@@ -135,6 +136,18 @@ class SystemBench : public sc_core::sc_module {
   DramInitiator* memory_ = nullptr;
   int64_t dma_bytes_ = 0, dma_saved_bytes_ = 0, dma_wait_cycles_ = 0;
   size_t outstanding_ = 0;  // external requests the memory port has not answered yet
+  // Watches a wait on the DMA, a cycle at a time: throws once it is stuck (wait_dma_idle).
+  class DmaWatch {
+   public:
+    explicit DmaWatch(SystemBench& b);
+    void cycle();
+
+   private:
+    SystemBench& bench_;
+    PortSignal &done_, &busy_, &req_;
+    uint64_t seen_;
+    int64_t still_ = 0;
+  };
   int64_t timeout_cycles_ = 200'000'000;
   bool int_acc_ = false;
   bool counting_ = true;
