@@ -44,7 +44,7 @@ Identity Controller::identity() const {
       .param("accum_pipeline", p.cfg.memory.accum_pipeline,
              p.cfg.memory.accum_pipeline != 2 ? fmt::format("_r{}", p.cfg.memory.accum_pipeline) : "")
       .param("instr_bits", isa.bits())
-      .param("queue_depth", p.queue_depth);
+      .param("queue_depth", p.queue_depth, p.queue_depth != arch::kTopInstrQueueDepth ? fmt::format("_iq{}", p.queue_depth) : "");
 }
 
 

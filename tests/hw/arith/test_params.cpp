@@ -137,7 +137,7 @@ TEST_CASE("module names and ports other generators instantiate by name", "[arith
     CHECK(ports_of(IntMac({8, 32, 0, 2})).count("valid") == 0);
   }
   CHECK(IntMac({8, 32, 0, 1}).params() ==
-        rtl::ParamList{{"operand_bits", "8"}, {"acc_bits", "32"}, {"stages", "0"}, {"product_stages", "1"}});
+        rtl::ParamList{{"operand_bits", "8"}, {"acc_bits", "32"}, {"product_stages", "1"}, {"stages", "0"}});
   {
     rtl::Design d;
     auto m = d.elaborate(Fp32Add({3, 0}));
