@@ -6,12 +6,12 @@
 #include <fmt/format.h>
 
 #include <map>
-#include <optional>
 #include <set>
 #include <vector>
 
 #include "arch/dma.hpp"
 #include "arch/isa.hpp"
+#include "mapper/half_order.hpp"
 #include "verif/layer.hpp"
 
 namespace fetta::mapper {
@@ -23,92 +23,6 @@ bool within(int64_t first, int64_t count, int64_t limit) {
   return first >= 0 && count >= 0 && first <= limit && count <= limit - first;
 }
 bool within_u(uint64_t first, uint64_t count, uint64_t limit) { return first <= limit && count <= limit - first; }
-
-// The order the DMA's descriptors and the controller's FLIPs run in (docs/dma.md, "Order and the
-// halves"): the head descriptor starts only while the TCU computes on the other half, and a FLIP
-// waits while the head descriptor moves the host's half. From any state the two therefore run in
-// one order; the host's timing decides only how far that order has come when its next op arrives.
-// The replay keeps every state the run can be in between two ops, and a wait for the DMA that one
-// of them cannot end is a hang: a descriptor for the half the TCU is on, and no FLIP left to free it.
-class HalfOrder {
- public:
-  struct Stuck {
-    size_t descriptor = 0;  // its index among the pushed descriptors
-    bool half = false;
-  };
-
-  void push_instruction(bool flip) {
-    if (flip) {
-      close();
-      ++flips_;
-    }
-    flips_before_.push_back(flips_);
-  }
-  // The host pushes a descriptor: into a full queue (arch::kTopDmaQueueDepth, the head counted
-  // while it runs) only once the head is done; the descriptor that may never be, if any.
-  std::optional<Stuck> push_descriptor(bool half) {
-    close();
-    const int64_t need = static_cast<int64_t>(halves_.size()) - arch::kTopDmaQueueDepth + 1;
-    if (auto stuck = wait_for([need](const State& s) { return s.done >= need; })) return stuck;
-    halves_.push_back(half);
-    return std::nullopt;
-  }
-  // The host waits until the DMA has done every descriptor pushed; the descriptor that may never start, if any.
-  std::optional<Stuck> wait_dma_idle() {
-    const auto n = static_cast<int64_t>(halves_.size());
-    return wait_for([n](const State& s) { return s.done >= n; });
-  }
-  // The host waits until the controller has retired the first `count` instructions (or all of them).
-  void wait_retired(int64_t count) {
-    const int64_t need = count == 0 ? 0 : flips_before_[static_cast<size_t>(count - 1)];
-    (void)wait_for([need](const State& s) { return s.applied >= need; });
-  }
-  void wait_idle() { wait_retired(static_cast<int64_t>(flips_before_.size())); }
-  size_t states() const { return states_.size(); }
-
- private:
-  struct State {
-    bool compute = false;  // the half the TCU computes on
-    int64_t applied = 0;   // FLIPs that took effect
-    int64_t done = 0;      // descriptors done
-    auto operator<=>(const State&) const = default;
-  };
-  // What the state becomes next: the head descriptor runs, or else the next FLIP takes effect.
-  std::optional<State> next(const State& s) const {
-    if (s.done < static_cast<int64_t>(halves_.size()) && halves_[static_cast<size_t>(s.done)] != s.compute)
-      return State{s.compute, s.applied, s.done + 1};
-    if (s.applied < flips_) return State{!s.compute, s.applied + 1, s.done};
-    return std::nullopt;
-  }
-  void close() {
-    std::vector<State> todo(states_.begin(), states_.end());
-    while (!todo.empty()) {
-      const State s = todo.back();
-      todo.pop_back();
-      if (const auto n = next(s); n && states_.insert(*n).second) todo.push_back(*n);
-    }
-  }
-  // Every state runs on until `met`; the first state that cannot is returned as stuck.
-  template <class Met>
-  std::optional<Stuck> wait_for(Met met) {
-    std::set<State> after;
-    for (State s : states_) {
-      while (!met(s)) {
-        const auto n = next(s);
-        if (!n) return Stuck{static_cast<size_t>(s.done), halves_[static_cast<size_t>(s.done)]};
-        s = *n;
-      }
-      after.insert(s);
-    }
-    states_ = std::move(after);
-    return std::nullopt;
-  }
-
-  std::vector<bool> halves_;          // the descriptors' halves, in push order
-  int64_t flips_ = 0;                 // FLIPs pushed
-  std::vector<int64_t> flips_before_;  // per pushed instruction: the FLIPs up to and including it
-  std::set<State> states_{State{}};
-};
 
 class Verifier {
  public:
@@ -516,7 +430,7 @@ class Verifier {
   // No wait for the DMA hangs (HalfOrder). The host waits for the DMA to be idle before its own
   // accesses to the unified memory and DRAM (sim::SystemBench) as well as at wait_dma_idle.
   void halves() const {
-    HalfOrder order;
+    HalfOrder order(arch::kTopDmaQueueDepth);
     std::vector<size_t> descriptor_op;
     for (size_t i = 0; i < p_.ops.size(); ++i) {
       const Op& o = p_.ops[i];
