@@ -427,6 +427,15 @@ class Verifier {
     }
   }
 
+  // A descriptor (record `rec`) that may never start, found at op i, where the host's `what` never ends.
+  [[noreturn]] void stuck_at(const std::string& rec, const HalfOrder::Stuck& stuck, size_t i, const std::string& what) const {
+    fail(rec, "half",
+         fmt::format("{}: the TCU computes on that half when the DMA reaches this descriptor, and no FLIP pushed before "
+                     "ops.bin record {} ({}) frees it, so the host's {} never ends (a descriptor waits for the half it "
+                     "moves to be the host's: docs/dma.md, \"Order and the halves\")",
+                     stuck.half ? 1 : 0, i, to_string(p_.ops[i].code), what));
+  }
+
   // No wait for the DMA hangs (HalfOrder). The host waits for the DMA to be idle before its own
   // accesses to the unified memory and DRAM (sim::SystemBench) as well as at wait_dma_idle.
   void halves() const {
@@ -439,25 +448,20 @@ class Verifier {
       if (waits_dma) {
         if (const auto stuck = order.wait_dma_idle()) {
           const size_t d = descriptor_op[stuck->descriptor];
-          fail(op_record(d), "half",
-               fmt::format("{}: the TCU computes on that half when the DMA reaches this descriptor, and no FLIP pushed "
-                           "before ops.bin record {} ({}) frees it, so the host's wait for the DMA there never ends (a "
-                           "descriptor waits for the half it moves to be the host's: docs/dma.md, \"Order and the halves\")",
-                           stuck->half ? 1 : 0, i, to_string(o.code)));
+          stuck_at(op_record(d), *stuck, i, "wait for the DMA there");
         }
       }
       switch (o.code) {
         case OpCode::push:
-          order.push_instruction(static_cast<arch::Opcode>(p_.words[static_cast<size_t>(o.a)] & 0xFU) == arch::Opcode::flip);
+          order.push_instruction(static_cast<arch::Opcode>(arch::field_value(
+                                     arch::Words(p_.words.begin() + o.a, p_.words.begin() + o.a + o.b), isa_.field("op"))) ==
+                                 arch::Opcode::flip);
           break;
         case OpCode::dma: {
           const arch::Words w(p_.words.begin() + o.a, p_.words.begin() + o.a + o.b);
           if (const auto stuck = order.push_descriptor(arch::decode_dma(dma_layout_, w).half))
-            fail(op_record(descriptor_op[stuck->descriptor]), "half",
-                 fmt::format("{}: the TCU computes on that half when the DMA reaches this descriptor, and no FLIP pushed "
-                             "before ops.bin record {} (dma) frees it, so the host's push there, into the DMA's full "
-                             "queue of {}, never ends (docs/dma.md, \"Order and the halves\")",
-                             stuck->half ? 1 : 0, i, arch::kTopDmaQueueDepth));
+            stuck_at(op_record(descriptor_op[stuck->descriptor]), *stuck, i,
+                     fmt::format("push there, into the DMA's full queue of {},", arch::kTopDmaQueueDepth));
           descriptor_op.push_back(i);
           break;
         }

@@ -206,7 +206,9 @@ TEST_CASE("verify: every result claimed checked is checked once, every step fini
 
 TEST_CASE("verify: no wait for the DMA hangs (a descriptor for the TCU's half needs a FLIP before the wait)", "[verify]") {
   auto is_flip = [](const Program& p, const Op& o) {
-    return o.code == OpCode::push && static_cast<arch::Opcode>(p.words[static_cast<size_t>(o.a)] & 0xFU) == arch::Opcode::flip;
+    if (o.code != OpCode::push) return false;
+    const arch::Words w(p.words.begin() + o.a, p.words.begin() + o.a + o.b);
+    return static_cast<arch::Opcode>(arch::field_value(w, arch::IsaLayout(cfg()).field("op"))) == arch::Opcode::flip;
   };
   // A FLIP pushed twice (fuzz.program_runs found a program so edited passing the verifier and
   // hanging the RTL): every descriptor after it moves the half the TCU is on.

@@ -57,7 +57,6 @@ Identity Fp32Add::identity() const {
   return id;
 }
 
-
 // Gate levels per step, measured on each datapath (Yosys 0.23 `synth -flatten`, generic gates,
 // `ltp -noff` per register-to-register segment of the adder with all four inner cuts;
 // docs/arith.md). They only steer where registers go.

@@ -44,7 +44,6 @@ Identity FpMac::identity() const {
   return id.param("stages", p.stages, fmt::format("_s{}", p.stages));
 }
 
-
 bool FpMac::product_registered() const {
   return p.product_stages == 0 && place_cuts(mac_levels(p.adder_arch), p.stages)[0] > 0;
 }

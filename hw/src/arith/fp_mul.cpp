@@ -51,7 +51,6 @@ Identity Bf16Mul::identity() const {
       .param("out_man_bits", p.out_man_bits, fmt::format("_o{}", p.out_man_bits));
 }
 
-
 void Bf16Mul::build(Module& m) const {
   const int E = p.exp_bits, M = p.man_bits, O = p.out_man_bits;
   const int W = operand_width();

@@ -46,7 +46,6 @@ Identity IntMac::identity() const {
   return id.param("stages", p.stages, fmt::format("_s{}", p.stages));
 }
 
-
 void IntMac::build(Module& m) const {
   const int n = p.operand_bits, w = p.acc_bits;
   if (p.product_stages > 0)

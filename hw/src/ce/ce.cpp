@@ -47,9 +47,8 @@ Identity Ce::identity() const {
   return Identity("ce")
       .param("rows", p.rows, fmt::format("_{}", p.rows))
       .param("cols", p.cols, fmt::format("x{}", p.cols))
-      .nest(Pe(p.pe).identity(), 2);
+      .nest(Pe(p.pe).identity());
 }
-
 
 CeCtrl::CeCtrl(const Data& d)
     : os(d.field_if_any("os")), active(d["active"]), first(d.field_if_any("first")), last(d.field_if_any("last")),

@@ -22,7 +22,6 @@ Identity DelayLine::identity() const {
       .flag("reset", p.reset, p.reset ? "_rst" : "");
 }
 
-
 void DelayLine::build(Module& m) const {
   Sig in = m.input("in", UInt(p.width));
   Sig out = m.output("out", UInt(p.width));

@@ -137,7 +137,6 @@ Identity AccumBank::identity() const {
   return id;
 }
 
-
 void AccumBank::build(Module& m) const {
   if (p.pipeline == 3) return build_pipeline3(m);
   const int T = p.elems, aw = clog2(p.depth), w = mac_accumulator_bits(p.dtype);
@@ -273,7 +272,6 @@ Identity AccumulationUnit::identity() const {
   add_variant(p, id);
   return id;
 }
-
 
 AccumBankParams AccumulationUnit::bank_params() const {
   return {p.elems, p.depth, p.dtype, p.pipeline, p.adder_arch, p.adder_prefix};

@@ -30,7 +30,6 @@ Identity AddressGenerator::identity() const {
       .param("count_bits", p.count_bits, fmt::format("_c{}", p.count_bits));
 }
 
-
 void AddressGenerator::build(Module& m) const {
   const int L = p.levels, S = p.streams, A = p.addr_bits, C = p.count_bits;
   m.add_comment(fmt::format("{}-level affine loop nest, {} address stream(s) of {} bits; level 0 innermost.", L, S, A));

@@ -47,7 +47,6 @@ Identity Dma::identity() const {
       .param("queue_depth", p.queue_depth, fmt::format("_q{}", p.queue_depth));
 }
 
-
 namespace {
 
 // Builds the engine a part at a time: the ports, the descriptor queue, the head descriptor, the two

@@ -43,7 +43,6 @@ Identity MemBank::identity() const {
   return id;
 }
 
-
 int MemBank::addr_bits() const { return clog2(p.depth); }
 
 void MemBank::build(Module& m) const {

@@ -35,7 +35,6 @@ Identity ResultWriter::identity() const {
       .param("dtype", arch::to_string(p.dtype), fmt::format("_{}", arch::to_string(p.dtype)));
 }
 
-
 namespace {
 
 // ResultWriter::build in its parts: the conversion, the rotation, the per-bank rows, the diagonal

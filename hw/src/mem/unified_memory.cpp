@@ -37,7 +37,6 @@ Identity UnifiedMemory::identity() const {
   return id;
 }
 
-
 int UnifiedMemory::row_bits() const { return clog2(p.depth / 2); }
 
 void UnifiedMemory::build(Module& m) const {

@@ -54,7 +54,6 @@ Identity DistNet::identity() const {
       .param("latency", dist_net_latency(p));
 }
 
-
 namespace {
 
 // DistNet::build in its parts: the control inputs, each stage's mux bits, the stages, and the

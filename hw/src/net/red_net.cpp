@@ -101,7 +101,6 @@ Identity RedSwitch::identity() const {
   return id;
 }
 
-
 RedNet::RedNet(RedNetParams params) : IdentifiedGenerator([&] {
       params.adder = normalized(params.elem, params.adder);
       return params;
@@ -165,7 +164,6 @@ Identity RedNet::identity() const {
       .flag("gate_stages", p.gate_stages, p.gate_stages ? "_gated" : "")
       .param("latency", red_net_latency(p));
 }
-
 
 void RedNet::build(Module& m) const {
   validate(p);

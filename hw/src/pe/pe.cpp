@@ -88,7 +88,6 @@ Identity Pe::identity() const {
       .param("adder_prefix", prefix_name(p.adder.prefix));
 }
 
-
 PeRow::PeRow(const Data& d)
     : ia(d["ia"]), active(d.field_if_any("active")), first(d.field_if_any("first")), last(d.field_if_any("last")),
       swap(d.field_if_any("swap")), mul_active(d.field_if_any("mul_active")) {}

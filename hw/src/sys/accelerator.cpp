@@ -97,7 +97,6 @@ Identity Accelerator::identity() const {
       .param("acc_delay", t.acc_delay);
 }
 
-
 TopPorts top_ports(const arch::ArchConfig& cfg) {
   const arch::DmaGeometry g = arch::dma_geometry(cfg);
   const int H = arch::host_port_lanes(cfg), groups = cfg.memory.banks / arch::host_port_banks(cfg);

@@ -47,7 +47,6 @@ Identity Controller::identity() const {
       .param("queue_depth", p.queue_depth, p.queue_depth != arch::kTopInstrQueueDepth ? fmt::format("_iq{}", p.queue_depth) : "");
 }
 
-
 namespace {
 
 // The controller's generator, one member per part of the hardware. The parts share the ports,

@@ -40,7 +40,6 @@ Identity VectorUnit::identity() const {
       .param("tag_bits", p.tag_bits, fmt::format("_t{}", p.tag_bits));
 }
 
-
 namespace {
 
 // Builds the unit: the ports, the sequencer (which entry each stage holds, ready), the selects

@@ -4,7 +4,7 @@
 // elaborated through the Design (deduplicated by parameters).
 #pragma once
 
-#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -319,7 +319,7 @@ class Generator : public GeneratorBase {
 // complete generator"), so none can be left out of one and not the other.
 class Identity {
  public:
-  explicit Identity(std::string prefix) : name_(std::move(prefix)) {}
+  explicit Identity(std::string prefix) : prefix_size_(prefix.size()), name_(std::move(prefix)) {}
   // A parameter: `key=value` in the header, `part` appended to the module name (empty: the value
   // is elided from the name, as a default is, or another entry's part carries it).
   Identity& param(std::string key, std::string value, const std::string& part = {}) {
@@ -334,16 +334,17 @@ class Identity {
     return param(std::move(key), value ? "true" : "false", part);
   }
   // Another generator's identity inside this one (a CE's PE): its parameters follow, and its name
-  // less its first `drop` characters (the other's prefix) is this one's part.
-  Identity& nest(const Identity& inner, size_t drop) {
+  // less its prefix is this one's part.
+  Identity& nest(const Identity& inner) {
     params_.insert(params_.end(), inner.params_.begin(), inner.params_.end());
-    name_ += inner.name_.substr(std::min(drop, inner.name_.size()));
+    name_ += inner.name_.substr(inner.prefix_size_);
     return *this;
   }
   const std::string& module_name() const { return name_; }
   const ParamList& params() const { return params_; }
 
  private:
+  size_t prefix_size_;
   std::string name_;
   ParamList params_;
 };

@@ -7,7 +7,6 @@
 #include <deque>
 #include <optional>
 #include <stdexcept>
-#include <string_view>
 
 #include "arch/dma.hpp"
 #include "hw/mem/mem.hpp"
@@ -148,11 +147,11 @@ void SystemBench::write_rows(int64_t first_row, int64_t rows, int lanes, const s
 }
 
 void SystemBench::push(const arch::Words& instr) {
-  push_words("instr_we", "instr_word", "instr_ready", instr, "the controller's instruction queue");
+  push_words("instr_we", "instr_word", "instr_ready", instr, "the controller's instruction queue", false);
 }
 
 void SystemBench::push_words(const char* we, const char* word, const char* ready, const arch::Words& words,
-                             const char* queue) {
+                             const char* queue, bool dma_queue) {
   for (uint32_t w : words) fnv1a(instr_digest_, w, 4);
   for (size_t w = 0; w < words.size(); ++w) {
     if (w + 1 == words.size() && port(ready).read() == 0) {
@@ -160,7 +159,7 @@ void SystemBench::push_words(const char* we, const char* word, const char* ready
       port(we).write(0);
       // The DMA's queue frees when its head is done, which a stuck head never is (DmaWatch).
       std::optional<DmaWatch> watch;
-      if (std::string_view(ready) == "desc_ready") watch.emplace(*this);
+      if (dma_queue) watch.emplace(*this);
       wait_until([&] {
         if (port(ready).read() != 0) return true;
         if (watch) watch->cycle();
@@ -243,18 +242,18 @@ std::vector<uint16_t> SystemBench::read_rows(int64_t first_row, int64_t rows, in
 }
 
 void SystemBench::push_descriptor(const arch::Words& words) {
-  push_words("desc_we", "desc_word", "desc_ready", words, "the DMA's descriptor queue");
+  push_words("desc_we", "desc_word", "desc_ready", words, "the DMA's descriptor queue", true);
 }
 
 // A descriptor for the half the TCU is on starts only after a FLIP: with the controller idle, no
 // DRAM request in flight and none asked for, nothing can move the DMA on (mapper::verify_program
 // refuses such programs; this ends the host's wait in one that was not verified).
 SystemBench::DmaWatch::DmaWatch(SystemBench& b)
-    : bench_(b), done_(b.port("dma_done")), busy_(b.port("busy")), req_(b.port("mem_req_valid")), seen_(done_.read()) {}
+    : bench_(b), done_(b.port("dma_done")), req_(b.port("mem_req_valid")), seen_(done_.read()) {}
 
 void SystemBench::DmaWatch::cycle() {
   const uint64_t done = done_.read();
-  const bool moving = done != seen_ || busy_.read() != 0 || bench_.outstanding_ != 0 || req_.read() != 0;
+  const bool moving = done != seen_ || bench_.busy_->read() != 0 || bench_.outstanding_ != 0 || req_.read() != 0;
   seen_ = done;
   still_ = moving ? 0 : still_ + 1;
   if (still_ >= kDmaStuckCycles)
@@ -266,11 +265,10 @@ void SystemBench::DmaWatch::cycle() {
 }
 
 int64_t SystemBench::wait_dma_idle(int64_t timeout_cycles) {
-  PortSignal& dma_busy = port("dma_busy");
   DmaWatch watch(*this);
   const int64_t n = wait_until(
       [&] {
-        if (dma_busy.read() == 0) return true;
+        if (dma_busy_->read() == 0) return true;
         watch.cycle();
         return false;
       },

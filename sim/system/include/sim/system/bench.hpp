@@ -117,7 +117,9 @@ class SystemBench : public sc_core::sc_module {
   void bus_cycle();  // a tick of a host bus operation: a host cycle unless count_host(false)
   // 32-bit words into a queue that takes one per cycle while `we` is high; the last word of an
   // entry waits (up to the timeout) while `ready` is low. Folded into the instruction digest.
-  void push_words(const char* we, const char* word, const char* ready, const arch::Words& words, const char* queue);
+  // `dma_queue`: the DMA's descriptor queue, whose wait DmaWatch ends when its head is stuck.
+  void push_words(const char* we, const char* word, const char* ready, const arch::Words& words, const char* queue,
+                  bool dma_queue);
   PortSignal& port(const std::string& name);
 
   arch::ArchConfig cfg_;
@@ -144,7 +146,7 @@ class SystemBench : public sc_core::sc_module {
 
    private:
     SystemBench& bench_;
-    PortSignal &done_, &busy_, &req_;
+    PortSignal &done_, &req_;
     uint64_t seen_;
     int64_t still_ = 0;
   };
