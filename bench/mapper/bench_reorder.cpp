@@ -8,8 +8,8 @@
 // this path (each reader's images stored, saved pre-tiled by the DMA and loaded back, where today
 // the host reads the intermediate and writes the images) to bring end to end within 1.15x of its
 // bound. It also prices the other honest way back, a DMA gather of the saved rows straight into
-// each reader's images (mapper::plan_gather: a DRAM burst per beat, a DRAM latency per
-// descriptor, descriptors one at a time), against the host path the program takes today
+// each reader's images (mapper::plan_gather: a DRAM burst per beat, each descriptor's requests
+// beside the one before's responses; mapper::gather_cycles), against the host path the program takes by default
 // (mapper::Movement::host_path_cycles: the host reads the saved rows and writes the images,
 // permuting for free).
 //   bench_reorder [config] [layer.yaml ...]   (defaults: configs/default.yaml, the six shipped layers)
@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
                  t.host_cycles, ratio(t.gather_cycles, t.host_cycles));
     }
     fmt::print("beats: DMA beats of the gathers (a DRAM burst each); pre-tiled: the beats of the same images loaded as "
-               "row copies; DMA cyc: the gathers run alone (burst per beat, latency per descriptor); host cyc: the host "
+               "row copies; DMA cyc: the gathers run alone (a burst per beat, or a request a cycle and a gap per descriptor; the latency once); host cyc: the host "
                "path today (its image writes and its read of the saved rows)\n\n");
     fmt::print("off: intermediates not kept on chip; elements: what their readers take (each reader its own images); "
                "STORE cyc: the planned readers' STOREs, busy cycles serial with compute; el/cyc: elements over those "

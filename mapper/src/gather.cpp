@@ -138,12 +138,17 @@ GatherPlan plan_gather(const arch::ArchConfig& cfg, const CompiledGemm& p, const
 }
 
 int64_t gather_cycles(const arch::ArchConfig& cfg, const GatherPlan& plan) {
+  if (plan.descriptors.empty()) return 0;
+  const arch::DmaTiming& t = arch::kDmaTiming;
   const double cycles_per_ns = cfg.clock_mhz / 1000.0;
-  const double beat_ns = static_cast<double>(arch::dma_geometry(cfg).beat_bytes()) / cfg.dram.bandwidth_gbps;
-  double cyc = 0;
-  for (const arch::DmaDescriptor& d : plan.descriptors)
-    cyc += arch::kDmaTiming.first_request + arch::kDmaTiming.done_after_last +
-           (cfg.dram.latency_ns + static_cast<double>(d.beats()) * beat_ns) * cycles_per_ns;
+  const double beat_cycles =
+      static_cast<double>(arch::dma_geometry(cfg).beat_bytes()) / cfg.dram.bandwidth_gbps * cycles_per_ns;
+  // Each load makes its requests beside the one before's responses: the DRAM's bursts, or the
+  // request side's beat a cycle and gap between descriptors, whichever is slower; the latency once.
+  const auto n = static_cast<double>(plan.descriptors.size());
+  const double bursts = static_cast<double>(plan.beats) * beat_cycles;
+  const double requests = static_cast<double>(plan.beats) + (n - 1) * t.overlap_request_gap;
+  const double cyc = t.first_request + std::max(bursts, requests) + cfg.dram.latency_ns * cycles_per_ns + t.done_after_last;
   return static_cast<int64_t>(std::ceil(cyc - 1e-9));
 }
 

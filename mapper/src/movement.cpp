@@ -7,6 +7,8 @@
 #include <cmath>
 #include <set>
 
+#include "mapper/gather.hpp"
+
 namespace fetta::mapper {
 
 int requant_shift(arch::DataType t, int64_t K) {
@@ -42,8 +44,9 @@ std::string store_rate_text(const std::vector<StorePlan>& plans, int lanes) {
                      cycles > 0 ? static_cast<double>(elements) / static_cast<double>(cycles) : 0.0, lanes);
 }
 
-Movement::Movement(const arch::ArchConfig& cfg, bool dma, bool through_host)
-    : cfg_(cfg), dma_(dma), through_host_(through_host), isa_(cfg), host_lanes_(arch::host_port_lanes(cfg)) {}
+Movement::Movement(const arch::ArchConfig& cfg, bool dma, bool through_host, bool gather)
+    : cfg_(cfg), dma_(dma), through_host_(through_host), gather_(gather && dma), isa_(cfg),
+      host_lanes_(arch::host_port_lanes(cfg)) {}
 
 int64_t Movement::image_write_cycles(const CompiledGemm& c, bool a_operand) const {
   const int H = host_lanes_;
@@ -84,6 +87,26 @@ int64_t Movement::host_path_cycles(const CompiledGemm& p, const CompiledGemm& c,
   return cyc + static_cast<int64_t>(std::ceil(ns * cfg_.clock_mhz / 1000.0));
 }
 
+std::optional<int64_t> Movement::gather_path_cycles(const CompiledGemm& p, const CompiledGemm& c, bool as_a,
+                                                    bool saved_anyway) const {
+  const std::array<int64_t, 2> sb = saved_beats(p, host_lanes_);
+  SavedRows saved{{}, sb[0], sb[1]};
+  uint64_t next = 1;  // beat 0: the pad beat
+  int64_t cyc = 0;
+  for (size_t job : output_chunks(p)) {
+    const int64_t rows = acc_rows(p, p.jobs[job]);
+    saved.chunk_beat.push_back(next);
+    next += static_cast<uint64_t>(rows * sb[1]);
+    if (!saved_anyway) cyc += rows + 4 + isa_.words();  // the staging STORE: its moves, drain and push
+  }
+  for (size_t j = 0; j < c.jobs.size(); ++j) {
+    const GatherPlan g = plan_gather(cfg_, p, c, as_a, j, saved, 0, false);
+    if (!g.ok()) return std::nullopt;
+    cyc += gather_cycles(cfg_, g);
+  }
+  return cyc;
+}
+
 int64_t Movement::store_cost(const std::vector<StorePlan>& plans) const {
   return total(plans, [this](const StorePlan& sp) {
     return sp.predicted_cycles + static_cast<int64_t>(sp.program.size()) * isa_.words();
@@ -107,7 +130,12 @@ std::optional<std::vector<StorePlan>> Movement::store_that_pays(const CompiledGe
                                                                 Why& why, bool estimate, bool saved_anyway) const {
   const uint32_t shift =
       cfg_.dtype == arch::DataType::bf16 ? 0 : static_cast<uint32_t>(requant_shift(cfg_.dtype, p.shape.k.size()));
-  const int64_t host = host_path_cycles(p, c, as_a, saved_anyway);
+  // The way through DRAM this STORE would replace: gathers where the program takes them (priced
+  // once the plans are wanted whole: they are too dear to make for every mapping tried).
+  const std::optional<int64_t> gathered =
+      gather_ && !estimate ? gather_path_cycles(p, c, as_a, saved_anyway) : std::nullopt;
+  const int64_t host = gathered ? *gathered : host_path_cycles(p, c, as_a, saved_anyway);
+  const char* way = gathered ? "the DMA's gathers through DRAM" : "the host and DRAM";
   std::vector<StorePlan> plans;
   for (size_t j = 0; j < c.jobs.size(); ++j) {
     plans.push_back(plan_store(cfg_, p, c, as_a, j, shift, true));
@@ -129,8 +157,8 @@ std::optional<std::vector<StorePlan>> Movement::store_that_pays(const CompiledGe
   const int64_t store = store_cost(plans);
   if (store >= host) {
     why = {Fate::store_slower,
-           fmt::format("STORE would take {} cycles ({}; {}), the host and DRAM {}", store, moves_text(plans),
-                       store_rate_text(plans, cfg_.network.lanes), host)};
+           fmt::format("STORE would take {} cycles ({}; {}), {} {}", store, moves_text(plans),
+                       store_rate_text(plans, cfg_.network.lanes), way, host)};
     return std::nullopt;
   }
   return plans;

@@ -25,6 +25,7 @@
 #include "arch/isa.hpp"
 #include "mapper/dma_transfers.hpp"
 #include "mapper/dram_map.hpp"
+#include "mapper/gathered_results.hpp"
 #include "mapper/memory_plan.hpp"
 #include "mapper/movement.hpp"
 #include "mapper/network_schedule.hpp"
@@ -135,7 +136,8 @@ class ProgramBuilder {
         ops_(cfg, out),
         mem_(cfg.memory.unified_depth / 2),
         host_lanes_(arch::host_port_lanes(cfg)),
-        movement_(cfg, o.dma, o.through_host), dma_(arch::dma_geometry(cfg)), plans_(plans) {}
+        movement_(cfg, o.dma, o.through_host, o.gather), dma_(arch::dma_geometry(cfg)), gathered_(cfg),
+        plans_(plans) {}
 
   // The shared results whose next readers took them on chip.
   const std::set<SharedResult>& kept_shared() const { return kept_shared_; }
@@ -146,6 +148,7 @@ class ProgramBuilder {
     layer_ = static_cast<int>(out_.layers.size());
     out_.layers.push_back({spec.name, std::move(text), phases});
     dram_.reset();  // the layer's tensors from address 0: its inputs at first use, then every result
+    gathered_.new_layer();
     ops_.clear_hoist();  // a layer's DMA loads never move into the layer before (its DRAM is reused)
     std::vector<std::vector<verif::PhaseProblem>> problems;
     for (verif::Phase ph : phases) problems.push_back(verif::phase_problems(spec, ph));
@@ -513,6 +516,7 @@ class ProgramBuilder {
     const RowImage img = image_map(c, a_operand, j, t, map);
     const uint16_t pad = a_operand && cfg_.dtype == arch::DataType::bf16 ? 0x8000 : 0;
     if (by_dma(t)) return dma_image(img, map, pad, t, half, report);
+    if (const GatherPlan* g = gathered_.planned(c, a_operand, j, t)) return gather_image(*g, a_operand, t, half, report);
     // Within a contraction's jobs the host writes the next job's images while the job before
     // computes (its operands were fetched before the first job); the rows go to that GEMM's step,
     // whose cycles run meanwhile.
@@ -548,6 +552,47 @@ class ProgramBuilder {
     for (const arch::DmaDescriptor& d : image_load(g, img.first_row, img.rows, img.lanes, at, half != 0))
       ops.push_back(ops_.words_op(OpCode::dma, arch::encode_dma(dma_, d), in_flight, Account::compute));
     ops_.insert_at_hoist(ops);
+  }
+
+  // Saved intermediates come back by DMA gathers where they can (ProgramOptions::gather).
+  bool gathering() const { return opt_.gather && opt_.dma; }
+
+  // Whether reader c's operand t (IA when as_a) is gathered: planned for every job, or not at all
+  // (then the host reads it and writes the images).
+  bool gathers(int32_t t, const CompiledGemm& c, bool as_a) {
+    return gathering() && gathered_.plan(t, c, as_a, dram_);
+  }
+
+  // A job's image gathered from the saved rows (docs/dma.md §2): the descriptors go where the host's
+  // writes would (right after the GEMM before, or here for a contraction's first job that waited
+  // for the saves), after the pad beat's placing the first time a gather reads it. Each names the
+  // intermediate, whose DRAM traffic its beats are.
+  void gather_image(const GatherPlan& plan, bool a_operand, int32_t t, size_t half, int32_t report) {
+    const bool hoist = ops_.host_hoist();
+    const int32_t in_flight = hoist ? ops_.hoist_report() : report;
+    std::vector<Op> ops;
+    if (const auto pad = gathered_.pad_to_place(plan, a_operand)) {
+      const arch::DmaGeometry& g = dma_.geometry();
+      const std::vector<int64_t> map(static_cast<size_t>(g.lanes), -1);
+      ops.push_back({.code = OpCode::preload_image, .pad = pad->pad, .report = report, .tensor = any_input(),
+                     .a = static_cast<int64_t>(pad->at), .b = 1, .c = g.lanes, .map = ops_.add_map(map),
+                     .map_len = map.size()});
+    }
+    for (arch::DmaDescriptor d : plan.descriptors) {
+      d.half = half != 0;
+      Op o = ops_.words_op(OpCode::dma, arch::encode_dma(dma_, d), in_flight, Account::compute);
+      o.tensor = t;
+      ops.push_back(o);
+    }
+    if (hoist) return ops_.insert_at_hoist(ops);
+    for (const Op& o : ops) ops_.op(o);
+  }
+
+  // The current layer's latest input: a pad beat is placed as an image "of" it (all padding).
+  int32_t any_input() const {
+    for (size_t i = out_.tensors.size(); i-- > 0;)
+      if (out_.tensors[i].kind == ProgramTensor::Kind::input) return static_cast<int32_t>(i);
+    throw std::logic_error("internal: a gather before any layer input");
   }
 
   // Where job j's result words land in tensor z: the word at position i of its accumulator rows'
@@ -629,6 +674,7 @@ class ProgramBuilder {
     const auto [g0, beats] = saved_beats(c, host_lanes_);
     const uint64_t at = dram_.allocate(rows * beats * g.lanes, g.width / 8);
     const arch::DmaDescriptor d = result_save(g, row, rows, g0, beats, at, half != 0);
+    if (gathering()) gathered_.saved(report, j, at);
     const Op descriptor = ops_.words_op(OpCode::dma, arch::encode_dma(dma_, d), report, Account::compute);
 
     const std::vector<int64_t> map = result_map(c, j, z);
@@ -814,7 +860,7 @@ class ProgramBuilder {
     const int32_t r = new_step(w, term, s, nsteps, lhs, rhs, c);
     const bool overlap = overlaps_gemm_before({&A, &B});
     for (const Operand* o : {&A, &B})
-      if (!o->on_chip && !by_dma(o->tensor)) saved_.fetch(ops_, o->tensor, r, overlap);
+      if (!o->on_chip && !by_dma(o->tensor)) saved_.fetch(ops_, o->tensor, r, overlap, gathers(o->tensor, c, o == &A));
     for (size_t i = 0; i < c.red_cfg_words(); ++i) ops_.push(c.program[i], r, Account::compute, 1);
     const int32_t z = accumulator_tensor(st.out, c);
     std::vector<Work> work;
@@ -837,8 +883,8 @@ class ProgramBuilder {
         wk.probe = true;
       }
     // A saved intermediate: the tensor its rows are read into is the next one made (below). Kept on
-    // chip too, no one reads them early.
-    const int32_t into = saved && !st.last && !both ? static_cast<int32_t>(out_.tensors.size()) : -1;
+    // chip too, or gathered by its readers, no one reads them early.
+    const int32_t into = saved && !st.last && !both && !gathering() ? static_cast<int32_t>(out_.tensors.size()) : -1;
     for (Work& wk : work) wk.read_into = into;
     emit_jobs(work, [&](size_t k) {
       if (oc) emit_store(*oc, k, r);
@@ -871,12 +917,13 @@ class ProgramBuilder {
       const int shift = out_shift(c);
       if (!oc && !saved) t.dram_addr = static_cast<int64_t>(dram_.allocate(t.numel(), t.dram_bytes));
       const int32_t id = add_tensor(std::move(t));
-      if (saved && !both && id != into) throw std::logic_error("internal: a saved intermediate's tensor id moved");
+      if (into >= 0 && id != into) throw std::logic_error("internal: a saved intermediate's tensor id moved");
       step_of(r).intermediate = id;
       step_of(r).requant_shift = shift;
       step_of(r).saved = saved;
       if (saved) {  // read back (what was not read early), checked and finished where its consumer fetches it
         saved_.keep(id, r, out_convert(), shift, shared, both);
+        if (gathering()) gathered_.made(id, r, c);
         if (!both) return Operand{id, false};
       }
       if (!oc)
@@ -938,7 +985,8 @@ class ProgramBuilder {
     for (const Final& f : finals) overlap = overlap && overlaps_gemm_before({&f.a(), &f.b()});
     for (const Final& f : finals)
       for (const Operand* o : {&f.a(), &f.b()})
-        if (!o->on_chip && !by_dma(o->tensor)) saved_.fetch(ops_, o->tensor, last, overlap);
+        if (!o->on_chip && !by_dma(o->tensor))
+          saved_.fetch(ops_, o->tensor, last, overlap, gathers(o->tensor, f.gemm(), o == &f.a()));
     const CompiledGemm& c0 = finals[0].gemm();
     const int32_t z = accumulator_tensor(w.prob->result, c0);
     // Output chunk by output chunk (the accumulator holds one at a time), every term's jobs of it.
@@ -1012,6 +1060,7 @@ class ProgramBuilder {
   Movement movement_;  // what moving an intermediate costs, and whether it stays on chip
   DramMap dram_;       // the current layer's
   arch::DmaLayout dma_;
+  GatheredResults gathered_;  // where saved intermediates sit in DRAM, for gathers into their readers
   size_t b_keys_ = 0;           // B tensors handed to emit_jobs so far
   // The layer's networks, planned before they are emitted (plan_layer), per (phase, problem, term).
   std::map<std::tuple<verif::Phase, int, size_t>, PlannedNetwork> planned_;

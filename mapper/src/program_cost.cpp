@@ -9,6 +9,7 @@
 #include <set>
 
 #include "arch/config.hpp"
+#include "arch/dma.hpp"
 
 namespace fetta::mapper {
 
@@ -34,6 +35,7 @@ ProgramCost program_cost(const Program& p) {
 std::vector<StepTraffic> program_traffic(const Program& p, const arch::ArchConfig& cfg) {
   std::vector<StepTraffic> t(p.steps.size());
   const int64_t H = arch::host_port_lanes(cfg), operand = arch::operand_bits(cfg.dtype) / 8;
+  const arch::DmaLayout dma(arch::dma_geometry(cfg));
   const auto bytes_of = [&](int32_t id) {
     const ProgramTensor& pt = p.tensors.at(static_cast<size_t>(id));
     return pt.numel() * pt.dram_bytes;
@@ -45,6 +47,10 @@ std::vector<StepTraffic> program_traffic(const Program& p, const arch::ArchConfi
       case OpCode::fetch: s.read += bytes_of(o.tensor); break;
       case OpCode::store: s.written += bytes_of(o.tensor); break;
       case OpCode::preload_image: s.read += o.b * ((o.c + H - 1) / H * H) * operand; break;  // whole beats per row
+      case OpCode::dma:
+        if (o.tensor >= 0)  // a gather: a DRAM burst per beat
+          s.read += arch::dma_bytes(dma, arch::Words(p.words.begin() + o.a, p.words.begin() + o.a + o.b));
+        break;
       case OpCode::read_saved:
         if (o.host_counted) s.read += o.b * o.c * operand;
         if (o.source < 0) s.written += o.b * o.c * operand;

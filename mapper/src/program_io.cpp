@@ -243,7 +243,7 @@ void save_program(const Program& p, const std::string& dir) {
             {"options", {{"map_for", to_string(p.options.map_for)}, {"through_host", p.options.through_host},
                          {"terms_separately", p.options.terms_separately}, {"dma", p.options.dma},
                          {"reuse", p.options.reuse}, {"network_order", to_string(p.options.order)},
-                         {"shared_on_chip", p.options.shared_on_chip}}},
+                         {"shared_on_chip", p.options.shared_on_chip}, {"gather", p.options.gather}}},
             {"interleaved", p.interleaved},
             {"layers", layers}, {"tensors", tensors}, {"steps", steps}, {"streams", streams}};
   j["index_sha256"] = program_sha256(index_text(j));
@@ -285,6 +285,7 @@ Program load_program(const std::string& dir) {
     p.options.reuse = o.at("reuse");
     p.options.order = parse_network_order(o.at("network_order"));
     p.options.shared_on_chip = o.at("shared_on_chip");
+    p.options.gather = o.at("gather");
     p.interleaved = j.at("interleaved");
     for (const json& l : j.at("layers")) {
       ProgramLayer pl{l.at("name"), l.at("yaml"), {}};

@@ -67,25 +67,30 @@ void SavedResults::keep(int32_t t, int32_t producer, Convert convert, int shift,
 // every later job's half stays as planned). Then the producer's check and end, which needed the
 // words. At the hoist point the saves the reads need are pushed by then, and their cycles are that
 // GEMM's step's.
-void SavedResults::fetch(OpStream& s, int32_t t, int32_t report, bool overlap) {
+void SavedResults::fetch(OpStream& s, int32_t t, int32_t report, bool overlap, bool gathered) {
   const auto it = fetch_.find(t);
-  if (const auto again = again_.find(t); it == fetch_.end() && again != again_.end())
+  if (const auto again = again_.find(t); it == fetch_.end() && again != again_.end()) {
+    if (gathered) return;  // in DRAM long since
     return fetch_again(s, again->second, report);
+  }
   if (it == fetch_.end()) return s.op({.code = OpCode::fetch, .report = report, .tensor = t});
   const Fetch& f = it->second;
   // The producer's STORE cycles, unless it finished already (kept on chip too): then the reader's.
   const int32_t owner = f.checked ? report : f.producer;
   std::vector<Op> ops;
+  if (!overlap && !pending_.empty()) {
+    s.push(arch::encode_flip(s.isa()), owner, Account::store, 1);
+    push_pending(s, owner, Account::store);
+    s.push(arch::encode_flip(s.isa()), owner, Account::store, 1);
+    s.program().steps[static_cast<size_t>(owner)].store_predicted += 2;
+    s.flip_pair_pushed();
+    // The FLIPs' cycles are the owner's; a gather waits for nothing else (the DMA runs in order).
+    if (gathered) s.op({.code = OpCode::wait_idle, .account = Account::store, .report = owner});
+  }
+  if (gathered) return defer_check(t, it);
   if (overlap) {
     ops.push_back({.code = OpCode::wait_dma_idle, .report = s.hoist_report()});
   } else {
-    if (!pending_.empty()) {
-      s.push(arch::encode_flip(s.isa()), owner, Account::store, 1);
-      push_pending(s, owner, Account::store);
-      s.push(arch::encode_flip(s.isa()), owner, Account::store, 1);
-      s.program().steps[static_cast<size_t>(owner)].store_predicted += 2;
-      s.flip_pair_pushed();
-    }
     ops.push_back({.code = OpCode::wait_dma_idle, .account = Account::store, .report = owner});
     ops.push_back({.code = OpCode::wait_idle, .account = Account::store, .report = owner});  // the FLIPs' cycles are its
   }
@@ -104,6 +109,29 @@ void SavedResults::fetch(OpStream& s, int32_t t, int32_t report, bool overlap) {
     s.insert_at_hoist(ops);
   } else {
     for (const Op& o : ops) s.op(o);
+  }
+  fetch_.erase(it);
+}
+
+// A gathered intermediate: the scoreboard reads its saved rows (untimed) and checks them once every
+// save is done, at the layer's end (one kept on chip too was checked there: its saved rows are not
+// read, and their bytes are no step's); a later network's reader that cannot gather reads them again.
+void SavedResults::defer_check(int32_t t, std::map<int32_t, Fetch>::iterator it) {
+  const Fetch& f = it->second;
+  if (!f.checked)  // else checked on chip, its step finished
+    for (Op rd : f.all) {
+      rd.tensor = t;
+      deferred_.push_back(rd);
+    }
+  if (f.shared)
+    for (const Op& rd : f.all) {
+      Op again = host_read(rd, t, f.producer);
+      again.source = t;
+      again_[t].push_back(again);
+    }
+  if (!f.checked) {
+    deferred_.push_back({.code = OpCode::check, .convert = f.convert, .report = f.producer, .tensor = t, .shift = f.shift});
+    deferred_.push_back({.code = OpCode::finish, .report = f.producer});
   }
   fetch_.erase(it);
 }

@@ -228,7 +228,7 @@ class Verifier {
         /* check_rows */ kAccount | kPad | kReport | kTensor | kA | kB | kC | kMap,
         /* finish */ kReport,
         /* preload_image */ kPad | kReport | kTensor | kA | kB | kC | kMap,
-        /* dma */ kAccount | kReport | kA | kB,
+        /* dma */ kAccount | kReport | kTensor | kA | kB,
         /* wait_retired */ kReport | kA,
         /* read_saved */ kAccount | kHost | kReport | kTensor | kSource | kA | kB | kC | kMap | kLanes,
         /* wait_dma_idle */ kAccount | kReport,
@@ -337,6 +337,11 @@ class Verifier {
   void descriptor(size_t i) const {
     const Op& o = p_.ops[i];
     words(i, dma_layout_.words());
+    if (o.tensor >= 0) {  // a gather: its beats are that intermediate's DRAM traffic
+      needs_tensor(i);
+      if (tensor_of(o.tensor).kind != ProgramTensor::Kind::intermediate)
+        fail(op_record(i), "tensor", "a descriptor names a tensor only as the saved intermediate it gathers");
+    }
     const arch::Words w(p_.words.begin() + o.a, p_.words.begin() + o.a + o.b);
     const arch::DmaDescriptor d = arch::decode_dma(dma_layout_, w);
     // A descriptor moves at most a half's slots: more would wrap onto itself, and at the

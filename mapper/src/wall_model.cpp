@@ -24,31 +24,62 @@ constexpr auto kDmaQueueDepth = static_cast<size_t>(arch::kTopDmaQueueDepth);
 constexpr int64_t kResetCycles = arch::kBenchResetCycles + 1;  // the bench's reset, then one cycle before the program
 
 // The bench's DRAM port (arch::DramPortTiming, which the bench runs too): a request presented at
-// cycle t is taken while fewer than its depth wait.
+// cycle t is taken while fewer than its depth wait; answers come in order, one a cycle at most.
+// A descriptor that runs beside the one before continues the port's state (`run`); one that starts
+// after the one before is done finds it idle (`restart`).
 class DramPort {
  public:
-  explicit DramPort(const arch::ArchConfig& cfg) : cfg_(cfg) {}
-  // The cycle the last of `beats` requests is answered, the first presented at `first`.
-  int64_t run(int64_t first, int64_t beats) {
-    arch::DramPortTiming timing(cfg_);  // a transfer starts on an idle DRAM
-    std::deque<int64_t> due;           // the answer cycles of the requests taken, oldest first
-    int64_t t = first, last = first;
+  explicit DramPort(const arch::ArchConfig& cfg) : cfg_(cfg), timing_(cfg) {}
+
+  struct Run {
+    int64_t last_request = 0, last_answer = 0;
+  };
+
+  void restart() {
+    timing_ = arch::DramPortTiming(cfg_);
+    due_.clear();
+    t_ = 0;
+  }
+
+  // `beats` requests, the first presented at `first` (not before the last run's last request).
+  Run run(int64_t first, int64_t beats) {
+    answer_until(first);
+    Run r;
+    int64_t t = std::max(first, t_);
     for (int64_t i = 0; i < beats; ++t) {
-      if (!due.empty() && due.front() <= t) {
-        last = due.front();
-        due.pop_front();
-      }
-      if (due.size() >= timing.depth()) continue;  // not ready: the request waits
-      due.push_back(timing.take_at_cycle(t));
+      answer(t);
+      if (due_.size() >= timing_.depth()) continue;  // not ready: the request waits
+      due_.push_back(timing_.take_at_cycle(t));
+      r.last_request = t;
       ++i;
     }
+    t_ = t;
     // The rest are answered one a cycle at most, each at its due cycle.
-    for (; !due.empty(); due.pop_front()) last = std::max(last + 1, due.front());
-    return last;
+    r.last_answer = last_;
+    for (int64_t d : due_) r.last_answer = std::max(r.last_answer + 1, d);
+    return r;
   }
 
  private:
+  // The answer in cycle t, if one is due.
+  void answer(int64_t t) {
+    if (!due_.empty() && due_.front() <= t) {
+      last_ = due_.front();
+      due_.pop_front();
+    }
+  }
+  // Answers in the cycles from the last run's end to `first`.
+  void answer_until(int64_t first) {
+    while (t_ < first && !due_.empty()) {
+      t_ = std::max(t_, std::min(first, due_.front()));
+      if (t_ < first) answer(t_++);
+    }
+  }
+
   const arch::ArchConfig& cfg_;
+  arch::DramPortTiming timing_;
+  std::deque<int64_t> due_;  // the answer cycles of the requests taken and not answered, oldest first
+  int64_t t_ = 0, last_ = 0;  // the cycle after the last run's last request; the last answer taken
 };
 
 class Replay {
@@ -83,8 +114,9 @@ class Replay {
 
  private:
   struct Descriptor {
-    bool half = false;
+    bool half = false, save = false;
     int64_t beats = 0, queued = 0, done = -1;  // done: -1 until it could be timed
+    int64_t last_request = 0;
   };
 
   // The host's work since the last instruction push, in order: the WallStalls field each op's
@@ -147,20 +179,30 @@ class Replay {
     return (n % 2) != 0;
   }
 
-  // Times every descriptor that can be timed now: in order, each after the one before and once
-  // its half is not the compute half (a FLIP yet to be pushed may be what frees it).
+  // Times every descriptor that can be timed now: in order, two in flight at most, each once its
+  // half is not the compute half (a FLIP yet to be pushed may be what frees it) and the one before
+  // has made its requests (a save after a load: is done).
   void time_descriptors() {
+    const arch::DmaTiming& dt = arch::kDmaTiming;
     for (; next_desc_ < descs_.size(); ++next_desc_) {
       Descriptor& d = descs_[next_desc_];
       int64_t start = d.queued;
-      if (next_desc_ > 0) start = std::max(start, descs_[next_desc_ - 1].done);
+      const Descriptor* before = next_desc_ > 0 ? &descs_[next_desc_ - 1] : nullptr;
+      const bool may_overlap = before && !(d.save && !before->save);
+      if (before)
+        start = std::max(start, may_overlap ? before->last_request + dt.overlap_request_gap - dt.first_request
+                                            : before->done);
+      if (next_desc_ > 1) start = std::max(start, descs_[next_desc_ - 2].done);
       if (compute_half_at(start) == d.half) {
         // Waits for the next FLIP after `start`; unknown until that FLIP is timed.
         auto it = std::upper_bound(flip_pops_.begin(), flip_pops_.end(), start);
         if (it == flip_pops_.end()) return;
         start = *it;
       }
-      d.done = port_.run(start + arch::kDmaTiming.first_request, d.beats) + arch::kDmaTiming.done_after_last;
+      if (!before || start >= before->done) port_.restart();
+      const DramPort::Run r = port_.run(start + dt.first_request + (d.save ? dt.save_first_write : 0), d.beats);
+      d.last_request = r.last_request;
+      d.done = r.last_answer + dt.done_after_last;
     }
   }
 
@@ -219,7 +261,7 @@ class Replay {
     push_words(o.b, n >= kDmaQueueDepth ? std::max<int64_t>(0, descs_[n - kDmaQueueDepth].done) : 0);
     dma_wait_ = std::max<int64_t>(0, h_ - before - o.b);  // beyond its words: waiting for room in the queue
     const arch::DmaDescriptor d = arch::decode_dma(dma_layout_, words_of(o));
-    descs_.push_back({.half = d.half, .beats = d.beats(), .queued = h_});
+    descs_.push_back({.half = d.half, .save = d.to_dram, .beats = d.beats(), .queued = h_});
     time_descriptors();
   }
 

@@ -18,6 +18,7 @@
 #include "arch/dma.hpp"
 #include "arch/isa.hpp"
 #include "mapper/program.hpp"
+#include "mapper/verify.hpp"
 #include "mapper/wall_model.hpp"
 #include "yaml_input/file.hpp"
 
@@ -466,6 +467,48 @@ TEST_CASE("the DMA path loads every input and weight image by descriptors, besid
       CHECK(a >= last_end);
       last_end = std::max(last_end, e);
     }
+  }
+}
+
+// --gather (docs/dma.md §2, "Gathers"): a saved intermediate comes back by descriptors that read its
+// saved rows straight into each reader's images, so the host neither reads it from DRAM nor writes
+// an element of it; the scoreboard's reads of it are probes at the layer's end.
+TEST_CASE("with gathers the host moves no element of a saved intermediate", "[program]") {
+  for (const char* name : {"default", "baseline_tpu_offchip"}) {
+    INFO(name);
+    const arch::ArchConfig cfg = config(name);
+    const arch::DmaLayout dma(arch::dma_geometry(cfg));
+    const std::vector<verif::Phase> phases{verif::Phase::fp, verif::Phase::bp, verif::Phase::wg};
+    const std::vector<std::string> layers{layer("tt_small"), layer("ht_small"), layer("bt_small")};
+    ProgramOptions o;
+    o.gather = true;
+    const Program p = compile_program(cfg, layers, phases, o);
+    verify_program(p, cfg, name);
+    int64_t gathers = 0, gathered_beats = 0, host_moves = 0, probes = 0;
+    std::set<int32_t> gathered;
+    for (const Op& op : p.ops) {
+      const bool intermediate =
+          op.tensor >= 0 && p.tensors[static_cast<size_t>(op.tensor)].kind == ProgramTensor::Kind::intermediate;
+      if (op.code == OpCode::dma && op.tensor >= 0) {
+        CHECK(intermediate);
+        const arch::DmaDescriptor d = arch::decode_dma(dma, arch::Words(p.words.begin() + op.a, p.words.begin() + op.a + op.b));
+        CHECK(!d.to_dram);
+        ++gathers;
+        gathered_beats += d.beats();
+        gathered.insert(op.tensor);
+      }
+      if (intermediate && (op.code == OpCode::write_rows || (op.code == OpCode::read_saved && op.host_counted))) ++host_moves;
+      if (op.code == OpCode::read_saved && !op.host_counted && gathered.contains(op.tensor)) ++probes;
+    }
+    CHECK(gathers > 0);
+    CHECK(host_moves == 0);
+    CHECK(probes > 0);
+    // The traffic the steps report counts every gathered beat as a DRAM burst.
+    int64_t read = 0;
+    for (const StepTraffic& s : program_traffic(p, cfg)) read += s.read;
+    CHECK(read >= gathered_beats * dma.geometry().beat_bytes());
+    // The wall-cycle model times the gathers like any descriptor.
+    CHECK(predict_wall(p, cfg).total() > 0);
   }
 }
 

@@ -73,11 +73,16 @@ class DramPortTiming {
 
 // The DMA's own timing (hw::Dma's state machine), read by the wall-cycle model and checked on
 // the RTL by the Dma block test: a descriptor's first request comes `first_request` cycles after
-// it can start (the cycle its last word is written, its half frees or the one before is done), and
-// a descriptor is done `done_after_last` cycles after its last response.
+// it can start (the cycle its last word is written, its half frees or the one before is done), a
+// save's first write `save_first_write` cycles later still (it reads the unified memory first),
+// and a descriptor is done `done_after_last` cycles after its last response. A descriptor that
+// may run beside the one before (any but a save after a load) makes its first request
+// `overlap_request_gap` cycles after that one's last, without waiting for its responses.
 struct DmaTiming {
   int first_request = 2;
-  int done_after_last = 2;
+  int save_first_write = 2;
+  int done_after_last = 1;
+  int overlap_request_gap = 3;
 };
 inline constexpr DmaTiming kDmaTiming{};
 
@@ -117,6 +122,10 @@ class DmaLayout {
 Words encode_dma(const DmaLayout& layout, const DmaDescriptor& d);
 // The inverse of encode_dma (strides come back as their two's-complement field values).
 DmaDescriptor decode_dma(const DmaLayout& layout, const Words& words);
+// The external bytes a descriptor moves: a whole beat per beat, however few lanes a load writes.
+inline int64_t dma_bytes(const DmaLayout& layout, const Words& words) {
+  return decode_dma(layout, words).beats() * layout.geometry().beat_bytes();
+}
 // "dma load half=1 dram=0x40 slot=12 bounds=4x2x1 dram_strides=1,8,0 slot_strides=4,1,0 mask=ffff"
 // (and " rot=3" when a load turns its beats)
 std::string describe_dma(const DmaLayout& layout, const DmaDescriptor& d);

@@ -49,23 +49,33 @@ Identity Dma::identity() const {
 
 namespace {
 
-// Builds the engine a part at a time: the ports, the descriptor queue, the head descriptor, the two
-// address nests, the responses, the save's buffer, the external request and the host port.
+// Builds the engine a part at a time: the ports, the descriptor queue, which descriptors run, the
+// request nest, the two response nests, the responses, the save's buffer, the external request and
+// the host port.
+//
+// Two descriptors may be in flight: the oldest (the head) waiting for its responses and the next
+// one making its requests, so that a run of descriptors waits out the memory's latency once rather
+// than once each. The request side moves to the next descriptor once the current one's requests
+// are all taken; each response nest follows its own descriptor, the head's taking the responses
+// until its last, so responses need no tag. A save does not start beside a load's responses: it
+// would read the unified memory on the port the load writes, perhaps the very slots.
 class DmaBuilder {
  public:
   DmaBuilder(Module& m, const DmaParams& p)
       : m_(m), g_(p.geometry), layout_(g_), H(g_.lanes), W(g_.width), GB(g_.group_bits), D(g_.dram_beat_bits()),
-        S(g_.slot_bits()), NW(layout_.words()), Q(p.queue_depth) {}
+        S(g_.slot_bits()), NW(layout_.words()), Q(p.queue_depth), QB(clog2(Q)) {}
 
   void build() {
     const int GA = std::max(D, S);  // the request nest's width: both streams' low bits are exact
     m_.add_comment(fmt::format("DMA: {}-deep queue of {}-bit descriptors ({} words); {}-byte beats of {} x {} bits; "
-                               "one descriptor at a time, in order (docs/dma.md).",
+                               "in order, two in flight: one making requests beside the one before's responses "
+                               "(docs/dma.md).",
                                Q, layout_.bits(), NW, g_.beat_bytes(), H, W));
     ports();
     descriptor_queue();
-    head_descriptor();
-    nests(GA);
+    in_flight();
+    request_nest(GA);
+    response_nests();
     responses();
     save_buffer();
     external_request();
@@ -89,13 +99,13 @@ class DmaBuilder {
 
   // Descriptor words assembled and queued (the controller's instruction queue, docs/isa.md §4).
   void descriptor_queue() {
-    const int wcb = clog2(NW), qb = clog2(Q);
+    const int wcb = clog2(NW);
     Sig wcount = m_.reg("wcount", UInt(wcb), reset_to(0));
     std::vector<Sig> wbuf;
     for (int w = 0; w + 1 < NW; ++w) wbuf.push_back(m_.reg(fmt::format("wbuf_{}", w), UInt(32)));
-    count_ = m_.reg("count", UInt(qb + 1), reset_to(0));
-    head_ = m_.reg("head", UInt(qb), reset_to(0));
-    tail_ = m_.reg("tail", UInt(qb), reset_to(0));
+    count_ = m_.reg("count", UInt(QB + 1), reset_to(0));
+    head_ = m_.reg("head", UInt(QB), reset_to(0));
+    tail_ = m_.reg("tail", UInt(QB), reset_to(0));
     for (int q = 0; q < Q; ++q) queue_.push_back(m_.reg(fmt::format("queue_{}", q), UInt(32 * NW)));
     Sig full = m_.node("full", count_ == Q);
     Sig last_word = m_.node("last_word", NW == 1 ? lit(1, 1) : Expr(wcount == NW - 1));
@@ -115,60 +125,109 @@ class DmaBuilder {
     error_ <<= err;
   }
 
-  // The head descriptor stays in the queue while it runs, so its fields are stable for the nests.
-  void head_descriptor() {
+  // A descriptor stays in the queue until its last response, so every field stays stable for the
+  // nests; `entry` picks the queue entry a part of the engine reads.
+  Expr descriptor(const std::string& name, const Expr& entry) {
     std::vector<Expr> items(queue_.begin(), queue_.end());
-    desc_ = m_.node("desc", select(items, head_));
-    to_dram_ = m_.node("to_dram", field("to_dram"));
-    Sig queued = m_.node("queued", count_ != 0);
-    Sig other_half = m_.node("other_half", field("half") != compute_half_);
-    host_half_busy_ <<= queued & other_half;
-    busy_ <<= queued;
-    running_ = m_.reg("running", UInt(1), reset_to(0));
-    start_ = m_.node("start", (!running_) & queued & other_half);
+    return m_.node(name, select(items, entry));
   }
-
-  Expr field(const std::string& name) const {
+  Expr field(const Expr& desc, const std::string& name) const {
     const arch::IsaField& f = layout_.field(name);
-    return desc_.bits(f.lsb + f.width - 1, f.lsb);
+    return desc.bits(f.lsb + f.width - 1, f.lsb);
   }
 
-  // Two nests over the same bounds: requests (DRAM beat, slot) and responses (slot).
-  void nests(int GA) {
+  // Which descriptors run: `live` of them started and not finished (the head first), the next
+  // queued one starting when the request side is free, its half is not the compute half and, with
+  // one in flight, it may overlap that one (not a save beside a load's responses).
+  void in_flight() {
+    live_ = m_.reg("live", UInt(2), reset_to(0));
+    req_entry_ = m_.reg("req_entry", UInt(QB), reset_to(0));
+    req_live_ = m_.reg("req_live", UInt(1), reset_to(0));
+    head_desc_ = descriptor("head_desc", head_);
+    next_entry_ = m_.node("next_entry", (head_ + live_.bit(0).zext(QB)).bits(QB - 1, 0));
+    next_desc_ = descriptor("next_desc", next_entry_);
+    const Expr& next_desc = next_desc_;
+    Sig queued = m_.node("queued", count_ != 0);
+    host_half_busy_ <<= queued & (field(head_desc_, "half") != compute_half_);
+    busy_ <<= queued;
+    Sig waiting = m_.node("waiting", count_ != live_.zext(QB + 1));  // a queued descriptor not started
+    Sig next_save = m_.node("next_save", field(next_desc, "to_dram"));
+    Sig head_load = m_.node("head_load", !field(head_desc_, "to_dram"));
+    Sig overlap_ok = m_.node("overlap_ok", (live_ == 1) & !(next_save & head_load));
+    Sig free_half = m_.node("next_free_half", field(next_desc, "half") != compute_half_);
+    Sig req_free = m_.node("req_free", !req_live_);
+    start_ = m_.node("start", req_free & waiting & ((live_ == 0) | overlap_ok) & free_half);
+    m_.when(start_, [&] { req_entry_ <<= next_entry_; });
+  }
+
+  // The request nest (DRAM beat, slot) over the descriptor the request side runs.
+  void request_nest(int GA) {
+    fifo_n_ = m_.reg("fifo_n", UInt(2), reset_to(0));  // the save's buffer (save_buffer), which a save drains first
+    inflight_ = m_.reg("inflight", UInt(1), reset_to(0));
+    const Expr desc = descriptor("req_desc", req_entry_);
+    req_save_ = m_.node("req_save", field(desc, "to_dram"));
     req_gen_ = m_.instance(AddressGenerator({3, 2, GA, layout_.count_bits()}), "req_gen");
-    rsp_gen_ = m_.instance(AddressGenerator({3, 1, S, layout_.count_bits()}), "rsp_gen");
     for (int l = 0; l < 3; ++l) {
-      const Expr b = field(fmt::format("bound_m1_l{}", l));
-      req_gen_->io("bound_m1")[l].sig() <<= b;
-      rsp_gen_->io("bound_m1")[l].sig() <<= b;
-      req_gen_->io("stride")[0][l].sig() <<= field(fmt::format("dram_stride_l{}", l)).zext(GA);
-      req_gen_->io("stride")[1][l].sig() <<= field(fmt::format("slot_stride_l{}", l)).zext(GA);
-      rsp_gen_->io("stride")[0][l].sig() <<= field(fmt::format("slot_stride_l{}", l));
+      req_gen_->io("bound_m1")[l].sig() <<= field(desc, fmt::format("bound_m1_l{}", l));
+      req_gen_->io("stride")[0][l].sig() <<= field(desc, fmt::format("dram_stride_l{}", l)).zext(GA);
+      req_gen_->io("stride")[1][l].sig() <<= field(desc, fmt::format("slot_stride_l{}", l)).zext(GA);
     }
-    req_gen_->io("base")[0].sig() <<= field("dram_base").zext(GA);
-    req_gen_->io("base")[1].sig() <<= field("slot_base").zext(GA);
-    rsp_gen_->io("base")[0].sig() <<= field("slot_base");
+    // The nest samples its bases at start, before req_entry names the descriptor: the next one's.
+    req_gen_->io("base")[0].sig() <<= field(next_desc_, "dram_base").zext(GA);
+    req_gen_->io("base")[1].sig() <<= field(next_desc_, "slot_base").zext(GA);
     req_gen_->io("start").sig() <<= start_;
-    rsp_gen_->io("start").sig() <<= start_;
-    req_valid_ = m_.node("req_valid", running_ & req_gen_->io("valid").sig());
+    req_valid_ = m_.node("req_valid", req_gen_->io("valid").sig());
     req_dram_ = m_.node("req_dram", req_gen_->io("addr")[0].sig().bits(D - 1, 0));
     req_slot_ = m_.node("req_slot", req_gen_->io("addr")[1].sig().bits(S - 1, 0));
   }
 
-  // Responses are registered once before they are written (or counted, for a save's acks); the
-  // last one finishes the descriptor.
+  // Two response nests (slot), one per in-flight descriptor: nest i follows the queue entry in
+  // flight whose index is i modulo 2 (descriptors start in queue order and the depth is even).
+  void response_nests() {
+    for (int i = 0; i < 2; ++i) {
+      const Expr entry = Q == 2 ? lit(i, QB) : Expr(mux(head_.bit(0) == i, head_, (head_ + 1).bits(QB - 1, 0)));
+      rsp_desc_.push_back(descriptor(fmt::format("rsp_desc_{}", i), entry));
+      const Expr& desc = rsp_desc_.back();
+      rsp_gen_.push_back(m_.instance(AddressGenerator({3, 1, S, layout_.count_bits()}), fmt::format("rsp_gen_{}", i)));
+      const InstanceRef& gen = rsp_gen_.back();
+      for (int l = 0; l < 3; ++l) {
+        gen.io("bound_m1")[l].sig() <<= field(desc, fmt::format("bound_m1_l{}", l));
+        gen.io("stride")[0][l].sig() <<= field(desc, fmt::format("slot_stride_l{}", l));
+      }
+      gen.io("base")[0].sig() <<= field(desc, "slot_base");
+      gen.io("start").sig() <<= start_ & (next_entry_.bit(0) == i);
+    }
+  }
+
+  // A response belongs to the head's nest until that nest has taken its last, then to the other.
+  // It is turned by its descriptor's lane_rot and registered with its slot and lane mask; the head's
+  // nest done finishes the head.
   void responses() {
-    rsp_q_ = m_.reg("rsp_q", UInt(1), reset_to(0));
-    rsp_q_ <<= mem_->rsp_valid.sig();
-    const GatedClock responding = m_.clock_gate("responding", mem_->rsp_valid.sig());  // clocked only by responses
-    const std::vector<Expr> turned = turned_response();
+    const Expr h0 = head_.bit(0);
+    Sig head_taking = m_.node("head_taking", mux(h0, rsp_gen_[1].io("valid").sig(), rsp_gen_[0].io("valid").sig()));
+    Sig owner = m_.node("rsp_owner", mux(head_taking, h0, !h0));
+    const Expr rsp_valid = mem_->rsp_valid.sig();
+    for (int i = 0; i < 2; ++i) rsp_gen_[static_cast<size_t>(i)].io("run").sig() <<= rsp_valid & (owner == i);
+    auto owned = [&](const std::string& name) {
+      return m_.node("rsp_" + name, mux(owner, field(rsp_desc_[1], name), field(rsp_desc_[0], name)));
+    };
+    const Sig load = m_.node("rsp_load", !owned("to_dram"));
+    rsp_write_q_ = m_.reg("rsp_write_q", UInt(1), reset_to(0));
+    rsp_write_q_ <<= rsp_valid & load;
+    const GatedClock responding = m_.clock_gate("responding", rsp_valid);  // clocked only by responses
+    rsp_slot_q_ = m_.reg("rsp_slot_q", UInt(S), clocked_by(responding));
+    rsp_slot_q_ <<= mux(owner, rsp_gen_[1].io("addr")[0].sig(), rsp_gen_[0].io("addr")[0].sig());
+    rsp_mask_q_ = m_.reg("rsp_mask_q", UInt(H), clocked_by(responding));
+    rsp_mask_q_ <<= owned("lane_mask");
+    const std::vector<Expr> turned = turned_response(layout_.has_lane_rot() ? owned("lane_rot") : Expr(lit(0, 1)));
     for (int j = 0; j < H; ++j) {
       rsp_data_.push_back(m_.reg(fmt::format("rsp_data_{}", j), UInt(W), clocked_by(responding)));
       rsp_data_.back() <<= turned[static_cast<size_t>(j)];
     }
-    rsp_gen_->io("run").sig() <<= rsp_q_;
-    Sig finish = m_.node("finish", running_ & rsp_gen_->io("done").sig());
-    m_.when(start_, [&] { running_ <<= 1; }).elsewhen(finish, [&] { running_ <<= 0; });
+    Sig finish = m_.node("finish", (live_ != 0) & mux(h0, rsp_gen_[1].io("done").sig(), rsp_gen_[0].io("done").sig()));
+    Sig req_drained = m_.node("req_drained", req_gen_->io("done").sig() & !(req_save_ & ((fifo_n_ != 0) | inflight_)));
+    m_.when(start_, [&] { req_live_ <<= 1; }).elsewhen(req_live_ & req_drained, [&] { req_live_ <<= 0; });
+    m_.when(start_ & !finish, [&] { live_ <<= live_ + 1; }).elsewhen(finish & !start_, [&] { live_ <<= live_ - 1; });
     m_.when(push_ & !finish, [&] { count_ <<= count_ + 1; }).elsewhen(finish & !push_, [&] { count_ <<= count_ - 1; });
     m_.when(push_, [&] { tail_ <<= tail_ + 1; });
     m_.when(finish, [&] { head_ <<= head_ + 1; });
@@ -179,11 +238,10 @@ class DmaBuilder {
 
   // A load's beat turned by lane_rot before it is registered (DRAM lane j -> unified lane j + rot):
   // a barrel rotator, one level per bit of the field, so a gather places a run of lanes anywhere.
-  std::vector<Expr> turned_response() {
+  std::vector<Expr> turned_response(const Expr& rot) {
     std::vector<Expr> lanes;
     for (int j = 0; j < H; ++j) lanes.push_back(mem_->rsp_rdata[j].sig());
     if (!layout_.has_lane_rot()) return lanes;
-    const Expr rot = field("lane_rot");
     for (int b = 0; (1 << b) < H; ++b) {
       std::vector<Expr> next;
       for (int j = 0; j < H; ++j) {
@@ -199,13 +257,11 @@ class DmaBuilder {
   // A read is issued while the buffer, with the read in flight, will still have room after this
   // cycle's request: one beat per cycle when the port is always ready.
   void save_buffer() {
-    fifo_n_ = m_.reg("fifo_n", UInt(2), reset_to(0));
-    Sig inflight = m_.reg("inflight", UInt(1), reset_to(0));
-    Sig inflight_dram = m_.reg("inflight_dram", UInt(D));
     Sig fifo_pop = m_.node("fifo_pop", (fifo_n_ != 0) & mem_->req_ready.sig());
-    Sig room = m_.node("room", !((fifo_n_.zext(3) + inflight.zext(3) == 2) & !fifo_pop));
-    read_issue_ = m_.node("read_issue", req_valid_ & to_dram_ & room);
-    inflight <<= read_issue_;
+    Sig inflight_dram = m_.reg("inflight_dram", UInt(D));
+    Sig room = m_.node("room", !((fifo_n_.zext(3) + inflight_.zext(3) == 2) & !fifo_pop));
+    read_issue_ = m_.node("read_issue", req_valid_ & req_save_ & room);
+    inflight_ <<= read_issue_;
     m_.when(read_issue_, [&] { inflight_dram <<= req_dram_; });
     std::vector<Sig> e_data1;
     e_dram_.push_back(m_.reg("fifo_dram_0", UInt(D)));
@@ -216,9 +272,9 @@ class DmaBuilder {
     }
     // Entry 0 is the head. It takes the new beat when it is empty or popped with nothing behind it,
     // entry 1's beat when popped with two inside; entry 1 takes the new beat when it is the tail.
-    Sig load0_new = m_.node("fifo_load0_new", inflight & ((fifo_n_ == 0) | ((fifo_n_ == 1) & fifo_pop)));
+    Sig load0_new = m_.node("fifo_load0_new", inflight_ & ((fifo_n_ == 0) | ((fifo_n_ == 1) & fifo_pop)));
     Sig load0_e1 = m_.node("fifo_load0_e1", fifo_pop & (fifo_n_ == 2));
-    Sig load1_new = m_.node("fifo_load1_new", inflight & (((fifo_n_ == 1) & !fifo_pop) | (fifo_n_ == 2)));
+    Sig load1_new = m_.node("fifo_load1_new", inflight_ & (((fifo_n_ == 1) & !fifo_pop) | (fifo_n_ == 2)));
     m_.when(load0_new, [&] { e_dram_[0] <<= inflight_dram; }).elsewhen(load0_e1, [&] { e_dram_[0] <<= e_dram_[1]; });
     m_.when(load1_new, [&] { e_dram_[1] <<= inflight_dram; });
     for (int j = 0; j < H; ++j) {
@@ -228,44 +284,48 @@ class DmaBuilder {
       });
       m_.when(load1_new, [&] { e_data1[k] <<= um_->rdata[j].sig(); });
     }
-    fifo_n_ <<= fifo_n_ + inflight.zext(2) - fifo_pop.zext(2);
+    fifo_n_ <<= fifo_n_ + inflight_.zext(2) - fifo_pop.zext(2);
   }
 
   // The external request: a load's DRAM beat straight from the nest, or the buffered save.
   void external_request() {
     const int SH = g_.beat_shift();
-    Sig load_req = m_.node("load_req", req_valid_ & !to_dram_);
-    req_gen_->io("run").sig() <<= mux(to_dram_, read_issue_, mem_->req_ready.sig());
-    mem_->req_valid.sig() <<= mux(to_dram_, fifo_n_ != 0, load_req);
-    mem_->req_write.sig() <<= to_dram_;
-    Expr beat = mux(to_dram_, e_dram_[0], req_dram_);
+    Sig load_req = m_.node("load_req", req_valid_ & !req_save_);
+    req_gen_->io("run").sig() <<= mux(req_save_, read_issue_, mem_->req_ready.sig());
+    mem_->req_valid.sig() <<= mux(req_save_, fifo_n_ != 0, load_req);
+    mem_->req_write.sig() <<= req_save_;
+    Expr beat = mux(req_save_, e_dram_[0], req_dram_);
     mem_->req_addr.sig() <<= SH == 0 ? beat : cat({beat, lit(0, SH)});
     for (int j = 0; j < H; ++j) mem_->req_wdata[j].sig() <<= e_data0_[static_cast<size_t>(j)];
   }
 
-  // The unified-memory host port: a load writes each registered response at the response nest's
-  // slot; a save reads at the request nest's slot.
+  // The unified-memory host port: a load writes each registered response at its nest's slot; a
+  // save reads at the request nest's slot (never both at once: a save does not overlap a load).
   void host_port() {
-    Sig slot = m_.node("um_slot", mux(to_dram_, req_slot_, rsp_gen_->io("addr")[0].sig()));
+    Sig slot = m_.node("um_slot", mux(req_save_, req_slot_, rsp_slot_q_));
     um_->row.sig() <<= slot.bits(S - 1, GB);
     um_->group.sig() <<= GB == 0 ? lit(0, 1) : slot.bits(GB - 1, 0);
     um_->re.sig() <<= read_issue_;
-    um_->we.sig() <<= rsp_q_ & !to_dram_ & running_;
-    um_->wmask.sig() <<= field("lane_mask");
+    um_->we.sig() <<= rsp_write_q_;
+    um_->wmask.sig() <<= rsp_mask_q_;
     for (int j = 0; j < H; ++j) um_->wdata[j].sig() <<= rsp_data_[static_cast<size_t>(j)];
   }
 
   Module& m_;
   const arch::DmaGeometry& g_;
   const arch::DmaLayout layout_;
-  const int H, W, GB, D, S, NW, Q;  // lanes, lane bits, group bits, DRAM beat and slot bits, words, queue
+  const int H, W, GB, D, S, NW, Q, QB;  // lanes, lane bits, group bits, DRAM beat and slot bits, words, queue, its bits
   Sig desc_we_, desc_word_, desc_ready_, compute_half_, busy_, host_half_busy_, done_count_, error_;
   std::optional<DramPort> mem_;  // the DRAM port and the unified memory's host port, as declared
   std::optional<HostPort> um_;
-  Sig count_, head_, tail_, push_, desc_, to_dram_, running_, start_;
+  Sig count_, head_, tail_, push_, start_, live_, next_entry_, req_entry_, req_live_, req_save_;
+  Expr head_desc_, next_desc_;
   std::vector<Sig> queue_;
-  std::optional<InstanceRef> req_gen_, rsp_gen_;
-  Sig req_valid_, req_dram_, req_slot_, rsp_q_, fifo_n_, read_issue_;
+  std::vector<Expr> rsp_desc_;
+  std::optional<InstanceRef> req_gen_;
+  std::vector<InstanceRef> rsp_gen_;
+  Sig req_valid_, req_dram_, req_slot_, rsp_write_q_, rsp_slot_q_, rsp_mask_q_, read_issue_;
+  Sig fifo_n_, inflight_;
   std::vector<Sig> rsp_data_, e_dram_, e_data0_;
 };
 

@@ -43,8 +43,9 @@ struct GatherPlan {
 GatherPlan plan_gather(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
                        const SavedRows& saved, uint64_t pad_beat, bool half);
 
-// The DMA's cycles for the plan run alone: per descriptor its start and finish (arch::kDmaTiming)
-// and the DRAM's latency, per beat the DRAM's burst time (descriptors run one at a time).
+// The DMA's cycles for the plan run alone (arch::kDmaTiming): the DRAM's burst per beat, or one
+// request a cycle and a gap per descriptor, whichever is slower (each descriptor makes its
+// requests beside the one before's responses), and the DRAM's latency once.
 int64_t gather_cycles(const arch::ArchConfig& cfg, const GatherPlan& plan);
 
 }  // namespace fetta::mapper

@@ -80,8 +80,9 @@ struct Why {
 class Movement {
  public:
   // `dma`: results leave by STORE and a DMA save (docs/dma.md §5), else through the host's port;
-  // `through_host`: no intermediate stays on chip.
-  Movement(const arch::ArchConfig& cfg, bool dma, bool through_host);
+  // `through_host`: no intermediate stays on chip; `gather`: with `dma`, a saved intermediate
+  // comes back by DMA gathers into its reader's images (ProgramOptions::gather).
+  Movement(const arch::ArchConfig& cfg, bool dma, bool through_host, bool gather = false);
 
   // Host cycles writing consumer c's A (a_operand) or B images through the host port, as the
   // program does: A for every job, B only when the half the job computes on (they alternate)
@@ -95,6 +96,12 @@ class Movement {
   // `saved_anyway`: the rows are saved for later readers whatever this one does (a shared result),
   // so only the host's read of them and the image writes are this consumer's.
   int64_t host_path_cycles(const CompiledGemm& p, const CompiledGemm& c, bool as_a, bool saved_anyway = false) const;
+
+  // The same through DRAM with gathers instead of the host's read and writes: the staging STOREs
+  // (unless saved anyway) and the gathers of every job's image run alone (mapper::gather_cycles);
+  // nullopt where some job's image cannot be gathered (it then takes the host path).
+  std::optional<int64_t> gather_path_cycles(const CompiledGemm& p, const CompiledGemm& c, bool as_a,
+                                            bool saved_anyway = false) const;
 
   // STORE programs' cost: their busy cycles and the host's pushes of their instructions.
   int64_t store_cost(const std::vector<StorePlan>& plans) const;
@@ -130,7 +137,7 @@ class Movement {
 
  private:
   const arch::ArchConfig& cfg_;
-  bool dma_ = true, through_host_ = false;
+  bool dma_ = true, through_host_ = false, gather_ = false;
   arch::IsaLayout isa_;
   int host_lanes_ = 0;
 };

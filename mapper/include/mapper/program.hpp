@@ -21,7 +21,7 @@
 
 namespace fetta::mapper {
 
-inline constexpr int kProgramFormatVersion = 8;
+inline constexpr int kProgramFormatVersion = 9;
 
 // The order the layer's networks are emitted in (docs/program.md, "Interleaved networks"):
 // sequential, each to its end before the next; interleaved, step by step in turns, two at a time,
@@ -52,6 +52,11 @@ struct ProgramOptions {
   // next reader, where the wall-cycle model finds the program shorter (docs/program.md, "A
   // contraction computed once"). false: such results stay in DRAM for all their readers.
   bool shared_on_chip = true;
+  // On the DMA path: a saved intermediate comes back by DMA gathers straight from its saved rows
+  // into each reader's operand images (docs/dma.md §2, "Gathers"), so the host moves no element of
+  // it; the scoreboard checks it at the layer's end. false: the host reads it from DRAM and writes
+  // the images, permuting on the way at no cost.
+  bool gather = false;
   bool operator==(const ProgramOptions&) const = default;
 };
 

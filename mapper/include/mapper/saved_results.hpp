@@ -48,8 +48,10 @@ class SavedResults {
 
   // Operand t into the host's buffer for step `report`: a DRAM read, or for a saved intermediate its
   // saved rows (fetch), or those read again. `overlap`: at the hoist point instead, while the GEMM
-  // there computes.
-  void fetch(OpStream& s, int32_t t, int32_t report, bool overlap);
+  // there computes. `gathered`: a saved intermediate the DMA gathers into the reader's images: only
+  // the saves it needs are pushed (before the gathers), and the scoreboard reads and checks its rows
+  // at the layer's end.
+  void fetch(OpStream& s, int32_t t, int32_t report, bool overlap, bool gathered = false);
 
  private:
   void fetch_again(OpStream& s, const std::vector<Op>& reads, int32_t report);
@@ -75,6 +77,8 @@ class SavedResults {
   std::vector<bool> read_early_;   // per reads_ entry: the host read it while a later job computed
   std::map<int32_t, Fetch> fetch_;           // per intermediate, until its consumer fetches it
   std::map<int32_t, std::vector<Op>> again_;  // a saved intermediate's reads, for its later readers
+
+  void defer_check(int32_t t, std::map<int32_t, Fetch>::iterator it);
 };
 
 }  // namespace fetta::mapper

@@ -15,6 +15,7 @@
 #include <map>
 #include <numeric>
 
+#include "arch/dma.hpp"
 #include "arch/isa.hpp"
 #include "hw/mem/accumulation_unit.hpp"
 #include "hw/sys/system.hpp"
@@ -170,16 +171,9 @@ class Scoreboard {
                                  : safe(fmt::format("{}_{}_{}_t{}_s{}", spec_.name, rep.phase, s.result, s.term, s.step));
     const std::string what = sum ? "result, the sum of every term" : s.last ? "result" : "";
     std::vector<const verif::TensorNetwork*> nets;
+    for (size_t t = 0; t < s.gemms.size(); ++t) nets.push_back(&prob.terms.at(sum ? t : s.term));
     if (dt == arch::DataType::bf16) {
-      // Term t of a sum starts from the sum of the terms before it, as the accumulator does.
-      std::vector<uint32_t> acc;
-      Tensor<uint32_t> gold;
-      for (size_t t = 0; t < s.gemms.size(); ++t) {
-        const mapper::CompiledGemm c = mapper::rebuild_gemm(opt_.cfg, s.gemms[t]);
-        gold = verif::contract_bf16(golden(s.a[t]), golden(s.b[t]), labels, mapper::hardware_order(c, opt_.cfg.ce.rows, acc));
-        acc = gold.values();
-        nets.push_back(&prob.terms.at(sum ? t : s.term));
-      }
+      const Tensor<uint32_t> gold = golden_fp32(s, labels);
       if (out != mapper::Convert::none) {  // saved by the DMA: bf16 bits, compared and dumped as such
         const Tensor<uint16_t> gb = verif::map_values<uint16_t>(gold, [](uint32_t x) { return verif::fp32_to_bf16(x); });
         const Tensor<uint16_t> rb = compare(z, gb, rep);
@@ -197,14 +191,7 @@ class Scoreboard {
       else
         rep.rel_error = rel_error_vs_fp64(nets, rt);
     } else {
-      const int AB = arch::accumulator_bits(dt);
-      std::vector<int64_t> acc;
-      for (size_t t = 0; t < s.gemms.size(); ++t) {
-        const std::vector<int64_t> term = contract_int(golden(s.a[t]), golden(s.b[t]), labels, dt).values();
-        if (acc.empty()) acc.assign(term.size(), 0);
-        for (size_t i = 0; i < acc.size(); ++i) acc[i] = sum ? wrap_signed(acc[i] + term[i], AB) : term[i];  // the accumulator wraps
-      }
-      const Tensor<int64_t> gold(labels, acc_tensor.dims, acc);
+      const Tensor<int64_t> gold = golden_int(s, labels, acc_tensor.dims);
       if (out != mapper::Convert::none) {  // saved by the DMA: operand bits, requantized
         const Tensor<uint16_t> gq = verif::map_values<uint16_t>(gold, [shift, dt](int64_t x) { return requant(x, shift, dt); });
         const Tensor<uint16_t> rq = compare(z, gq, rep);
@@ -224,15 +211,57 @@ class Scoreboard {
     }
   }
 
-  // The golden operand bits of a program tensor, in its labels.
+  // The golden operand bits of a program tensor, in its labels. An intermediate's come from its
+  // step's check, or, when a reader is checked first (a gathered intermediate is checked at the
+  // layer's end), from the golden model alone.
   const Tensor<uint16_t>& golden(int32_t id) {
     auto it = golden_.find(id);
     if (it != golden_.end()) return it->second;
     const ProgramTensor& t = prog_.tensors[static_cast<size_t>(id)];
+    if (t.kind == ProgramTensor::Kind::intermediate)
+      for (const ProgramStep& s : prog_.steps)
+        if (s.intermediate == id) return golden_[id] = golden_operand(s, t);
     if (t.kind != ProgramTensor::Kind::input)
       throw std::logic_error(fmt::format("program: tensor {} is read before a check made it", t.name));
     return golden_[id] = inputs_.at(t.input).relabel(t.labels);
   }
+
+ private:
+  // Step s's result as the accumulator holds it, bf16 operands: fp32 bits. Term t of a sum starts
+  // from the sum of the terms before it, as the accumulator does.
+  Tensor<uint32_t> golden_fp32(const ProgramStep& s, const std::vector<std::string>& labels) {
+    std::vector<uint32_t> acc;
+    Tensor<uint32_t> gold;
+    for (size_t t = 0; t < s.gemms.size(); ++t) {
+      const mapper::CompiledGemm c = mapper::rebuild_gemm(opt_.cfg, s.gemms[t]);
+      gold = verif::contract_bf16(golden(s.a[t]), golden(s.b[t]), labels, mapper::hardware_order(c, opt_.cfg.ce.rows, acc));
+      acc = gold.values();
+    }
+    return gold;
+  }
+  // The same for integer operands: the accumulator's sums, wrapping.
+  Tensor<int64_t> golden_int(const ProgramStep& s, const std::vector<std::string>& labels, const std::vector<int64_t>& dims) {
+    const arch::DataType dt = opt_.cfg.dtype;
+    const int AB = arch::accumulator_bits(dt);
+    const bool sum = s.gemms.size() > 1;
+    std::vector<int64_t> acc;
+    for (size_t t = 0; t < s.gemms.size(); ++t) {
+      const std::vector<int64_t> term = contract_int(golden(s.a[t]), golden(s.b[t]), labels, dt).values();
+      if (acc.empty()) acc.assign(term.size(), 0);
+      for (size_t i = 0; i < acc.size(); ++i) acc[i] = sum ? wrap_signed(acc[i] + term[i], AB) : term[i];
+    }
+    return Tensor<int64_t>(labels, dims, acc);
+  }
+  // Step s's intermediate t as operand bits: rounded to bf16 or requantized, as its check makes it.
+  Tensor<uint16_t> golden_operand(const ProgramStep& s, const ProgramTensor& t) {
+    const arch::DataType dt = opt_.cfg.dtype;
+    if (dt == arch::DataType::bf16)
+      return verif::map_values<uint16_t>(golden_fp32(s, t.labels), [](uint32_t x) { return verif::fp32_to_bf16(x); });
+    const int sh = s.requant_shift;
+    return verif::map_values<uint16_t>(golden_int(s, t.labels, t.dims), [sh, dt](int64_t x) { return requant(x, sh, dt); });
+  }
+
+ public:
 
   nlohmann::json manifest = nlohmann::json::array();
 
@@ -291,7 +320,8 @@ class Scoreboard {
 
 class Executor {
  public:
-  Executor(const RunOptions& opt, DramInitiator& dram) : opt_(opt), prog_(*opt.program), dram_(dram), board_(opt) {
+  Executor(const RunOptions& opt, DramInitiator& dram)
+      : opt_(opt), prog_(*opt.program), dram_(dram), board_(opt), dma_layout_(arch::dma_geometry(opt.cfg)) {
     for (const ProgramStep& s : prog_.steps) {
       StepReport r;
       r.layer = prog_.layers[static_cast<size_t>(s.layer)].name;
@@ -332,11 +362,16 @@ class Executor {
 
   std::vector<StepReport> reports;  // the finished steps, in order
   int64_t probe_cycles = 0;          // simulated cycles of what only the scoreboard needs (its probes)
+  int64_t gathered_bytes = 0;        // DRAM bytes the DMA's gathers read (ProgramOptions::gather)
   const nlohmann::json& manifest() const { return board_.manifest; }
 
  private:
   void run(const Op& o) {
-    const int layer = o.report >= 0 ? prog_.steps[static_cast<size_t>(o.report)].layer : tensor(o.tensor).layer;
+    // An op that names neither a step nor a tensor (a push a damaged program left without its
+    // step) stays in the current layer.
+    const int layer = o.report >= 0   ? prog_.steps[static_cast<size_t>(o.report)].layer
+                      : o.tensor >= 0 ? tensor(o.tensor).layer
+                                      : board_.layer();
     if (layer != board_.layer()) board_.begin_layer(layer);
     const uint64_t cyc0 = bench_->cycle_count();
     const int64_t host0 = bench_->host_cycles(), now0 = bench_->now();
@@ -441,7 +476,13 @@ class Executor {
       }
       case OpCode::dma: {
         const auto first = prog_.words.begin() + o.a;
-        bench_->push_descriptor(arch::Words(first, first + o.b));
+        const arch::Words w(first, first + o.b);
+        bench_->push_descriptor(w);
+        if (o.tensor >= 0) {  // a gather of a saved intermediate: a DRAM burst per beat, the step's traffic
+          const int64_t bytes = arch::dma_bytes(dma_layout_, w);
+          if (o.report >= 0) pending_[static_cast<size_t>(o.report)].dram_bytes_read += bytes;
+          gathered_bytes += bytes;
+        }
         break;
       }
       case OpCode::wait_retired: bench_->wait_retired(o.a, opt_.timeout_cycles); break;
@@ -517,6 +558,7 @@ class Executor {
   const mapper::Program& prog_;
   DramInitiator& dram_;
   Scoreboard board_;
+  const arch::DmaLayout dma_layout_;
   SystemBench* bench_ = nullptr;
   std::vector<StepReport> pending_;            // per program step, filled as its operations run
   std::vector<sc_core::sc_time> dram_time_;    // per program step: its DRAM transactions' time
@@ -796,7 +838,7 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
     j["program"] = {{"config_sha256", prog.config_hash}, {"hw_id", prog.hw_id}, {"ops", prog.ops.size()},
                     {"words", prog.words.size()}, {"interleaved", prog.interleaved}};
     j["dma"] = {{"enabled", prog.options.dma}, {"bytes", bench.dma_bytes()}, {"saved_bytes", bench.dma_saved_bytes()},
-                {"host_wait_cycles", bench.dma_wait_cycles()}};
+                {"gathered_bytes", exec.gathered_bytes}, {"host_wait_cycles", bench.dma_wait_cycles()}};
     j["overlap"] = to_json(overlap);
     j["intermediates"] = mapper::to_json(mapper::intermediate_fates(prog));
     j["end_to_end"] = {{"cycles", end_to_end}, {"simulated_cycles", bench.now()}, {"dram_accounted_cycles", dram_accounted},
@@ -833,10 +875,12 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
                bound, cost.compute_cycles, static_cast<double>(cost.least_dram_bytes) / 1024.0, opt.cfg.dram.bandwidth_gbps,
                static_cast<double>(end_to_end) / static_cast<double>(bound));
     if (prog.options.dma)
-      fmt::print("DMA (docs/dma.md): {:.1f} KiB of inputs and weights loaded and {:.1f} KiB of results and intermediates "
-                 "saved beside compute; the host waited {} cycles for it\n",
-                 static_cast<double>(bench.dma_bytes() - bench.dma_saved_bytes()) / 1024.0,
-                 static_cast<double>(bench.dma_saved_bytes()) / 1024.0, bench.dma_wait_cycles());
+      fmt::print("DMA (docs/dma.md): {:.1f} KiB of inputs and weights loaded, {:.1f} KiB of saved intermediates gathered "
+                 "into their readers' images and {:.1f} KiB of results and intermediates saved beside compute; the host "
+                 "waited {} cycles for it\n",
+                 static_cast<double>(bench.dma_bytes() - bench.dma_saved_bytes() - exec.gathered_bytes) / 1024.0,
+                 static_cast<double>(exec.gathered_bytes) / 1024.0, static_cast<double>(bench.dma_saved_bytes()) / 1024.0,
+                 bench.dma_wait_cycles());
     else
       fmt::print("DMA (docs/dma.md): off (--no-dma); inputs and weights went through the host's port\n");
     fmt::print("{}", energy_line(run_energy(reports, opt.cfg, bench.now(), dram.bytes_read(), dram.bytes_written())));

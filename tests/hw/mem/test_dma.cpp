@@ -8,6 +8,7 @@
 // queue, done_count, and the error flag. Directed: one beat per cycle in both directions with an
 // always-ready port, the queue overflow (dropped, flagged, the others still run).
 #include <catch2/catch.hpp>
+#include <fmt/ranges.h>
 
 #include <deque>
 #include <functional>
@@ -435,14 +436,17 @@ TEST_CASE("Dma: one beat per cycle each way with an always-ready port", "[dma]")
   }
 }
 
-// The wall-cycle model times the DMA by arch::kDmaTiming; this holds the RTL to it.
-TEST_CASE("Dma: first request and idle time after the last response are arch::kDmaTiming's", "[dma]") {
+// The wall-cycle model times the DMA by arch::kDmaTiming; this holds the RTL to it: two loads, the
+// second beside the first's responses, then a save, which waits for the second's last response.
+TEST_CASE("Dma: first request, overlap and idle time after the last response are arch::kDmaTiming's", "[dma]") {
   DmaA a(geometry(4, 1, 4, 8, 12), ports_a);
   auto& dut = a.dut();
-  constexpr int64_t kBeats = 8, kLatency = 3;
+  constexpr int64_t kBeats = 8, kLatency = 6;
+  constexpr int kDescs = 3;
   std::vector<uint32_t> words;
-  for (int k = 0; k < 2; ++k) {
+  for (int k = 0; k < kDescs; ++k) {
     DmaDescriptor d;
+    d.to_dram = k == 2;
     d.half = true;  // the TCU computes on half 0: the DMA may start at once
     d.bound = {static_cast<uint64_t>(kBeats), 1, 1};
     d.dram_stride = {1, 0, 0};
@@ -450,14 +454,17 @@ TEST_CASE("Dma: first request and idle time after the last response are arch::kD
     d.dram_base = static_cast<uint64_t>(k) * 64;
     for (uint32_t w : fetta::arch::encode_dma(a.layout(), d)) words.push_back(w);
   }
-  const auto per_desc = static_cast<int64_t>(words.size() / 2);
+  const auto per_desc = static_cast<int64_t>(words.size() / kDescs);
   dut.mem_req_ready = 1;
   dut.compute_half = 0;
   std::deque<int64_t> acks;
   std::vector<int64_t> requests, responses;
-  for (int64_t cyc = 0; cyc < 200 && dut.done_count < 2U; ++cyc) {
-    dut.desc_we = cyc < static_cast<int64_t>(words.size()) ? 1 : 0;
-    if (dut.desc_we) dut.desc_word = words[static_cast<size_t>(cyc)];
+  size_t sent = 0;
+  for (int64_t cyc = 0; cyc < 400 && dut.done_count < kDescs; ++cyc) {
+    dut.desc_we = 0;
+    mem_test::settle(dut);
+    dut.desc_we = sent < words.size() && dut.desc_ready ? 1 : 0;  // the third waits for room
+    if (dut.desc_we) dut.desc_word = words[sent++];
     dut.mem_rsp_valid = !acks.empty() && acks.front() <= cyc;
     if (dut.mem_rsp_valid) {
       acks.pop_front();
@@ -470,13 +477,17 @@ TEST_CASE("Dma: first request and idle time after the last response are arch::kD
     }
     mem_test::edge(dut);
   }
-  REQUIRE(requests.size() == 2 * kBeats);
-  REQUIRE(responses.size() == 2 * kBeats);
+  REQUIRE(requests.size() == kDescs * kBeats);
+  REQUIRE(responses.size() == kDescs * kBeats);
   const fetta::arch::DmaTiming t = fetta::arch::kDmaTiming;
+  INFO(fmt::format("requests {}; responses {}", fmt::join(requests, ","), fmt::join(responses, ",")));
   // The first descriptor's first request comes first_request cycles after its last word's.
   CHECK(requests[0] == (per_desc - 1) + t.first_request);
-  // The second, queued long before, starts once the first is done.
-  CHECK(requests[kBeats] == responses[kBeats - 1] + t.done_after_last + t.first_request);
+  // The second, queued long before, makes its requests beside the first's responses.
+  CHECK(requests[kBeats] == requests[kBeats - 1] + t.overlap_request_gap);
+  CHECK(requests[kBeats] < responses[kBeats - 1]);
+  // The save starts once the second load is done (and a save's first write leaves a cycle later).
+  CHECK(requests[2 * kBeats] == responses[2 * kBeats - 1] + t.done_after_last + t.first_request + t.save_first_write);
 }
 
 TEST_CASE("Dma: a descriptor pushed into a full queue is dropped and flagged; the others run", "[dma]") {

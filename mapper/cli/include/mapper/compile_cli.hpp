@@ -21,17 +21,18 @@ struct CompileFlags {
   bool dma = true;
   bool reuse = true;
   bool shared_on_chip = true;
+  bool gather = false;
   std::string network_order = "fastest";
 
   ProgramOptions options() const {
     return {parse_map_for(map_for), through_host,  terms_separately, dma, reuse, parse_network_order(network_order),
-            shared_on_chip};
+            shared_on_chip, gather};
   }
   std::vector<verif::Phase> phase_list() const { return parse_phases(phases); }
 };
 
 // Adds --phases, --map-for, --through-host, --terms-separately, --dma/--no-dma, --reuse/--no-reuse,
-// --shared-on-chip/--no-shared-on-chip and --network-order to `app`; returns them, so that a front
+// --shared-on-chip/--no-shared-on-chip, --gather and --network-order to `app`; returns them, so that a front
 // end can exclude them from an option that replaces compiling (a compiled program).
 inline std::vector<CLI::Option*> add_compile_flags(CLI::App& app, CompileFlags& f) {
   return {
@@ -57,6 +58,10 @@ inline std::vector<CLI::Option*> add_compile_flags(CLI::App& app, CompileFlags& 
                    "On the DMA path, let a result that later networks read too also stay on chip for its next reader "
                    "(STOREd into its images and saved), where the wall-cycle model finds the program shorter (the "
                    "default); --no-shared-on-chip: such results stay in DRAM for all their readers"),
+      app.add_flag("--gather", f.gather,
+                   "On the DMA path, bring saved intermediates back by DMA gathers straight into their readers' "
+                   "operand images, so that the host moves no tensor element (docs/dma.md §2); without it the host "
+                   "reads them from DRAM and writes the images"),
       app.add_option("--network-order", f.network_order,
                      "The order of the layer's networks: sequential (each to its end), interleaved (step by step in "
                      "turns, two at a time, so the host prepares one while another computes) or fastest (whichever the "
