@@ -179,20 +179,18 @@ class Replay {
     return (n % 2) != 0;
   }
 
-  // Times every descriptor that can be timed now: in order, two in flight at most, each once its
-  // half is not the compute half (a FLIP yet to be pushed may be what frees it) and the one before
-  // has made its requests (a save after a load: is done).
+  // Times every descriptor that can be timed now: in order, as many in flight as the queue holds,
+  // each once its half is not the compute half (a FLIP yet to be pushed may be what frees it), the
+  // one before has made its requests, and, for a save, every load before it is done.
   void time_descriptors() {
     const arch::DmaTiming& dt = arch::kDmaTiming;
     for (; next_desc_ < descs_.size(); ++next_desc_) {
       Descriptor& d = descs_[next_desc_];
       int64_t start = d.queued;
       const Descriptor* before = next_desc_ > 0 ? &descs_[next_desc_ - 1] : nullptr;
-      const bool may_overlap = before && !(d.save && !before->save);
-      if (before)
-        start = std::max(start, may_overlap ? before->last_request + dt.overlap_request_gap - dt.first_request
-                                            : before->done);
-      if (next_desc_ > 1) start = std::max(start, descs_[next_desc_ - 2].done);
+      if (before) start = std::max(start, before->last_request + dt.overlap_request_gap - dt.first_request);
+      if (d.save) start = std::max(start, last_load_done_);
+      if (next_desc_ >= kDmaQueueDepth) start = std::max(start, descs_[next_desc_ - kDmaQueueDepth].done);
       if (compute_half_at(start) == d.half) {
         // Waits for the next FLIP after `start`; unknown until that FLIP is timed.
         auto it = std::upper_bound(flip_pops_.begin(), flip_pops_.end(), start);
@@ -203,6 +201,7 @@ class Replay {
       const DramPort::Run r = port_.run(start + dt.first_request + (d.save ? dt.save_first_write : 0), d.beats);
       d.last_request = r.last_request;
       d.done = r.last_answer + dt.done_after_last;
+      if (!d.save) last_load_done_ = d.done;
     }
   }
 
@@ -322,6 +321,7 @@ class Replay {
   std::vector<int64_t> flip_pops_;
   std::vector<Descriptor> descs_;
   size_t next_desc_ = 0;  // descs_ before it are timed
+  int64_t last_load_done_ = 0;  // when the last load timed is done
   size_t head_ = 0;       // descs_ before it were done before the last release asked for
 };
 

@@ -2,6 +2,7 @@
 // program edited in exactly that one way, naming the record and the field; the compiler's own
 // programs pass; an edit that reaches the files (rehashed) is refused after load_program too.
 #include <catch2/catch.hpp>
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -248,7 +249,7 @@ TEST_CASE("verify: no wait for the DMA hangs (a descriptor for the TCU's half ne
             p.words.insert(p.words.end(), w.begin(), w.end());
             p.ops.insert(p.ops.begin() + static_cast<std::ptrdiff_t>(i) + 1, 3, o);
           },
-          {"(dma)", "field 'half'", "full queue of 2", "never ends"});
+          {"(dma)", "field 'half'", fmt::format("full queue of {}", arch::kTopDmaQueueDepth), "never ends"});
 }
 
 TEST_CASE("verify: load_program verifies what the files say against the configuration they name", "[verify]") {

@@ -75,12 +75,11 @@ void host(sim::system::SystemBench& bench, const arch::ArchConfig& cfg, sim::sys
     out.mismatches += got[i] != want;
   }
 
-  // The TCU is on half 1 now: two loads for it fill the queue, and the push of a third waits for a
-  // head that never starts. The push must end the same way (the run ends after it: the third
+  // The TCU is on half 1 now: loads for it fill the queue, and the push of one more waits for a
+  // head that never starts. The push must end the same way (the run ends after it: the last
   // descriptor's words stand half pushed).
   d.half = true;
-  bench.push_descriptor(arch::encode_dma(layout, d));
-  bench.push_descriptor(arch::encode_dma(layout, d));
+  for (int k = 0; k < arch::kTopDmaQueueDepth; ++k) bench.push_descriptor(arch::encode_dma(layout, d));
   const int64_t t1 = bench.now();
   try {
     bench.push_descriptor(arch::encode_dma(layout, d));

@@ -43,7 +43,7 @@ struct DmaGeometry {
 // The default geometry of a configuration's top (32-bit external addresses).
 DmaGeometry dma_geometry(const ArchConfig& cfg);
 // Descriptors the top's DMA queues (hw::dma_params; the wall-cycle model's too).
-inline constexpr int kTopDmaQueueDepth = 2;
+inline constexpr int kTopDmaQueueDepth = 4;
 // Requests the external memory port keeps waiting: as many as one DRAM latency at the bandwidth
 // covers, and a few more, so a stream of beats gets the whole bandwidth (the system bench's
 // port and the wall-cycle model).

@@ -50,15 +50,16 @@ Identity Dma::identity() const {
 namespace {
 
 // Builds the engine a part at a time: the ports, the descriptor queue, which descriptors run, the
-// request nest, the two response nests, the responses, the save's buffer, the external request and
-// the host port.
+// request nest, a response nest per queue entry, the responses, the save's buffer, the external
+// request and the host port.
 //
-// Two descriptors may be in flight: the oldest (the head) waiting for its responses and the next
-// one making its requests, so that a run of descriptors waits out the memory's latency once rather
-// than once each. The request side moves to the next descriptor once the current one's requests
-// are all taken; each response nest follows its own descriptor, the head's taking the responses
-// until its last, so responses need no tag. A save does not start beside a load's responses: it
-// would read the unified memory on the port the load writes, perhaps the very slots.
+// Every queued descriptor may be in flight: the oldest (the head) waiting for its responses, the
+// newest making its requests, so that a run of descriptors waits out the memory's latency once
+// rather than once each. The request side moves to the next descriptor once the current one's
+// requests are all taken; each queue entry's response nest follows its descriptor, the head's
+// taking the responses until its last, so responses need no tag. A save does not start while a
+// load is in flight: it would read the unified memory on the port the load writes, perhaps the
+// very slots.
 class DmaBuilder {
  public:
   DmaBuilder(Module& m, const DmaParams& p)
@@ -68,9 +69,9 @@ class DmaBuilder {
   void build() {
     const int GA = std::max(D, S);  // the request nest's width: both streams' low bits are exact
     m_.add_comment(fmt::format("DMA: {}-deep queue of {}-bit descriptors ({} words); {}-byte beats of {} x {} bits; "
-                               "in order, two in flight: one making requests beside the one before's responses "
-                               "(docs/dma.md).",
-                               Q, layout_.bits(), NW, g_.beat_bytes(), H, W));
+                               "in order, up to {} in flight: one making requests beside the earlier ones' "
+                               "responses (docs/dma.md).",
+                               Q, layout_.bits(), NW, g_.beat_bytes(), H, W, Q));
     ports();
     descriptor_queue();
     in_flight();
@@ -137,26 +138,29 @@ class DmaBuilder {
   }
 
   // Which descriptors run: `live` of them started and not finished (the head first), the next
-  // queued one starting when the request side is free, its half is not the compute half and, with
-  // one in flight, it may overlap that one (not a save beside a load's responses).
+  // queued one starting when the request side is free and its half is not the compute half; a
+  // save only while no load is in flight.
   void in_flight() {
-    live_ = m_.reg("live", UInt(2), reset_to(0));
+    live_ = m_.reg("live", UInt(QB + 1), reset_to(0));
     req_entry_ = m_.reg("req_entry", UInt(QB), reset_to(0));
     req_live_ = m_.reg("req_live", UInt(1), reset_to(0));
     head_desc_ = descriptor("head_desc", head_);
-    next_entry_ = m_.node("next_entry", (head_ + live_.bit(0).zext(QB)).bits(QB - 1, 0));
+    next_entry_ = m_.node("next_entry", (head_.zext(QB + 1) + live_).bits(QB - 1, 0));
     next_desc_ = descriptor("next_desc", next_entry_);
-    const Expr& next_desc = next_desc_;
     Sig queued = m_.node("queued", count_ != 0);
     host_half_busy_ <<= queued & (field(head_desc_, "half") != compute_half_);
     busy_ <<= queued;
-    Sig waiting = m_.node("waiting", count_ != live_.zext(QB + 1));  // a queued descriptor not started
-    Sig next_save = m_.node("next_save", field(next_desc, "to_dram"));
-    Sig head_load = m_.node("head_load", !field(head_desc_, "to_dram"));
-    Sig overlap_ok = m_.node("overlap_ok", (live_ == 1) & !(next_save & head_load));
-    Sig free_half = m_.node("next_free_half", field(next_desc, "half") != compute_half_);
+    Sig waiting = m_.node("waiting", count_ != live_);  // a queued descriptor not started
+    std::vector<Expr> loading;
+    for (int e = 0; e < Q; ++e) {
+      started_.push_back(m_.reg(fmt::format("started_{}", e), UInt(1), reset_to(0)));
+      loading.push_back(started_.back() & !field(queue_[static_cast<size_t>(e)], "to_dram"));
+    }
+    Sig load_in_flight = m_.node("load_in_flight", cat(loading).or_reduce());
+    Sig next_save = m_.node("next_save", field(next_desc_, "to_dram"));
+    Sig free_half = m_.node("next_free_half", field(next_desc_, "half") != compute_half_);
     Sig req_free = m_.node("req_free", !req_live_);
-    start_ = m_.node("start", req_free & waiting & ((live_ == 0) | overlap_ok) & free_half);
+    start_ = m_.node("start", req_free & waiting & !(next_save & load_in_flight) & free_half);
     m_.when(start_, [&] { req_entry_ <<= next_entry_; });
   }
 
@@ -181,42 +185,51 @@ class DmaBuilder {
     req_slot_ = m_.node("req_slot", req_gen_->io("addr")[1].sig().bits(S - 1, 0));
   }
 
-  // Two response nests (slot), one per in-flight descriptor: nest i follows the queue entry in
-  // flight whose index is i modulo 2 (descriptors start in queue order and the depth is even).
+  // A response nest (slot) per queue entry, over that entry's descriptor.
   void response_nests() {
-    for (int i = 0; i < 2; ++i) {
-      const Expr entry = Q == 2 ? lit(i, QB) : Expr(mux(head_.bit(0) == i, head_, (head_ + 1).bits(QB - 1, 0)));
-      rsp_desc_.push_back(descriptor(fmt::format("rsp_desc_{}", i), entry));
-      const Expr& desc = rsp_desc_.back();
-      rsp_gen_.push_back(m_.instance(AddressGenerator({3, 1, S, layout_.count_bits()}), fmt::format("rsp_gen_{}", i)));
+    for (int e = 0; e < Q; ++e) {
+      const Expr& desc = queue_[static_cast<size_t>(e)];
+      rsp_gen_.push_back(m_.instance(AddressGenerator({3, 1, S, layout_.count_bits()}), fmt::format("rsp_gen_{}", e)));
       const InstanceRef& gen = rsp_gen_.back();
       for (int l = 0; l < 3; ++l) {
         gen.io("bound_m1")[l].sig() <<= field(desc, fmt::format("bound_m1_l{}", l));
         gen.io("stride")[0][l].sig() <<= field(desc, fmt::format("slot_stride_l{}", l));
       }
       gen.io("base")[0].sig() <<= field(desc, "slot_base");
-      gen.io("start").sig() <<= start_ & (next_entry_.bit(0) == i);
+      gen.io("start").sig() <<= start_ & (next_entry_ == e);
     }
   }
 
-  // A response belongs to the head's nest until that nest has taken its last, then to the other.
-  // It is turned by its descriptor's lane_rot and registered with its slot and lane mask; the head's
+  // Entry-indexed outputs of the response nests.
+  std::vector<Expr> nest_outputs(const std::string& port) const {
+    std::vector<Expr> v;
+    for (const InstanceRef& g : rsp_gen_) v.push_back(port == "addr" ? Expr(g.io("addr")[0].sig()) : Expr(g.io(port).sig()));
+    return v;
+  }
+  // A field of every queue entry's descriptor.
+  std::vector<Expr> entry_fields(const std::string& name) const {
+    std::vector<Expr> v;
+    for (const Sig& q : queue_) v.push_back(field(q, name));
+    return v;
+  }
+
+  // A response belongs to the head's nest until that nest has taken its last, then to the next
+  // entry's (the head finishes the cycle after, so no later one is owed a response yet). It is
+  // turned by its descriptor's lane_rot and registered with its slot and lane mask; the head's
   // nest done finishes the head.
   void responses() {
-    const Expr h0 = head_.bit(0);
-    Sig head_taking = m_.node("head_taking", mux(h0, rsp_gen_[1].io("valid").sig(), rsp_gen_[0].io("valid").sig()));
-    Sig owner = m_.node("rsp_owner", mux(head_taking, h0, !h0));
+    Sig head_next = m_.node("head_next", (head_ + 1).bits(QB - 1, 0));
+    Sig head_taking = m_.node("head_taking", select(nest_outputs("valid"), head_));
+    Sig owner = m_.node("rsp_owner", mux(head_taking, head_, head_next));
     const Expr rsp_valid = mem_->rsp_valid.sig();
-    for (int i = 0; i < 2; ++i) rsp_gen_[static_cast<size_t>(i)].io("run").sig() <<= rsp_valid & (owner == i);
-    auto owned = [&](const std::string& name) {
-      return m_.node("rsp_" + name, mux(owner, field(rsp_desc_[1], name), field(rsp_desc_[0], name)));
-    };
+    for (int e = 0; e < Q; ++e) rsp_gen_[static_cast<size_t>(e)].io("run").sig() <<= rsp_valid & (owner == e);
+    auto owned = [&](const std::string& name) { return m_.node("rsp_" + name, select(entry_fields(name), owner)); };
     const Sig load = m_.node("rsp_load", !owned("to_dram"));
     rsp_write_q_ = m_.reg("rsp_write_q", UInt(1), reset_to(0));
     rsp_write_q_ <<= rsp_valid & load;
     const GatedClock responding = m_.clock_gate("responding", rsp_valid);  // clocked only by responses
     rsp_slot_q_ = m_.reg("rsp_slot_q", UInt(S), clocked_by(responding));
-    rsp_slot_q_ <<= mux(owner, rsp_gen_[1].io("addr")[0].sig(), rsp_gen_[0].io("addr")[0].sig());
+    rsp_slot_q_ <<= select(nest_outputs("addr"), owner);
     rsp_mask_q_ = m_.reg("rsp_mask_q", UInt(H), clocked_by(responding));
     rsp_mask_q_ <<= owned("lane_mask");
     const std::vector<Expr> turned = turned_response(layout_.has_lane_rot() ? owned("lane_rot") : Expr(lit(0, 1)));
@@ -224,10 +237,13 @@ class DmaBuilder {
       rsp_data_.push_back(m_.reg(fmt::format("rsp_data_{}", j), UInt(W), clocked_by(responding)));
       rsp_data_.back() <<= turned[static_cast<size_t>(j)];
     }
-    Sig finish = m_.node("finish", (live_ != 0) & mux(h0, rsp_gen_[1].io("done").sig(), rsp_gen_[0].io("done").sig()));
+    Sig finish = m_.node("finish", (live_ != 0) & select(nest_outputs("done"), head_));
     Sig req_drained = m_.node("req_drained", req_gen_->io("done").sig() & !(req_save_ & ((fifo_n_ != 0) | inflight_)));
     m_.when(start_, [&] { req_live_ <<= 1; }).elsewhen(req_live_ & req_drained, [&] { req_live_ <<= 0; });
     m_.when(start_ & !finish, [&] { live_ <<= live_ + 1; }).elsewhen(finish & !start_, [&] { live_ <<= live_ - 1; });
+    for (int e = 0; e < Q; ++e)
+      m_.when(start_ & (next_entry_ == e), [&] { started_[static_cast<size_t>(e)] <<= 1; })
+          .elsewhen(finish & (head_ == e), [&] { started_[static_cast<size_t>(e)] <<= 0; });
     m_.when(push_ & !finish, [&] { count_ <<= count_ + 1; }).elsewhen(finish & !push_, [&] { count_ <<= count_ - 1; });
     m_.when(push_, [&] { tail_ <<= tail_ + 1; });
     m_.when(finish, [&] { head_ <<= head_ + 1; });
@@ -320,8 +336,7 @@ class DmaBuilder {
   std::optional<HostPort> um_;
   Sig count_, head_, tail_, push_, start_, live_, next_entry_, req_entry_, req_live_, req_save_;
   Expr head_desc_, next_desc_;
-  std::vector<Sig> queue_;
-  std::vector<Expr> rsp_desc_;
+  std::vector<Sig> queue_, started_;
   std::optional<InstanceRef> req_gen_;
   std::vector<InstanceRef> rsp_gen_;
   Sig req_valid_, req_dram_, req_slot_, rsp_write_q_, rsp_slot_q_, rsp_mask_q_, read_issue_;

@@ -1,7 +1,8 @@
 // Dma: moves affine nests of beats between an external memory port and the unified memory's host
 // port (docs/dma.md). The host writes descriptors (arch/dma.hpp) as 32-bit words into a queue;
-// the DMA runs them in order, each only while the TCU computes on the other half, two in flight: one
-// making its requests beside the responses of the one before (not a save beside a load's).
+// the DMA runs them in order, each only while the TCU computes on the other half, every queued one in
+// flight at once: the newest making its requests beside the earlier ones' responses (a save only
+// while no load is in flight).
 //
 // Ports (H = lanes per beat, W = element bits, A = external byte address bits, hw = row bits,
 // gw = max(1, group bits)):
