@@ -3,8 +3,9 @@
 // (mapper/network_schedule.hpp), what moving an intermediate costs and where its images wait on
 // chip (mapper/movement.hpp), the DRAM map (mapper/dram_map.hpp) and the DMA's descriptors
 // (mapper/dma_transfers.hpp), what each unified-memory half holds (mapper/memory_plan.hpp), the op
-// stream with its hoist point (mapper/op_stream.hpp) and the DMA's saves with the reads of their
-// rows (mapper/saved_results.hpp). tests/mapper/test_program.cpp checks the programs they make.
+// stream with its hoist point (mapper/op_stream.hpp), the DMA's saves with the reads of their
+// rows (mapper/saved_results.hpp) and the gathers that bring saved rows back into a reader's
+// images (mapper/gathered_results.hpp). tests/mapper/test_program.cpp checks the programs they make.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "mapper/compile.hpp"
 #include "mapper/dma_transfers.hpp"
 #include "mapper/dram_map.hpp"
+#include "mapper/gathered_results.hpp"
 #include "mapper/memory_plan.hpp"
 #include "mapper/movement.hpp"
 #include "mapper/network_schedule.hpp"
@@ -488,6 +490,109 @@ TEST_CASE("saved results: an intermediate's saved rows reach its consumer once, 
   saved.fetch(s, 9, 2, false);  // the next layer: a tensor of its own, read from DRAM
   REQUIRE(p.ops.size() == 1);
   CHECK(p.ops[0].code == OpCode::fetch);
+}
+
+TEST_CASE("saved results: a gathered intermediate's saves go first, its reads and check wait for the layer's end",
+          "[savedresults]") {
+  const arch::ArchConfig cfg = config("default");
+  Program p;
+  p.steps.resize(3);
+  OpStream s(cfg, p);
+  SavedResults saved;
+  const Op desc{.code = OpCode::dma, .report = 0};
+  saved.queue(desc, {.code = OpCode::read_saved, .account = Account::none, .host_counted = false, .report = 0, .a = 100},
+              false);
+  (void)saved.push_pending(s, 0, Account::compute);
+  saved.queue(desc, {.code = OpCode::read_saved, .account = Account::none, .host_counted = false, .report = 0, .a = 200},
+              false);  // the last job's: pending
+  saved.keep(9, 0, Convert::bf16, 0, true, false);
+  p.ops.clear();
+  saved.fetch(s, 9, 2, false, true);
+  // The last save between a FLIP pair, and a wait for the FLIPs (their cycles the producer's): no
+  // host read, no wait for the DMA (the gathers queue behind the save).
+  std::vector<OpCode> codes;
+  for (const Op& o : p.ops) codes.push_back(o.code);
+  CHECK(codes == std::vector<OpCode>{OpCode::push, OpCode::dma, OpCode::push, OpCode::wait_idle});
+  CHECK_FALSE(saved.waiting(9));
+  CHECK(saved.read_again(9));  // a later reader that cannot gather still can read it
+  // A later reader that gathers too: nothing to do.
+  p.ops.clear();
+  saved.fetch(s, 9, 2, false, true);
+  CHECK(p.ops.empty());
+  // The layer's end: the scoreboard's untimed reads of every saved row, then the check and the end.
+  saved.end_layer(s);
+  std::vector<int64_t> read_at;
+  for (const Op& o : p.ops)
+    if (o.code == OpCode::read_saved) {
+      read_at.push_back(o.a);
+      CHECK_FALSE(o.host_counted);
+      CHECK(o.tensor == 9);
+    }
+  CHECK(read_at == std::vector<int64_t>{100, 200});
+  REQUIRE(p.ops.size() >= 2);
+  CHECK(p.ops[p.ops.size() - 2].code == OpCode::check);
+  CHECK(p.ops.back().code == OpCode::finish);
+  CHECK(p.ops.back().report == 0);
+}
+
+// ---- gathers of saved intermediates
+
+TEST_CASE("gathered results: a saved intermediate is gathered into every job of its reader, or not at all",
+          "[gathered]") {
+  const arch::ArchConfig cfg = config("default");
+  const arch::DmaGeometry g = arch::dma_geometry(cfg);
+  const CompiledGemm p = compile_gemm(cfg, gemm_shape("A", {"m", "k"}, {8, 16}, "B", {"k", "n"}, {16, 8}, {"m", "n"}));
+  const CompiledGemm c = compile_gemm(cfg, gemm_shape("Z", {"m", "n"}, {8, 8}, "W", {"n", "o"}, {8, 4}, {"m", "o"}));
+  GatheredResults gr(cfg);
+  DramMap dram;
+  CHECK_FALSE(gr.plan(7, c, true, dram));  // nothing saved
+  // One output chunk saved at byte 4096: the intermediate's source.
+  const std::vector<size_t> chunks = output_chunks(p);
+  gr.made(7, 0, p);  // step 0 saved nothing yet: no source
+  CHECK_FALSE(gr.plan(7, c, true, dram));
+  for (size_t k = 0; k < chunks.size(); ++k) gr.saved(0, chunks[k], 4096 + 1024 * k);
+  gr.made(7, 0, p);
+  REQUIRE(gr.plan(7, c, true, dram));
+  CHECK(dram.allocate(1, 2) > 0);  // after the pad beat
+  CHECK(gr.planned(c, true, 0, 8) == nullptr);  // another tensor
+  CHECK(gr.planned(c, false, 0, 7) == nullptr);  // not planned as B
+  for (size_t j = 0; j < c.jobs.size(); ++j) {
+    const GatherPlan* plan = gr.planned(c, true, j, 7);
+    REQUIRE(plan);
+    CHECK(plan->ok());
+    for (const arch::DmaDescriptor& d : plan->descriptors) {
+      CHECK_FALSE(d.to_dram);
+      CHECK((d.dram_base == 0 || d.dram_base >= 4096 >> g.beat_shift()));  // the pad beat (the map's first) or the saved rows
+    }
+  }
+  // The pad beat is placed once, the first time a plan that reads it asks.
+  const GatherPlan* first = gr.planned(c, true, 0, 7);
+  if (first->pad_beats > 0) {
+    const auto pad = gr.pad_to_place(*first, true);
+    REQUIRE(pad);
+    CHECK(pad->pad == 0x8000);  // -0: an IA pad adds nothing
+    CHECK_FALSE(gr.pad_to_place(*first, true));
+  }
+  gr.new_layer();
+  CHECK(gr.planned(c, true, 0, 7) == nullptr);
+}
+
+TEST_CASE("movement: with gathers a STORE pays against the gathers, not the host's free permutation", "[movement]") {
+  const arch::ArchConfig cfg = config("default");
+  const CompiledGemm p = compile_gemm(cfg, gemm_shape("A", {"m", "k"}, {8, 16}, "B", {"k", "n"}, {16, 8}, {"m", "n"}));
+  const CompiledGemm c = compile_gemm(cfg, gemm_shape("Z", {"m", "n"}, {8, 8}, "W", {"n", "o"}, {8, 4}, {"m", "o"}));
+  const Movement mv(cfg, true, false, true);
+  const std::optional<int64_t> gathers = mv.gather_path_cycles(p, c, true);
+  REQUIRE(gathers);
+  // The gathers' DRAM latency alone is dearer than the host's image writes.
+  CHECK(*gathers > mv.image_write_cycles(c, true));
+  // Saved for later readers anyway: only the gathers are this reader's, not the staging STOREs.
+  CHECK(*mv.gather_path_cycles(p, c, true, true) < *gathers);
+  // The STOREs that keep the result on chip are weighed against the gathers.
+  Why why;
+  const std::optional<std::vector<StorePlan>> st = mv.store_that_pays(p, c, true, why, false);
+  if (st) CHECK(mv.store_cost(*st) < *gathers);
+  else CHECK_THAT(why.text, Contains("the DMA's gathers through DRAM"));
 }
 
 // ---- the DMA's descriptors
