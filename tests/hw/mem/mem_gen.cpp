@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
     emit(Dma({{1, 0, 1, 8, 4}, 16}));                             // dma_r1_g0_n1_w8_a4_q16: one-byte beats
     const auto cfg = fetta::arch::load_arch_config(argv[2]);
     emit(UnifiedMemory(unified_memory_params(cfg)));              // unified_mem_b16_t4_d4096_w16_h4
-    emit(Dma(dma_params(cfg)));                                   // dma_r11_g2_n16_w16_a32_q2
+    emit(Dma(dma_params(cfg)));                                   // dma_r11_g2_n16_w16_a32_q4
     // The default unified memory with two copies per lane, and one bank half of it in both
     // forms: the tops docs/memory.md §1-§2 synthesize (`fetta synth --rtl <dir> --target asap7 --modules top`).
     UnifiedMemoryParams um2 = unified_memory_params(cfg);
