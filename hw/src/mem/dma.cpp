@@ -144,17 +144,18 @@ class DmaBuilder {
     live_ = m_.reg("live", UInt(QB + 1), reset_to(0));
     req_entry_ = m_.reg("req_entry", UInt(QB), reset_to(0));
     req_live_ = m_.reg("req_live", UInt(1), reset_to(0));
-    head_desc_ = descriptor("head_desc", head_);
+    const Expr head_desc = descriptor("head_desc", head_);
     next_entry_ = m_.node("next_entry", (head_.zext(QB + 1) + live_).bits(QB - 1, 0));
     next_desc_ = descriptor("next_desc", next_entry_);
     Sig queued = m_.node("queued", count_ != 0);
-    host_half_busy_ <<= queued & (field(head_desc_, "half") != compute_half_);
+    host_half_busy_ <<= queued & (field(head_desc, "half") != compute_half_);
     busy_ <<= queued;
     Sig waiting = m_.node("waiting", count_ != live_);  // a queued descriptor not started
+    // Entry e is in flight when it is among the `live` entries from the head on.
     std::vector<Expr> loading;
     for (int e = 0; e < Q; ++e) {
-      started_.push_back(m_.reg(fmt::format("started_{}", e), UInt(1), reset_to(0)));
-      loading.push_back(started_.back() & !field(queue_[static_cast<size_t>(e)], "to_dram"));
+      const Expr from_head = (lit(e, QB + 1) - head_.zext(QB + 1)).bits(QB - 1, 0).zext(QB + 1);
+      loading.push_back(m_.node(fmt::format("loading_{}", e), (from_head < live_) & !field(queue_[static_cast<size_t>(e)], "to_dram")));
     }
     Sig load_in_flight = m_.node("load_in_flight", cat(loading).or_reduce());
     Sig next_save = m_.node("next_save", field(next_desc_, "to_dram"));
@@ -206,13 +207,6 @@ class DmaBuilder {
     for (const InstanceRef& g : rsp_gen_) v.push_back(port == "addr" ? Expr(g.io("addr")[0].sig()) : Expr(g.io(port).sig()));
     return v;
   }
-  // A field of every queue entry's descriptor.
-  std::vector<Expr> entry_fields(const std::string& name) const {
-    std::vector<Expr> v;
-    for (const Sig& q : queue_) v.push_back(field(q, name));
-    return v;
-  }
-
   // A response belongs to the head's nest until that nest has taken its last, then to the next
   // entry's (the head finishes the cycle after, so no later one is owed a response yet). It is
   // turned by its descriptor's lane_rot and registered with its slot and lane mask; the head's
@@ -223,7 +217,8 @@ class DmaBuilder {
     Sig owner = m_.node("rsp_owner", mux(head_taking, head_, head_next));
     const Expr rsp_valid = mem_->rsp_valid.sig();
     for (int e = 0; e < Q; ++e) rsp_gen_[static_cast<size_t>(e)].io("run").sig() <<= rsp_valid & (owner == e);
-    auto owned = [&](const std::string& name) { return m_.node("rsp_" + name, select(entry_fields(name), owner)); };
+    const Expr rsp_desc = descriptor("rsp_desc", owner);
+    auto owned = [&](const std::string& name) { return m_.node("rsp_" + name, field(rsp_desc, name)); };
     const Sig load = m_.node("rsp_load", !owned("to_dram"));
     rsp_write_q_ = m_.reg("rsp_write_q", UInt(1), reset_to(0));
     rsp_write_q_ <<= rsp_valid & load;
@@ -241,9 +236,6 @@ class DmaBuilder {
     Sig req_drained = m_.node("req_drained", req_gen_->io("done").sig() & !(req_save_ & ((fifo_n_ != 0) | inflight_)));
     m_.when(start_, [&] { req_live_ <<= 1; }).elsewhen(req_live_ & req_drained, [&] { req_live_ <<= 0; });
     m_.when(start_ & !finish, [&] { live_ <<= live_ + 1; }).elsewhen(finish & !start_, [&] { live_ <<= live_ - 1; });
-    for (int e = 0; e < Q; ++e)
-      m_.when(start_ & (next_entry_ == e), [&] { started_[static_cast<size_t>(e)] <<= 1; })
-          .elsewhen(finish & (head_ == e), [&] { started_[static_cast<size_t>(e)] <<= 0; });
     m_.when(push_ & !finish, [&] { count_ <<= count_ + 1; }).elsewhen(finish & !push_, [&] { count_ <<= count_ - 1; });
     m_.when(push_, [&] { tail_ <<= tail_ + 1; });
     m_.when(finish, [&] { head_ <<= head_ + 1; });
@@ -335,8 +327,8 @@ class DmaBuilder {
   std::optional<DramPort> mem_;  // the DRAM port and the unified memory's host port, as declared
   std::optional<HostPort> um_;
   Sig count_, head_, tail_, push_, start_, live_, next_entry_, req_entry_, req_live_, req_save_;
-  Expr head_desc_, next_desc_;
-  std::vector<Sig> queue_, started_;
+  Expr next_desc_;
+  std::vector<Sig> queue_;
   std::optional<InstanceRef> req_gen_;
   std::vector<InstanceRef> rsp_gen_;
   Sig req_valid_, req_dram_, req_slot_, rsp_write_q_, rsp_slot_q_, rsp_mask_q_, read_issue_;
