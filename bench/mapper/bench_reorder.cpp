@@ -43,14 +43,7 @@ struct Totals {
 // each output chunk's rows one after another), and the host path the program takes instead.
 void gather(const arch::ArchConfig& cfg, const mapper::CompiledGemm& pg, const mapper::CompiledGemm& cg, bool as_a,
             Totals& t) {
-  const int H = arch::host_port_lanes(cfg);
-  const std::array<int64_t, 2> sb = mapper::saved_beats(pg, H);
-  mapper::SavedRows saved{{}, sb[0], sb[1]};
-  uint64_t next = 1;  // beat 0: the pad beat
-  for (size_t job : mapper::output_chunks(pg)) {
-    saved.chunk_beat.push_back(next);
-    next += static_cast<uint64_t>(mapper::acc_rows(pg, pg.jobs[job]) * sb[1]);
-  }
+  const mapper::SavedRows saved = mapper::consecutive_saves(pg, arch::host_port_lanes(cfg), 1);  // beat 0: the pad beat
   int64_t beats = 0, image = 0, descs = 0, cycles = 0;
   for (size_t j = 0; j < cg.jobs.size(); ++j) {
     const mapper::GatherPlan g = mapper::plan_gather(cfg, pg, cg, as_a, j, saved, 0, false);

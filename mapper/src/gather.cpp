@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "mapper/dma_transfers.hpp"
+#include "mapper/movement.hpp"
 #include "mapper/store.hpp"
 
 namespace fetta::mapper {
@@ -135,6 +136,16 @@ GatherPlan plan_gather(const arch::ArchConfig& cfg, const CompiledGemm& p, const
   plan.image_beats = img.rows * per_row;
   plan.elements = static_cast<int64_t>(el.size());
   return plan;
+}
+
+SavedRows consecutive_saves(const CompiledGemm& p, int host_lanes, uint64_t first) {
+  const std::array<int64_t, 2> sb = saved_beats(p, host_lanes);
+  SavedRows saved{{}, sb[0], sb[1]};
+  for (size_t job : output_chunks(p)) {
+    saved.chunk_beat.push_back(first);
+    first += static_cast<uint64_t>(acc_rows(p, p.jobs[job]) * sb[1]);
+  }
+  return saved;
 }
 
 int64_t gather_cycles(const arch::ArchConfig& cfg, const GatherPlan& plan) {

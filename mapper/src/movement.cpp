@@ -68,14 +68,12 @@ int64_t Movement::host_path_cycles(const CompiledGemm& p, const CompiledGemm& c,
   int64_t cyc = image_write_cycles(c, as_a);
   if (dma_) {
     const auto beats = static_cast<uint64_t>(saved_beats(p, H)[1]);
+    if (!saved_anyway) cyc += staging_store_cycles(p);
     double ns = 0;
-    for (const GemmJob& j : p.jobs) {
-      if (!j.last_k) continue;
-      const int64_t rows = acc_rows(p, j);
-      if (!saved_anyway) cyc += rows + 4 + isa_.words();  // the STORE: its moves, drain and push
-      ns += arch::dram_transfer_ns(cfg_.dram, static_cast<uint64_t>(rows) * beats * static_cast<uint64_t>(H) *
+    for (size_t job : output_chunks(p))
+      ns += arch::dram_transfer_ns(cfg_.dram, static_cast<uint64_t>(acc_rows(p, p.jobs[job])) * beats *
+                                                  static_cast<uint64_t>(H) *
                                                   static_cast<uint64_t>(dram_operand_bytes(cfg_.dtype)));
-    }
     return cyc + static_cast<int64_t>(std::ceil(ns * cfg_.clock_mhz / 1000.0));
   }
   std::set<int> groups;
@@ -89,21 +87,19 @@ int64_t Movement::host_path_cycles(const CompiledGemm& p, const CompiledGemm& c,
 
 std::optional<int64_t> Movement::gather_path_cycles(const CompiledGemm& p, const CompiledGemm& c, bool as_a,
                                                     bool saved_anyway) const {
-  const std::array<int64_t, 2> sb = saved_beats(p, host_lanes_);
-  SavedRows saved{{}, sb[0], sb[1]};
-  uint64_t next = 1;  // beat 0: the pad beat
-  int64_t cyc = 0;
-  for (size_t job : output_chunks(p)) {
-    const int64_t rows = acc_rows(p, p.jobs[job]);
-    saved.chunk_beat.push_back(next);
-    next += static_cast<uint64_t>(rows * sb[1]);
-    if (!saved_anyway) cyc += rows + 4 + isa_.words();  // the staging STORE: its moves, drain and push
-  }
+  const SavedRows saved = consecutive_saves(p, host_lanes_, 1);  // beat 0: the pad beat
+  int64_t cyc = saved_anyway ? 0 : staging_store_cycles(p);
   for (size_t j = 0; j < c.jobs.size(); ++j) {
     const GatherPlan g = plan_gather(cfg_, p, c, as_a, j, saved, 0, false);
     if (!g.ok()) return std::nullopt;
     cyc += gather_cycles(cfg_, g);
   }
+  return cyc;
+}
+
+int64_t Movement::staging_store_cycles(const CompiledGemm& p) const {
+  int64_t cyc = 0;
+  for (size_t job : output_chunks(p)) cyc += acc_rows(p, p.jobs[job]) + 4 + isa_.words();  // its moves, drain and push
   return cyc;
 }
 

@@ -95,16 +95,8 @@ void SavedResults::fetch(OpStream& s, int32_t t, int32_t report, bool overlap, b
     ops.push_back({.code = OpCode::wait_idle, .account = Account::store, .report = owner});  // the FLIPs' cycles are its
   }
   for (const Op& rd : f.reads) ops.push_back(host_read(rd, t, overlap ? s.hoist_report() : report));
-  if (f.shared)
-    for (const Op& rd : f.all) {
-      Op again = host_read(rd, t, report);
-      again.source = t;  // read again: the save's bytes are counted once
-      again_[t].push_back(again);
-    }
-  if (!f.checked) {
-    ops.push_back({.code = OpCode::check, .convert = f.convert, .report = f.producer, .tensor = t, .shift = f.shift});
-    ops.push_back({.code = OpCode::finish, .report = f.producer});
-  }
+  keep_reads_again(t, f, report);
+  check_and_finish(t, f, ops);
   if (overlap) {
     s.insert_at_hoist(ops);
   } else {
@@ -123,17 +115,27 @@ void SavedResults::defer_check(int32_t t, std::map<int32_t, Fetch>::iterator it)
       rd.tensor = t;
       deferred_.push_back(rd);
     }
-  if (f.shared)
-    for (const Op& rd : f.all) {
-      Op again = host_read(rd, t, f.producer);
-      again.source = t;
-      again_[t].push_back(again);
-    }
-  if (!f.checked) {
-    deferred_.push_back({.code = OpCode::check, .convert = f.convert, .report = f.producer, .tensor = t, .shift = f.shift});
-    deferred_.push_back({.code = OpCode::finish, .report = f.producer});
-  }
+  keep_reads_again(t, f, f.producer);
+  check_and_finish(t, f, deferred_);
   fetch_.erase(it);
+}
+
+// A shared intermediate's every saved row, read again by later networks' readers (for step
+// `report`, which fetch_again re-reports); the save's bytes are counted once.
+void SavedResults::keep_reads_again(int32_t t, const Fetch& f, int32_t report) {
+  if (!f.shared) return;
+  for (const Op& rd : f.all) {
+    Op again = host_read(rd, t, report);
+    again.source = t;
+    again_[t].push_back(again);
+  }
+}
+
+// The producer's check of intermediate t and its end, unless it was checked on chip already.
+void SavedResults::check_and_finish(int32_t t, const Fetch& f, std::vector<Op>& ops) {
+  if (f.checked) return;
+  ops.push_back({.code = OpCode::check, .convert = f.convert, .report = f.producer, .tensor = t, .shift = f.shift});
+  ops.push_back({.code = OpCode::finish, .report = f.producer});
 }
 
 // Read again for `report`, while the last GEMM pushed computes where there is one (the rows have

@@ -562,7 +562,7 @@ TEST_CASE("gathered results: a saved intermediate is gathered into every job of 
     CHECK(plan->ok());
     for (const arch::DmaDescriptor& d : plan->descriptors) {
       CHECK_FALSE(d.to_dram);
-      CHECK((d.dram_base == 0 || d.dram_base >= 4096 >> g.beat_shift()));  // the pad beat (the map's first) or the saved rows
+      CHECK((d.dram_base == 0 || d.dram_base >= (uint64_t{4096} >> g.beat_shift())));  // the pad beat (the map's first) or the saved rows
     }
   }
   // The pad beat is placed once, the first time a plan that reads it asks.

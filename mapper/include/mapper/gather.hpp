@@ -26,6 +26,10 @@ struct SavedRows {
   int64_t first_beat = 0, beats = 1;
 };
 
+// p's saved rows as a program lays them out with nothing between its saves: each output chunk's
+// rows right after the one before's, from DRAM beat `first` on.
+SavedRows consecutive_saves(const CompiledGemm& p, int host_lanes, uint64_t first);
+
 struct GatherPlan {
   std::vector<arch::DmaDescriptor> descriptors;  // empty when not possible
   std::string why_not;

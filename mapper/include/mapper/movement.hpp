@@ -103,6 +103,9 @@ class Movement {
   std::optional<int64_t> gather_path_cycles(const CompiledGemm& p, const CompiledGemm& c, bool as_a,
                                             bool saved_anyway = false) const;
 
+  // The STOREs that stage p's result rows for their DMA saves, one per output chunk: their cycles.
+  int64_t staging_store_cycles(const CompiledGemm& p) const;
+
   // STORE programs' cost: their busy cycles and the host's pushes of their instructions.
   int64_t store_cost(const std::vector<StorePlan>& plans) const;
 

@@ -79,6 +79,8 @@ class SavedResults {
   std::map<int32_t, std::vector<Op>> again_;  // a saved intermediate's reads, for its later readers
 
   void defer_check(int32_t t, std::map<int32_t, Fetch>::iterator it);
+  void keep_reads_again(int32_t t, const Fetch& f, int32_t report);
+  static void check_and_finish(int32_t t, const Fetch& f, std::vector<Op>& ops);
 };
 
 }  // namespace fetta::mapper
