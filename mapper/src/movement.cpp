@@ -109,18 +109,7 @@ int64_t Movement::store_cost(const std::vector<StorePlan>& plans) const {
   });
 }
 
-bool Movement::changes_layout(const StorePlan& sp) const {
-  const int64_t lanes = cfg_.network.lanes;
-  auto mod = [lanes](int64_t v) { return ((v % lanes) + lanes) % lanes; };
-  for (const arch::StoreInstr& st : sp.program) {
-    if (st.diag || st.src_lane_base != st.dst_lane_base) return true;
-    for (int l = 0; l < arch::StoreInstr::kLevels; ++l)
-      if (st.bound[static_cast<size_t>(l)] > 1 &&
-          mod(st.src_lane_stride[static_cast<size_t>(l)]) != mod(st.dst_lane_stride[static_cast<size_t>(l)]))
-        return true;
-  }
-  return false;
-}
+bool Movement::changes_layout(const StorePlan& sp) const { return mapper::changes_layout(cfg_, sp); }
 
 std::optional<std::vector<StorePlan>> Movement::store_that_pays(const CompiledGemm& p, const CompiledGemm& c, bool as_a,
                                                                 Why& why, bool estimate, bool saved_anyway) const {

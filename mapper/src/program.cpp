@@ -15,7 +15,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -26,6 +28,7 @@
 #include "mapper/dma_transfers.hpp"
 #include "mapper/dram_map.hpp"
 #include "mapper/gathered_results.hpp"
+#include "mapper/pretiled_results.hpp"
 #include "mapper/memory_plan.hpp"
 #include "mapper/movement.hpp"
 #include "mapper/network_schedule.hpp"
@@ -136,7 +139,7 @@ class ProgramBuilder {
         ops_(cfg, out),
         mem_(cfg.memory.unified_depth / 2),
         host_lanes_(arch::host_port_lanes(cfg)),
-        movement_(cfg, o.dma, o.through_host, o.gather), dma_(arch::dma_geometry(cfg)), gathered_(cfg),
+        movement_(cfg, o.dma, o.through_host, o.gather), dma_(arch::dma_geometry(cfg)), gathered_(cfg), pretiled_(cfg),
         plans_(plans) {}
 
   // The shared results whose next readers took them on chip.
@@ -149,6 +152,7 @@ class ProgramBuilder {
     out_.layers.push_back({spec.name, std::move(text), phases});
     dram_.reset();  // the layer's tensors from address 0: its inputs at first use, then every result
     gathered_.new_layer();
+    pretiled_.new_layer();
     ops_.clear_hoist();  // a layer's DMA loads never move into the layer before (its DRAM is reused)
     std::vector<std::vector<verif::PhaseProblem>> problems;
     for (verif::Phase ph : phases) problems.push_back(verif::phase_problems(spec, ph));
@@ -349,6 +353,8 @@ class ProgramBuilder {
     const int readers = reuse_.readers(key);
     const int shared = readers > 1 ? readers : 0;
     const std::optional<OnChip> oc = on_chip_plan(u, why, shared, key);
+    pretile_why_.clear();
+    if (!oc) plan_pretiled(units, i, key, shared);
     const std::optional<Operand> res = emit_step(u.w, u.term, u.s, nsteps, st, lhs, rhs, oc ? &*oc : nullptr, why, shared > 0);
     if (res) u.live[st.left | st.right] = *res;
     if (res && res->on_chip && shared) kept_shared_.insert({layer_, key});
@@ -411,7 +417,6 @@ class ProgramBuilder {
     NetworkPlan& plan = u.plan;
     const int s = u.s;
     why = {};
-    const int nsteps = static_cast<int>(plan.steps.size());
     const PlannedStep& st = plan.steps[static_cast<size_t>(s)];
     mem_.release_read_by(s);  // read by now (or by s)
     if (st.last) {  // a final result: always read out
@@ -438,9 +443,7 @@ class ProgramBuilder {
       why = std::move(w);
       return std::nullopt;
     };
-    int t = s + 1;
-    while (t < nsteps && plan.steps[static_cast<size_t>(t)].lhs != st.out && plan.steps[static_cast<size_t>(t)].rhs != st.out) ++t;
-    if (t == nsteps) throw std::logic_error(fmt::format("internal: no step consumes {}", st.out));
+    const int t = consumer_of(plan, s);
     PlannedStep& next = plan.steps[static_cast<size_t>(t)];
     if (next.last && u.defer_final)
       return leave({Fate::deferred_term, "its consumer is a term's last contraction, run later with the other terms"});
@@ -461,6 +464,69 @@ class ProgramBuilder {
     oc->consumer_step = t;
     for (size_t j = 0; j < oc->half_of.size(); ++j) mem_.park(oc->half_of[j], oc->rows[j], t);
     return oc;
+  }
+
+  // The step of `plan` that reads step s's result.
+  static int consumer_of(const NetworkPlan& plan, int s) {
+    const int nsteps = static_cast<int>(plan.steps.size());
+    const PlannedStep& st = plan.steps[static_cast<size_t>(s)];
+    int t = s + 1;
+    while (t < nsteps && plan.steps[static_cast<size_t>(t)].lhs != st.out && plan.steps[static_cast<size_t>(t)].rhs != st.out) ++t;
+    if (t == nsteps) throw std::logic_error(fmt::format("internal: no step consumes {}", st.out));
+    return t;
+  }
+
+  // Step s of `plan` as a reader of its result: the contraction reading it and whether as IA.
+  static std::pair<const CompiledGemm*, bool> reader_in(const NetworkPlan& plan, int s) {
+    const PlannedStep& st = plan.steps[static_cast<size_t>(s)];
+    const PlannedStep& next = plan.steps[static_cast<size_t>(consumer_of(plan, s))];
+    return {&next.compiled.gemm, (next.lhs == st.out) == next.compiled.lhs_is_a};
+  }
+
+  // With gathers (the host moves no element), an intermediate that leaves the chip is saved in
+  // its readers' layouts (docs/dma.md §5, "Pre-tiled saves") where its output chunks can STORE
+  // every reader's image rows and that costs less than gathering them from the accumulator's
+  // layout: the readers then load row copies. A shared result (`readers` > 1) is saved once for
+  // each reader: its next one in this network and those in the later networks that reuse it (`key`).
+  void plan_pretiled(const std::vector<Unit>& units, size_t i, const std::string& key, int readers) {
+    const Unit& u = units[i];
+    const PlannedStep& st = u.plan.steps[static_cast<size_t>(u.s)];
+    if (!gathering() || st.last || opt_.through_host) return;
+    std::vector<std::pair<const CompiledGemm*, bool>> rd{reader_in(u.plan, u.s)};
+    if (readers > 1) {
+      for (size_t v = 0; v < units.size(); ++v) {
+        const Unit& w = units[v];
+        if (v == i || !w.pn) continue;
+        for (size_t s2 = 0; s2 < w.plan.steps.size(); ++s2)
+          if (w.pn->repeat[s2] && w.pn->keys[s2] == key &&
+              !w.pn->repeat[static_cast<size_t>(consumer_of(w.plan, static_cast<int>(s2)))])
+            rd.push_back(reader_in(w.plan, static_cast<int>(s2)));
+      }
+      if (static_cast<int>(rd.size()) != readers) return;
+    }
+    const CompiledGemm& p = st.compiled.gemm;
+    std::optional<PretiledResults::Plan> pl = pretiled_.plan(p, rd, static_cast<uint32_t>(out_shift(p)), pretile_why_);
+    if (!pl) return;
+    // The row copies' DRAM time against the gathers (both beside compute once the saves are done);
+    // a reader that cannot gather would take the host's way.
+    const arch::DmaGeometry& g = dma_.geometry();
+    const auto loads = static_cast<int64_t>(
+        std::ceil(arch::dram_transfer_ns(cfg_.dram, pl->load_bytes(g)) * cfg_.clock_mhz / 1000.0));
+    int64_t gathers = 0;
+    for (size_t r = 0; r < rd.size(); ++r) {
+      const std::optional<int64_t> gc = movement_.gather_path_cycles(p, *rd[r].first, rd[r].second, r > 0);
+      if (!gc) {
+        gathers = std::numeric_limits<int64_t>::max();
+        break;
+      }
+      gathers += *gc;
+    }
+    if (pl->store_cycles + loads >= gathers) {
+      pretile_why_ = fmt::format("packing its readers' images would take {} STORE cycles and {} of loads, the gathers {}",
+                                 pl->store_cycles, loads, gathers);
+      return;
+    }
+    pretiled_.start(std::move(*pl));
   }
 
   // ---- the program's tensors, DRAM map and operations
@@ -516,6 +582,8 @@ class ProgramBuilder {
     const RowImage img = image_map(c, a_operand, j, t, map);
     const uint16_t pad = a_operand && cfg_.dtype == arch::DataType::bf16 ? 0x8000 : 0;
     if (by_dma(t)) return dma_image(img, map, pad, t, half, report);
+    if (const std::optional<size_t> rd = gathering() ? pretiled_.reader_of(t, c, a_operand) : std::nullopt)
+      return push_loads(pretiled_.loads(t, *rd, j, img.first_row, half != 0), {}, t, report);
     if (const GatherPlan* g = gathered_.planned(c, a_operand, j, t)) return gather_image(*g, a_operand, t, half, report);
     // Within a contraction's jobs the host writes the next job's images while the job before
     // computes (its operands were fetched before the first job); the rows go to that GEMM's step,
@@ -560,7 +628,7 @@ class ProgramBuilder {
   // Whether reader c's operand t (IA when as_a) is gathered: planned for every job, or not at all
   // (then the host reads it and writes the images).
   bool gathers(int32_t t, const CompiledGemm& c, bool as_a) {
-    return gathering() && gathered_.plan(t, c, as_a, dram_);
+    return gathering() && (pretiled_.reader_of(t, c, as_a) || gathered_.plan(t, c, as_a, dram_));
   }
 
   // A job's image gathered from the saved rows (docs/dma.md §2): the descriptors go where the host's
@@ -568,18 +636,27 @@ class ProgramBuilder {
   // for the saves), after the pad beat's placing the first time a gather reads it. Each names the
   // intermediate, whose DRAM traffic its beats are.
   void gather_image(const GatherPlan& plan, bool a_operand, int32_t t, size_t half, int32_t report) {
-    const bool hoist = ops_.host_hoist();
-    const int32_t in_flight = hoist ? ops_.hoist_report() : report;
-    std::vector<Op> ops;
+    std::vector<Op> pad_ops;
     if (const auto pad = gathered_.pad_to_place(plan, a_operand)) {
       const arch::DmaGeometry& g = dma_.geometry();
       const std::vector<int64_t> map(static_cast<size_t>(g.lanes), -1);
-      ops.push_back({.code = OpCode::preload_image, .pad = pad->pad, .report = report, .tensor = any_input(),
-                     .a = static_cast<int64_t>(pad->at), .b = 1, .c = g.lanes, .map = ops_.add_map(map),
-                     .map_len = map.size()});
+      pad_ops.push_back({.code = OpCode::preload_image, .pad = pad->pad, .report = report, .tensor = any_input(),
+                         .a = static_cast<int64_t>(pad->at), .b = 1, .c = g.lanes, .map = ops_.add_map(map),
+                         .map_len = map.size()});
     }
-    for (arch::DmaDescriptor d : plan.descriptors) {
-      d.half = half != 0;
+    std::vector<arch::DmaDescriptor> ds = plan.descriptors;
+    for (arch::DmaDescriptor& d : ds) d.half = half != 0;
+    push_loads(ds, pad_ops, t, report);
+  }
+
+  // Load descriptors of a saved intermediate t into a reader's image, after `before`: where the
+  // host's writes would go (right after the GEMM before, or here for a contraction's first job that
+  // waited for the saves). Each names t, whose DRAM traffic its beats are.
+  void push_loads(const std::vector<arch::DmaDescriptor>& ds, std::vector<Op> before, int32_t t, int32_t report) {
+    const bool hoist = ops_.host_hoist();
+    const int32_t in_flight = hoist ? ops_.hoist_report() : report;
+    std::vector<Op> ops = std::move(before);
+    for (const arch::DmaDescriptor& d : ds) {
       Op o = ops_.words_op(OpCode::dma, arch::encode_dma(dma_, d), in_flight, Account::compute);
       o.tensor = t;
       ops.push_back(o);
@@ -633,7 +710,7 @@ class ProgramBuilder {
       // A image a STORE put there.
       const std::array<RowRange, 2> fp = footprint(*w.c, w.job);
       UnifiedMemoryPlan::Job j{.half = static_cast<size_t>((ops_.flips() + 1 + static_cast<int64_t>(i)) % 2),  // emit_jobs'
-                               .writes = {fp[1]}, .save = w.save, .save_rows = acc_rows(*w.c, w.c->jobs[w.job])};
+                               .writes = {fp[1]}, .save = w.save, .save_rows = saved_rows(*w.c, w.job)};
       if (w.a.on_chip) j.writes.push_back(fp[0]);
       jobs.push_back(std::move(j));
     }
@@ -641,6 +718,14 @@ class ProgramBuilder {
     if (!at) return false;
     for (size_t i = 0; i < work.size(); ++i) work[i].staging = (*at)[i];
     return true;
+  }
+
+  // The rows job j's save stages: its accumulator rows, or its chunk's pieces of a pre-tiled save.
+  int64_t saved_rows(const CompiledGemm& c, size_t j) const {
+    const PretiledResults::Plan* pl = pretiled_.current();
+    if (!pl) return acc_rows(c, c.jobs[j]);
+    const std::vector<size_t> chunks = output_chunks(c);
+    return pl->staging_rows(static_cast<size_t>(std::find(chunks.begin(), chunks.end(), j) - chunks.begin()));
   }
 
   // How a result becomes operands on its way out: bf16 rounded, integers requantized by
@@ -657,6 +742,7 @@ class ProgramBuilder {
   // (SavedResults::end_layer), the host's at the consumer for an intermediate (SavedResults::fetch).
   // `early`: the rows are an intermediate's, which the host may read as soon as they are saved.
   void save_rows(const CompiledGemm& c, size_t j, int32_t z, int64_t row, size_t half, int32_t report, bool early) {
+    if (PretiledResults::Plan* pl = pretiled_.current()) return save_pretiled(*pl, c, j, z, row, half, report);
     const GemmJob& job = c.jobs[j];
     const int64_t rows = acc_rows(c, job);
     const int lanes = cfg_.network.lanes;
@@ -687,6 +773,67 @@ class ProgramBuilder {
                   .tensor = z, .a = static_cast<int64_t>(at), .b = rows, .c = beats * g.lanes, .map = map_at,
                   .map_len = map.size(), .lanes = lanes_at, .lanes_len = lane_list.size()},
                  early);
+  }
+
+  // Job j's output chunk saved pre-tiled (PretiledResults): STOREs pack the reader's image rows the
+  // chunk holds into the staging rows from `row` (waited for: the step's STORE cycles), and a save
+  // descriptor per piece, held until the next FLIP, with the scoreboard's read of its rows.
+  void save_pretiled(PretiledResults::Plan& pl, const CompiledGemm& c, size_t j, int32_t z, int64_t row, size_t half,
+                     int32_t report) {
+    const std::vector<size_t> chunks = output_chunks(c);
+    const auto k = static_cast<size_t>(std::find(chunks.begin(), chunks.end(), j) - chunks.begin());
+    const auto shift = static_cast<uint32_t>(out_shift(c));
+    for (const PretiledResults::Piece& pc : pl.chunks.at(k)) {
+      const PretiledResults::Reader& rd = pl.readers[pc.reader];
+      const StorePlan sp = plan_store_rows(cfg_, c, rd.gemm, rd.as_a, pc.job, shift, k, pc.rows, row + pc.offset);
+      if (!sp.ok()) throw std::logic_error("internal: a pre-tiled piece's STORE planned once fails: " + sp.why_not);
+      for (arch::StoreInstr st : sp.program) {
+        st.other_half = false;
+        ops_.push(arch::encode_store(ops_.isa(), st), report, Account::store, arch::store_instr_cycles(st));
+        step_of(report).store_predicted += arch::store_instr_cycles(st);
+      }
+    }
+    ops_.op({.code = OpCode::wait_idle, .account = Account::store, .report = report});
+    const arch::DmaGeometry& g = dma_.geometry();
+    for (PretiledResults::Piece& pc : pl.chunks.at(k)) {
+      std::vector<int64_t> image;
+      const PretiledResults::Reader& rd = pl.readers[pc.reader];
+      const RowImage img = image_map(rd.gemm, rd.as_a, pc.job, z, image);
+      const int64_t per_row = image_beats_per_row(g, img.lanes);
+      const auto rows = static_cast<int64_t>(pc.rows.size());
+      const uint64_t at = dram_.allocate(rows * per_row * g.lanes, g.width / 8);
+      pc.at = at;
+      const Op descriptor = ops_.words_op(OpCode::dma, arch::encode_dma(dma_, result_save(g, row + pc.offset, rows, 0, per_row, at, half != 0)),
+                                          report, Account::compute);
+      std::vector<int64_t> map, lane_list;  // the elements the piece's rows carry: those its reader loads
+      for (size_t i = 0; i < pc.rows.size(); ++i)
+        for (int l = 0; l < img.lanes; ++l) {
+          const bool loaded = (pc.masks[i][static_cast<size_t>(l / g.lanes)] >> (l % g.lanes) & 1U) != 0;
+          map.push_back(loaded ? image[static_cast<size_t>(pc.rows[i] * img.lanes + l)] : -1);
+        }
+      for (int l = 0; l < img.lanes; ++l) lane_list.push_back(l);
+      const uint64_t map_at = ops_.add_map(map);
+      const uint64_t lanes_at = ops_.add_map(lane_list);
+      saved_.queue(descriptor,
+                   {.code = OpCode::read_saved, .account = Account::none, .host_counted = false, .report = report,
+                    .tensor = z, .a = static_cast<int64_t>(at), .b = rows, .c = per_row * g.lanes, .map = map_at,
+                    .map_len = map.size(), .lanes = lanes_at, .lanes_len = lane_list.size()},
+                   false);
+    }
+  }
+
+  // "<rows> rows of its reader's images in <n> pieces, packed by STOREs of <c> cycles, loaded back by row copies"
+  static std::string describe_pretiled(const PretiledResults::Plan& pl) {
+    int64_t rows = 0, pieces = 0;
+    for (size_t k = 0; k < pl.chunks.size(); ++k) {
+      rows += pl.staging_rows(k);
+      pieces += static_cast<int64_t>(pl.chunks[k].size());
+    }
+    std::vector<std::string> as;
+    for (const PretiledResults::Reader& rd : pl.readers) as.push_back(rd.as_a ? "A" : "B");
+    return fmt::format("{} rows of its {} images (as {}) in {} pieces, packed by STOREs of {} cycles, loaded back "
+                       "by row copies", rows, pl.readers.size() > 1 ? fmt::format("{} readers'", pl.readers.size()) : "reader's",
+                       fmt::join(as, ", "), pieces, pl.store_cycles);
   }
 
   // Whether a contraction's operands can be read and its first job's images written while the
@@ -868,7 +1015,11 @@ class ProgramBuilder {
     for (size_t j = 0; j < c.jobs.size(); ++j)
       work.push_back({.c = &c, .job = j, .a = A, .b = B, .b_key = key, .read = c.jobs[j].last_k,  // else the next K chunk accumulates
                       .probe = oc != nullptr && !shared, .z = z, .report = r});
-    const bool saved = (st.last || !oc || shared) && save_or_read(work);
+    bool saved = (st.last || !oc || shared) && save_or_read(work);
+    if (!saved && pretiled_.current()) {  // no room to stage the pieces: saved as the accumulator holds it
+      pretiled_.cancel();
+      saved = save_or_read(work);
+    }
     // No rows to stage the save in: it leaves the host's way for every reader (the images' rows
     // on_chip_plan reserved stay reserved until the reader runs).
     if (oc && shared && !saved) {
@@ -899,6 +1050,8 @@ class ProgramBuilder {
         rep.images.push_back({static_cast<int64_t>(oc->half_of[j]), oc->rows[j].first, oc->rows[j].rows});
     } else if (!st.last) {
       rep.through_host_because = why_not.text;
+      if (saved && !pretiled_.current() && !pretile_why_.empty())
+        rep.through_host_because += "; gathered, not saved in its reader's layout: " + pretile_why_;
     }
     rep.fate = oc ? Fate::on_chip : st.last ? Fate::result : why_not.fate;
     rep.gemms = {record_of(c)};
@@ -924,6 +1077,10 @@ class ProgramBuilder {
       if (saved) {  // read back (what was not read early), checked and finished where its consumer fetches it
         saved_.keep(id, r, out_convert(), shift, shared, both);
         if (gathering()) gathered_.made(id, r, c);
+        if (const PretiledResults::Plan* pl = pretiled_.current()) {
+          step_of(r).store = describe_pretiled(*pl);
+          pretiled_.made(id);
+        }
         if (!both) return Operand{id, false};
       }
       if (!oc)
@@ -1061,6 +1218,8 @@ class ProgramBuilder {
   DramMap dram_;       // the current layer's
   arch::DmaLayout dma_;
   GatheredResults gathered_;  // where saved intermediates sit in DRAM, for gathers into their readers
+  PretiledResults pretiled_;  // intermediates saved in their reader's layout, for row-copy loads
+  std::string pretile_why_;   // why the result being emitted is not saved in its readers' layouts
   size_t b_keys_ = 0;           // B tensors handed to emit_jobs so far
   // The layer's networks, planned before they are emitted (plan_layer), per (phase, problem, term).
   std::map<std::tuple<verif::Phase, int, size_t>, PlannedNetwork> planned_;

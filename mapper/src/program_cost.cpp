@@ -72,6 +72,7 @@ IntermediateFates intermediate_fates(const Program& p) {
     if (s.fate == Fate::result) continue;
     ++f.intermediates;
     ++f.count[static_cast<size_t>(s.fate)];
+    f.pretiled += s.pretiled();
   }
   return f;
 }
@@ -84,7 +85,9 @@ std::string fates_text(const IntermediateFates& f) {
     if (fate == Fate::result || fate == Fate::on_chip || f.of(fate) == 0) continue;
     leave += fmt::format("{}{} {}", leave.empty() ? "" : ", ", f.of(fate), describe(fate));
   }
-  return leave.empty() ? text : text + "; the others leave through DRAM: " + leave;
+  if (leave.empty()) return text;
+  text += "; the others leave through DRAM: " + leave;
+  return f.pretiled == 0 ? text : text + fmt::format(" ({} of them saved in their reader's layout)", f.pretiled);
 }
 
 }  // namespace fetta::mapper

@@ -19,7 +19,7 @@ nlohmann::json to_json(const IntermediateFates& f) {
   nlohmann::json leave = nlohmann::json::object();
   for (int i = 0; i < kFates; ++i)
     if (const auto fate = static_cast<Fate>(i); fate != Fate::result && fate != Fate::on_chip) leave[to_string(fate)] = f.of(fate);
-  return {{"count", f.intermediates}, {"on_chip", f.of(Fate::on_chip)}, {"leave", leave}};
+  return {{"count", f.intermediates}, {"on_chip", f.of(Fate::on_chip)}, {"leave", leave}, {"saved_pretiled", f.pretiled}};
 }
 
 }  // namespace fetta::mapper

@@ -492,6 +492,88 @@ std::string result_image_elements(const CompiledGemm& p, const CompiledGemm& c, 
   return why;
 }
 
+bool changes_layout(const arch::ArchConfig& cfg, const StorePlan& sp) {
+  const int64_t lanes = cfg.network.lanes;
+  auto mod = [lanes](int64_t v) { return ((v % lanes) + lanes) % lanes; };
+  for (const arch::StoreInstr& st : sp.program) {
+    if (st.diag || st.src_lane_base != st.dst_lane_base) return true;
+    for (int l = 0; l < arch::StoreInstr::kLevels; ++l)
+      if (st.bound[static_cast<size_t>(l)] > 1 &&
+          mod(st.src_lane_stride[static_cast<size_t>(l)]) != mod(st.dst_lane_stride[static_cast<size_t>(l)]))
+        return true;
+  }
+  return false;
+}
+
+std::string image_rows_by_chunk(const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
+                                std::vector<ChunkRows>& rows) {
+  const std::vector<size_t> chunk_job = output_chunks(p);
+  rows.assign(chunk_job.size(), {});
+  if (c.replicate != 1 && (as_a || !c.map.ib_top)) return "the consumer's operand is replicated per CE (fixed network)";
+  std::vector<Element> el;
+  if (std::string why = image_elements(p, c, as_a, job, chunk_job, el); !why.empty()) return why;
+  const GemmJob& cj = c.jobs.at(job);
+  const int64_t base = as_a ? cj.a_base : cj.b_base;
+  const ImageShape image = image_shape(c, as_a, job);
+  constexpr size_t kNone = ~size_t{0};
+  const auto L = static_cast<size_t>(image.lanes);
+  std::vector<size_t> owner(static_cast<size_t>(image.rows) * L, kNone);  // (row, lane) -> chunk
+  for (const auto& [ch, v] : el) owner[static_cast<size_t>(v[0] - base) * L + static_cast<size_t>(v[1])] = ch;
+  for (size_t r = 0; r < static_cast<size_t>(image.rows); ++r) {
+    const size_t padder = owner[r * L];
+    if (padder == kNone) {
+      const bool any = std::any_of(owner.begin() + static_cast<std::ptrdiff_t>(r * L),
+                                   owner.begin() + static_cast<std::ptrdiff_t>((r + 1) * L), [](size_t o) { return o != kNone; });
+      return any ? fmt::format("image row {} has no element on lane 0 to pad it from", r)
+                 : fmt::format("image row {} holds only padding, which a STORE does not write", r);
+    }
+    std::map<size_t, std::vector<bool>> fills;  // chunk -> lanes
+    for (size_t l = 0; l < L; ++l) {
+      const size_t ch = owner[r * L + l] == kNone ? padder : owner[r * L + l];
+      auto& f = fills.try_emplace(ch, std::vector<bool>(L, false)).first->second;
+      f[l] = true;
+    }
+    for (auto& [ch, f] : fills) {
+      rows[ch].rows.push_back(static_cast<int64_t>(r));
+      rows[ch].lanes.push_back(std::move(f));
+    }
+  }
+  return "";
+}
+
+StorePlan plan_store_rows(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a,
+                          size_t job, uint32_t shift, size_t chunk, const std::vector<int64_t>& rows, int64_t first_row,
+                          int64_t max_part_instrs) {
+  StorePlan plan;
+  const std::vector<size_t> chunk_job = output_chunks(p);
+  std::vector<Element> all;
+  if (std::string why = image_elements(p, c, as_a, job, chunk_job, all); !why.empty()) {
+    plan.why_not = why;
+    return plan;
+  }
+  const GemmJob& cj = c.jobs.at(job);
+  const int64_t base = as_a ? cj.a_base : cj.b_base;
+  std::vector<Element> el;  // the chunk's elements, their rows packed from first_row
+  for (const auto& [ch, v] : all) {
+    if (ch != chunk) continue;
+    const auto at = std::lower_bound(rows.begin(), rows.end(), v[0] - base);
+    if (at == rows.end() || *at != v[0] - base) throw std::logic_error("internal: a chunk's element outside its rows");
+    el.push_back({0, {first_row + (at - rows.begin()), v[1], v[2], v[3]}});
+  }
+  sort_by_destination(el, 1, first_row, static_cast<int64_t>(rows.size()));
+  const std::map<int64_t, RowWriters> writers = row_writers(el);
+  if (writers.size() != rows.size()) throw std::logic_error("internal: a packed image row with no element");
+  StorePlan best;
+  if (!plan_part(cfg, arch::IsaLayout(cfg), el, 0, el.size(), writers, as_a, shift, max_part_instrs, best)) {
+    plan.why_not = best.why_not;
+    return plan;
+  }
+  plan.part_begin.push_back(0);
+  plan.after_job.push_back(chunk_job.at(chunk));
+  append_part(plan, best);
+  return plan;
+}
+
 StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
                      uint32_t shift, bool per_chunk, int64_t max_part_instrs) {
   StorePlan plan;

@@ -17,9 +17,11 @@
 #include <fmt/core.h>
 
 #include "mapper/compile.hpp"
+#include "mapper/dma_transfers.hpp"
 #include "mapper/gather.hpp"
 #include "mapper/movement.hpp"
 #include "mapper/placement.hpp"
+#include "mapper/pretiled_results.hpp"
 #include "mapper/store.hpp"
 #include "verif/layer.hpp"
 #include "shipped_config.hpp"
@@ -509,6 +511,145 @@ TEST_CASE("DMA gathers put every element of a saved result where the consumer re
   CHECK(all.copies > 0);  // layouts that agree cost what a pre-tiled image does
   CHECK(all.turned > 0);  // runs that land at other lanes use the turn
   CHECK(all.chunked > 0);
+}
+
+namespace {
+
+struct PretiledTally {
+  int planned = 0, refused = 0, chunked = 0, diagonal = 0, folded = 0;
+};
+
+// Saves p's result pre-tiled for reader c (mapper::PretiledResults) as the program does: each
+// output chunk's pieces STOREd (interpreted, ids as in check_program) into staging rows (from row
+// 40 where the half has room), saved by their descriptors into DRAM, then loaded into every job's image by the reader's
+// descriptors and compared with layout_a / layout_b: every element in place, each lane once.
+void check_pretiled(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a,
+                    PretiledTally& tally) {
+  PretiledResults pr(cfg);
+  std::string why;
+  std::optional<PretiledResults::Plan> plan = pr.plan(p, {{&c, as_a}}, 0, why);
+  if (!plan) {
+    CHECK_FALSE(why.empty());
+    ++tally.refused;
+    return;
+  }
+  const arch::DmaLayout layout(arch::dma_geometry(cfg));
+  const arch::DmaGeometry& g = layout.geometry();
+  const int64_t H = g.lanes, groups = int64_t{1} << g.group_bits, Nn = p.shape.n.size();
+  const std::vector<size_t> chunks = output_chunks(p);
+  int64_t most = 0;  // staging rows: from row 40 where the half has room
+  for (size_t k = 0; k < chunks.size(); ++k) most = std::max(most, plan->staging_rows(k));
+  const int64_t S = std::min<int64_t>(40, cfg.memory.unified_depth / 2 - most);
+  REQUIRE(S >= 0);
+  std::map<uint64_t, std::vector<uint32_t>> dram;
+  uint64_t next = 4096;  // byte address
+  int with_pieces = 0;
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    const GemmJob& pj = p.jobs[chunks[k]];
+    std::map<int64_t, std::vector<uint32_t>> acc, staged;
+    for (int64_t m = pj.m0; m < pj.m0 + pj.m_count; ++m)
+      for (int64_t n = pj.nt0 * p.map.n_tile; n < std::min(Nn, (pj.nt0 + pj.nt_count) * p.map.n_tile); ++n) {
+        const ImageSlot at = z_slot(p, pj, m, n);
+        auto& row = acc[at.row];
+        if (row.empty()) row.assign(static_cast<size_t>(cfg.network.lanes), 0xDDDDDDDDU);
+        row[static_cast<size_t>(at.lane)] = static_cast<uint32_t>(m * Nn + n + 1);
+      }
+    with_pieces += !plan->chunks[k].empty();
+    for (PretiledResults::Piece& pc : plan->chunks[k]) {
+      const StorePlan sp = plan_store_rows(cfg, p, c, as_a, pc.job, 0, k, pc.rows, S + pc.offset);
+      REQUIRE(sp.ok());
+      REQUIRE(sp.after_job == std::vector<size_t>{chunks[k]});
+      tally.diagonal += sp.diagonal_moves > 0;
+      run_program(cfg, sp.program, acc, 0, staged);
+    }
+    const int64_t rows = plan->staging_rows(k);
+    for (const auto& [r, lanes] : staged) CHECK((r >= S && r < S + rows));  // only the staging rows
+    for (PretiledResults::Piece& pc : plan->chunks[k]) {
+      const int64_t per_row = image_beats_per_row(g, image_shape(c, as_a, pc.job).lanes);
+      const auto n = static_cast<int64_t>(pc.rows.size());
+      pc.at = next;
+      for (const arch::DmaBeat& b : arch::dma_beats(layout, result_save(g, S + pc.offset, n, 0, per_row, next, false))) {
+        const auto it = staged.find(static_cast<int64_t>(b.slot) / groups);
+        REQUIRE(it != staged.end());
+        const auto first = static_cast<std::ptrdiff_t>((static_cast<int64_t>(b.slot) % groups) * H);
+        dram[b.dram].assign(it->second.begin() + first, it->second.begin() + first + H);
+      }
+      next += static_cast<uint64_t>(n * per_row * g.beat_bytes());
+    }
+  }
+  tally.chunked += with_pieces > 1;
+  pr.start(std::move(*plan));
+  pr.made(3);
+  CHECK(pr.reader_of(3, c, as_a) == std::optional<size_t>{0});
+  CHECK_FALSE(pr.reader_of(3, c, !as_a));
+  CHECK_FALSE(pr.reader_of(4, c, as_a));
+
+  std::vector<std::string> labels = p.shape.m.labels;
+  labels.insert(labels.end(), p.shape.n.labels.begin(), p.shape.n.labels.end());
+  std::vector<int64_t> dims = p.shape.m.dims;
+  dims.insert(dims.end(), p.shape.n.dims.begin(), p.shape.n.dims.end());
+  verif::Tensor<uint16_t> lo(labels, dims), hi(labels, dims);
+  int64_t id = 1;
+  lo.for_each([&](const std::vector<int64_t>&, uint16_t& v) { v = static_cast<uint16_t>(id++ & 0xFFFF); });
+  id = 1;
+  hi.for_each([&](const std::vector<int64_t>&, uint16_t& v) { v = static_cast<uint16_t>(id++ >> 16); });
+  for (size_t j = 0; j < c.jobs.size(); ++j) {
+    INFO("reader job " << j);
+    const RowImage want_lo = as_a ? layout_a(c, lo, 0, j) : layout_b(c, lo, j);
+    const RowImage want_hi = as_a ? layout_a(c, hi, 0, j) : layout_b(c, hi, j);
+    const std::vector<arch::DmaDescriptor> ds = pr.loads(3, 0, j, want_lo.first_row, true);
+    for (const arch::DmaDescriptor& d : ds) {
+      CHECK(d.half);
+      tally.folded += d.bound[2] > 1;
+    }
+    std::map<uint64_t, std::vector<uint32_t>> um;
+    int64_t overwritten = 0, bad = 0, outside = 0;
+    run_gather(layout, ds, dram, um, overwritten);
+    CHECK(overwritten == 0);
+    for (const auto& [slot, lanes] : um) {
+      const int64_t r = static_cast<int64_t>(slot) / groups - want_lo.first_row;
+      outside += r < 0 || r >= want_lo.rows;
+    }
+    for (int64_t r = 0; r < want_lo.rows; ++r)
+      for (int l = 0; l < want_lo.lanes; ++l) {
+        const auto it = um.find(static_cast<uint64_t>((want_lo.first_row + r) * groups + l / H));
+        const uint32_t got = it == um.end() ? 0xFFFFFFFFU : it->second[static_cast<size_t>(l % H)];
+        const size_t i = static_cast<size_t>(r * want_lo.lanes + l);
+        bad += (got & 0xFFFF) != want_lo.data[i] || (got >> 16) != want_hi.data[i];
+      }
+    CHECK(outside == 0);
+    CHECK(bad == 0);
+  }
+  ++tally.planned;
+}
+
+}  // namespace
+
+TEST_CASE("Pre-tiled saves put every element where the reader loads it, by row copies", "[store][pretiled]") {
+  PretiledTally all;
+  for (const char* cfg_name : {"default", "ce4x4_x4", "ce2x4_x8", "ce4x4_x4_int8", "baseline_tpu_offchip"}) {
+    const arch::ArchConfig cfg = cfg_named(cfg_name);
+    PretiledTally tally;
+    for (const char* layer : {"tt_small", "ttm_small", "tr_small", "ht_small", "bt_small", "tt_fetta_example"})
+      for_each_reader(cfg, layer, [&](verif::Phase ph, const verif::PhaseProblem& prob, size_t s, size_t t,
+                                      const PlannedStep& st, const PlannedStep& next, bool as_a) {
+        INFO(cfg_name << " " << layer << " " << verif::to_string(ph) << " " << prob.result << " step " << s << " -> "
+                      << t << " as " << (as_a ? "A" : "B"));
+        check_pretiled(cfg, st.compiled.gemm, next.compiled.gemm, as_a, tally);
+      });
+    INFO(cfg_name << ": " << tally.planned << " planned (" << tally.chunked << " from several output chunks, "
+                  << tally.diagonal << " pieces with diagonal moves, " << tally.folded << " folded loads), "
+                  << tally.refused << " refused");
+    CHECK(tally.planned > 0);
+    all.chunked += tally.chunked;
+    all.diagonal += tally.diagonal;
+    all.folded += tally.folded;
+    all.refused += tally.refused;
+  }
+  CHECK(all.chunked > 0);
+  CHECK(all.diagonal > 0);
+  CHECK(all.folded > 0);
+  CHECK(all.refused > 0);  // the TPU-Offchip baseline cannot pack a transposition
 }
 
 TEST_CASE("A gather into an operand the fixed network replicates is refused, saying why", "[store][gather]") {

@@ -21,6 +21,19 @@ int64_t image_beats_per_row(const arch::DmaGeometry& g, int64_t lanes);
 std::vector<arch::DmaDescriptor> image_load(const arch::DmaGeometry& g, int64_t first_row, int64_t rows, int64_t lanes,
                                             uint64_t at, bool half);
 
+// The lane masks of a row of an image of `lanes` lanes, one per beat: every lane of the image.
+std::vector<uint64_t> image_row_masks(const arch::DmaGeometry& g, int64_t lanes);
+
+// Loads image rows `rows` (from the image's first row, ascending), saved packed one after another
+// at DRAM byte address `at` (masks[i].size() beats each), into rows first_row + rows[i] of `half`,
+// beat b of row i under lane mask masks[i][b] (0: not loaded): a descriptor per run of consecutive
+// rows with the same masks and per run of beats with the same mask, runs of one length, spacing
+// and masks folded into the descriptor's outer level.
+std::vector<arch::DmaDescriptor> packed_rows_load(const arch::DmaGeometry& g, int64_t first_row,
+                                                  const std::vector<int64_t>& rows,
+                                                  const std::vector<std::vector<uint64_t>>& masks, uint64_t at,
+                                                  bool half);
+
 // Saves beats first_beat .. first_beat + beats - 1 of rows row .. row + rows - 1 of `half` to DRAM
 // byte address `at`, row after row, `beats` beats each.
 arch::DmaDescriptor result_save(const arch::DmaGeometry& g, int64_t row, int64_t rows, int64_t first_beat, int64_t beats,

@@ -170,7 +170,10 @@ struct ProgramStep {
   bool on_chip = false;  // its result kept on chip by STORE
   bool saved = false;    // its result leaves by STORE and a DMA save (rounded to the operand type); with on_chip, a
                          // shared result its next reader takes on chip and later networks read from DRAM
+  // store: kept on chip, the STOREs that place it; saved (not on chip), the STOREs that pack it in
+  // its reader's layout (pre-tiled: docs/dma.md §5), empty when it is saved as the accumulator holds it.
   std::string store, through_host_because;
+  bool pretiled() const { return saved && !on_chip && !store.empty(); }
   Fate fate = Fate::result;  // where the result goes (an intermediate: on chip, or why it leaves)
   std::vector<std::array<int64_t, 3>> images;  // kept on chip: per consumer job, (half, first row, rows) of its image
   // The check: A x B (one per term for a sum, checked on the last term's row; earlier terms'
@@ -209,6 +212,7 @@ Program compile_program(const arch::ArchConfig& cfg, const std::vector<std::stri
 struct IntermediateFates {
   int64_t intermediates = 0;
   std::array<int64_t, kFates> count{};
+  int64_t pretiled = 0;  // of those that leave, saved in their reader's layout (ProgramStep::pretiled)
   int64_t of(Fate f) const { return count[static_cast<size_t>(f)]; }
 };
 IntermediateFates intermediate_fates(const Program& p);

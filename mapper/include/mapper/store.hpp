@@ -57,6 +57,31 @@ inline constexpr int64_t kMaxStorePartInstrs = 4096;
 StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
                      uint32_t shift = 0, bool per_chunk = false, int64_t max_part_instrs = kMaxStorePartInstrs);
 
+// Whether a STORE program moves any element out of its lane (a rotation, a lane gather, a
+// diagonal move): what a configuration without on-chip reordering (memory.store_reorder: false)
+// cannot do.
+bool changes_layout(const arch::ArchConfig& cfg, const StorePlan& sp);
+
+// A result saved pre-tiled (docs/dma.md §5, "Pre-tiled saves"): each output chunk of producer `p`
+// STOREs the rows of consumer `c`'s operand image of job `job` that it holds, packed one after
+// another into staging rows, and the DMA saves them as they are, so the reader loads its image
+// with row copies (under a lane mask where several chunks share a row). image_rows_by_chunk gives,
+// per output chunk (output_chunks(p) order), the image rows (from the image's first row,
+// ascending) it writes and, per row, the image lanes it fills: its elements, and the row's padding
+// when it holds the row's lane 0 (whose move pads the row). "" when it can, else why not (a row
+// with no element on lane 0, or only padding).
+struct ChunkRows {
+  std::vector<int64_t> rows;
+  std::vector<std::vector<bool>> lanes;  // per row, per image lane
+};
+std::string image_rows_by_chunk(const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,
+                                std::vector<ChunkRows>& rows);
+// The STORE part of output chunk `chunk` writing its image rows (`rows`, from image_rows_by_chunk)
+// packed from unified row `first_row` of the compute half on, integer results shifted by `shift`.
+StorePlan plan_store_rows(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a,
+                          size_t job, uint32_t shift, size_t chunk, const std::vector<int64_t>& rows, int64_t first_row,
+                          int64_t max_part_instrs = kMaxStorePartInstrs);
+
 // Where each element of producer `p`'s result sits in consumer `c`'s operand image of job `job`
 // (as IA when `as_a`, else as IB): its unified row (from the compute half's row 0) and lane, and
 // the output chunk (output_chunks(p) index), accumulator row (from the chunk job's acc_base) and

@@ -552,6 +552,7 @@ class Executor {
     if (!r.through_host_because.empty())
       std::fprintf(stderr, "    result through %s: %s\n", r.saved ? "DRAM (saved by the DMA)" : "the host",
                    r.through_host_because.c_str());
+    if (!r.on_chip && !r.store.empty()) std::fprintf(stderr, "    saved in its reader's layout: %s\n", r.store.c_str());
   }
 
   const RunOptions& opt_;
