@@ -6,10 +6,11 @@
 # cycles, the wall-cycle model's end to end (within 0.13 % of the RTL on every shipped layer), the
 # bound and where the intermediates go; for FETTA also `fetta run --json` on the RTL (bit-exact,
 # its end to end and the model's error), unless --model-only; with --rtl-all the two baselines run
-# on their RTL too. LAYERS (a space-separated list) picks the layers, all twelve by default.
+# on their RTL too. LAYERS (a space-separated list) picks the layers, all twelve by default; FLAGS
+# adds options to every compile and run (FLAGS=--gather: no free host permutation, docs/dma.md §5).
 # Writes <out>/<layer>.<top>.{compile,run}.json, <out>/summary.csv and summary.png; resumable: a
 # report that exists is not made again.
-#   [LAYERS="..."] bench/system/run_workloads.sh [out-dir] [fetta binary] [--model-only | --rtl-all]
+#   [LAYERS="..."] [FLAGS="..."] bench/system/run_workloads.sh [out-dir] [fetta binary] [--model-only | --rtl-all]
 #   (defaults: out/bench_workloads, ./build/fetta; about 15 minutes on 2 cores with FETTA's RTL
 #   runs; --rtl-all on one core: the shipped six about 8 minutes, the paper-like six about 35)
 set -eu
@@ -24,6 +25,7 @@ case "${3:-}" in
   *) echo "run_workloads.sh: third argument '$3'; allowed: --model-only, --rtl-all, or none" >&2; exit 2 ;;
 esac
 mkdir -p "$out"
+flags=${FLAGS:-}
 layers=${LAYERS:-"tt_fetta_example tt_transformer_768 ttm_transformer_768 tr_transformer_768 ht_transformer_768
         bt_transformer_768 tt_atis tt_wmt_long ttm_ucf11 ht_ucf11 tr_ucf11 bt_ucf11"}
 tops="default baseline_tpu_offchip baseline_hier"
@@ -36,7 +38,7 @@ for layer in $layers; do
     if [ ! -s "$f" ]; then
       echo "[$n/$total] $layer on $top: compile"
       "$fetta" compile --config "configs/$top.yaml" --layer "configs/layers/$layer.yaml" --out "$out/prog.$layer.$top" \
-        --json > "$f.tmp"
+        --json $flags > "$f.tmp"
       mv "$f.tmp" "$f"
       rm -rf "$out/prog.$layer.$top"
     fi
@@ -46,7 +48,7 @@ for layer in $layers; do
     if [ "$rtl" = 1 ] && [ ! -s "$f" ]; then
       echo "[$n/$total] $layer on $top: RTL"
       "$fetta" run --config "configs/$top.yaml" --layer "configs/layers/$layer.yaml" --seed 1 --sim-threads 1 --json \
-        > "$f.tmp"
+        $flags > "$f.tmp"
       mv "$f.tmp" "$f"
     fi
   done

@@ -759,19 +759,26 @@ class ProgramBuilder {
     const arch::DmaGeometry& g = dma_.geometry();
     const auto [g0, beats] = saved_beats(c, host_lanes_);
     const uint64_t at = dram_.allocate(rows * beats * g.lanes, g.width / 8);
-    const arch::DmaDescriptor d = result_save(g, row, rows, g0, beats, at, half != 0);
     if (gathering()) gathered_.saved(report, j, at);
-    const Op descriptor = ops_.words_op(OpCode::dma, arch::encode_dma(dma_, d), report, Account::compute);
-
-    const std::vector<int64_t> map = result_map(c, j, z);
     std::vector<int64_t> lane_list;  // within the saved beats
     for (int l : acc_lanes(c)) lane_list.push_back(l - g0 * g.lanes);
+    queue_save(result_save(g, row, rows, g0, beats, at, half != 0), at, result_map(c, j, z), lane_list, z, report, early);
+  }
+
+  // A save descriptor into DRAM byte address `at`, pushed after the next FLIP, and the scoreboard's
+  // read of the rows it fills into tensor z: word `lanes[l]` of each saved row (of d's beats) is
+  // element map[row * lanes.size() + l].
+  void queue_save(const arch::DmaDescriptor& d, uint64_t at, const std::vector<int64_t>& map,
+                  const std::vector<int64_t>& lanes, int32_t z, int32_t report, bool early) {
+    const Op descriptor = ops_.words_op(OpCode::dma, arch::encode_dma(dma_, d), report, Account::compute);
+    const auto rows = static_cast<int64_t>(d.bound[1]);
+    const auto row_lanes = static_cast<int64_t>(d.bound[0]) * dma_.geometry().lanes;
     const uint64_t map_at = ops_.add_map(map);
-    const uint64_t lanes_at = ops_.add_map(lane_list);
+    const uint64_t lanes_at = ops_.add_map(lanes);
     saved_.queue(descriptor,
                  {.code = OpCode::read_saved, .account = Account::none, .host_counted = false, .report = report,
-                  .tensor = z, .a = static_cast<int64_t>(at), .b = rows, .c = beats * g.lanes, .map = map_at,
-                  .map_len = map.size(), .lanes = lanes_at, .lanes_len = lane_list.size()},
+                  .tensor = z, .a = static_cast<int64_t>(at), .b = rows,
+                  .c = row_lanes, .map = map_at, .map_len = map.size(), .lanes = lanes_at, .lanes_len = lanes.size()},
                  early);
   }
 
@@ -803,8 +810,6 @@ class ProgramBuilder {
       const auto rows = static_cast<int64_t>(pc.rows.size());
       const uint64_t at = dram_.allocate(rows * per_row * g.lanes, g.width / 8);
       pc.at = at;
-      const Op descriptor = ops_.words_op(OpCode::dma, arch::encode_dma(dma_, result_save(g, row + pc.offset, rows, 0, per_row, at, half != 0)),
-                                          report, Account::compute);
       std::vector<int64_t> map, lane_list;  // the elements the piece's rows carry: those its reader loads
       for (size_t i = 0; i < pc.rows.size(); ++i)
         for (int l = 0; l < img.lanes; ++l) {
@@ -812,13 +817,7 @@ class ProgramBuilder {
           map.push_back(loaded ? image[static_cast<size_t>(pc.rows[i] * img.lanes + l)] : -1);
         }
       for (int l = 0; l < img.lanes; ++l) lane_list.push_back(l);
-      const uint64_t map_at = ops_.add_map(map);
-      const uint64_t lanes_at = ops_.add_map(lane_list);
-      saved_.queue(descriptor,
-                   {.code = OpCode::read_saved, .account = Account::none, .host_counted = false, .report = report,
-                    .tensor = z, .a = static_cast<int64_t>(at), .b = rows, .c = per_row * g.lanes, .map = map_at,
-                    .map_len = map.size(), .lanes = lanes_at, .lanes_len = lane_list.size()},
-                   false);
+      queue_save(result_save(g, row + pc.offset, rows, 0, per_row, at, half != 0), at, map, lane_list, z, report, false);
     }
   }
 

@@ -4,8 +4,9 @@
 // chip (mapper/movement.hpp), the DRAM map (mapper/dram_map.hpp) and the DMA's descriptors
 // (mapper/dma_transfers.hpp), what each unified-memory half holds (mapper/memory_plan.hpp), the op
 // stream with its hoist point (mapper/op_stream.hpp), the DMA's saves with the reads of their
-// rows (mapper/saved_results.hpp) and the gathers that bring saved rows back into a reader's
-// images (mapper/gathered_results.hpp). tests/mapper/test_program.cpp checks the programs they make.
+// rows (mapper/saved_results.hpp), the gathers that bring saved rows back into a reader's
+// images (mapper/gathered_results.hpp) and the saves in a reader's layout
+// (mapper/pretiled_results.hpp). tests/mapper/test_program.cpp checks the programs they make.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include "mapper/memory_plan.hpp"
 #include "mapper/movement.hpp"
 #include "mapper/network_schedule.hpp"
+#include "mapper/pretiled_results.hpp"
 #include "mapper/op_stream.hpp"
 #include "mapper/reuse.hpp"
 #include "mapper/saved_results.hpp"
@@ -577,6 +579,61 @@ TEST_CASE("gathered results: a saved intermediate is gathered into every job of 
   CHECK(gr.planned(c, true, 0, 7) == nullptr);
 }
 
+TEST_CASE("pretiled results: pieces per output chunk and reader, found again by mapping, refused where the top "
+          "cannot reorder", "[pretiled]") {
+  const CompiledGemm p = compile_gemm(config("default"),
+                                      gemm_shape("A", {"m", "k"}, {64, 16}, "B", {"k", "n"}, {16, 64}, {"m", "n"}));
+  // Z read with its own rows and lanes (a row copy), and transposed (n on the rows, m on the lanes).
+  const GemmShape copy = gemm_shape("Z", {"m", "n"}, {64, 64}, "W", {"n", "o"}, {64, 8}, {"m", "o"});
+  const GemmShape turned = gemm_shape("Z", {"n", "m"}, {64, 64}, "V", {"m", "o"}, {64, 8}, {"n", "o"});
+  for (const char* top : {"default", "baseline_tpu_offchip"}) {
+    CAPTURE(top);
+    const arch::ArchConfig cfg = config(top);
+    const CompiledGemm pp = compile_gemm(cfg, p.shape);
+    const CompiledGemm c1 = compile_gemm(cfg, copy), c2 = compile_gemm(cfg, turned);
+    PretiledResults pr(cfg);
+    std::string why;
+    std::optional<PretiledResults::Plan> one = pr.plan(pp, {{&c1, true}}, 0, why);
+    REQUIRE(one);  // a row copy needs no reordering on any top
+    CHECK(one->staging_rows(0) >= image_shape(c1, true, 0).rows);
+    CHECK(one->load_bytes(arch::dma_geometry(cfg)) > 0);
+    std::optional<PretiledResults::Plan> both = pr.plan(pp, {{&c1, true}, {&c2, true}}, 0, why);
+    if (std::string(top) == "baseline_tpu_offchip") {
+      CHECK_FALSE(both);
+      CHECK_THAT(why, Contains("reorders only through DRAM"));
+      continue;
+    }
+    REQUIRE(both);
+    REQUIRE(both->readers.size() == 2);
+    CHECK(both->store_cycles > one->store_cycles);
+    pr.start(*both);
+    CHECK_THROWS_AS(pr.made(5), std::logic_error);  // no piece saved yet
+    pr.start(*both);
+    uint64_t at = 4096;
+    for (auto& pieces : pr.current()->chunks)
+      for (PretiledResults::Piece& pc : pieces) pc.at = at += 4096;
+    pr.made(5);
+    CHECK(pr.current() == nullptr);
+    CHECK(pr.reader_of(5, c1, true) == std::optional<size_t>{0});
+    CHECK(pr.reader_of(5, c2, true) == std::optional<size_t>{1});
+    CHECK_FALSE(pr.reader_of(5, c1, false));
+    CHECK_FALSE(pr.reader_of(6, c1, true));
+    for (size_t j = 0; j < c2.jobs.size(); ++j) CHECK_FALSE(pr.loads(5, 1, j, 0, false).empty());
+    pr.new_layer();
+    CHECK_FALSE(pr.reader_of(5, c1, true));
+  }
+  // A chunk's pieces must fit in a half: sixteen readers' images of a whole result do not.
+  arch::ArchConfig small = config("default");
+  small.memory.unified_depth = 64;
+  const CompiledGemm cs = compile_gemm(small, copy);
+  const std::vector<std::pair<const CompiledGemm*, bool>> many(16, {&cs, true});
+  PretiledResults pr(small);
+  std::string why;
+  CHECK(pr.plan(compile_gemm(small, p.shape), {{&cs, true}}, 0, why));
+  CHECK_FALSE(pr.plan(compile_gemm(small, p.shape), many, 0, why));
+  CHECK_THAT(why, Contains("more than a half's 32"));
+}
+
 TEST_CASE("movement: with gathers a STORE pays against the gathers, not the host's free permutation", "[movement]") {
   const arch::ArchConfig cfg = config("default");
   const CompiledGemm p = compile_gemm(cfg, gemm_shape("A", {"m", "k"}, {8, 16}, "B", {"k", "n"}, {16, 8}, {"m", "n"}));
@@ -633,6 +690,36 @@ TEST_CASE("DMA descriptors: an image's every lane loaded once into its rows, lan
       }
     CHECK(lanes_loaded(layout, ds) == want);
   }
+}
+
+TEST_CASE("DMA descriptors: packed rows go back to their image rows, each beat under its mask, equal runs folded",
+          "[dmatransfers]") {
+  const arch::DmaGeometry g = arch::dma_geometry(config("default"));
+  const arch::DmaLayout layout(g);
+  const int64_t groups = int64_t{1} << g.group_bits, H = g.lanes;
+  const std::vector<uint64_t> full = image_row_masks(g, 2 * H);  // two beats a row, every lane
+  CHECK(full == std::vector<uint64_t>{~uint64_t{0}, ~uint64_t{0}});
+  CHECK(image_row_masks(g, H + 3) == std::vector<uint64_t>{~uint64_t{0}, 0x7});
+  // Three runs of three rows eight apart (one descriptor, folded), then a row of which this piece
+  // loads only the first beat's low lanes (another chunk loads the rest).
+  const std::vector<int64_t> rows = {0, 1, 2, 8, 9, 10, 16, 17, 18, 30};
+  std::vector<std::vector<uint64_t>> masks(rows.size(), full);
+  masks.back() = {0xFF, 0};
+  const int64_t first_row = 100;
+  const uint64_t at = 8192;
+  const std::vector<arch::DmaDescriptor> ds = packed_rows_load(g, first_row, rows, masks, at, true);
+  REQUIRE(ds.size() == 2);
+  CHECK(ds[0].bound == std::array<uint64_t, 3>{2, 3, 3});
+  CHECK(ds[1].lane_mask == 0xFF);
+  std::set<std::array<uint64_t, 3>> want;
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t l = 0; l < H; ++l)
+        if ((masks[i][static_cast<size_t>(b)] >> l) & 1U)
+          want.insert({(at >> g.beat_shift()) + static_cast<uint64_t>(static_cast<int64_t>(i) * 2 + b),
+                       static_cast<uint64_t>((first_row + rows[i]) * groups + b), static_cast<uint64_t>(l)});
+  CHECK(lanes_loaded(layout, ds) == want);
+  for (const arch::DmaDescriptor& d : ds) CHECK_NOTHROW(arch::encode_dma(layout, d));
 }
 
 TEST_CASE("DMA descriptors: a save moves the result's beats of each row, rows packed in DRAM", "[dmatransfers]") {

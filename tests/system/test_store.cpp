@@ -398,6 +398,46 @@ void run_gather(const arch::DmaLayout& layout, const std::vector<arch::DmaDescri
   }
 }
 
+// The result's element ids (element e, row-major over the producer's m then n labels, holds e + 1)
+// in two 16-bit halves, as the operand images hold them.
+struct ResultIds {
+  explicit ResultIds(const CompiledGemm& p) {
+    std::vector<std::string> labels = p.shape.m.labels;
+    labels.insert(labels.end(), p.shape.n.labels.begin(), p.shape.n.labels.end());
+    std::vector<int64_t> dims = p.shape.m.dims;
+    dims.insert(dims.end(), p.shape.n.dims.begin(), p.shape.n.dims.end());
+    lo = verif::Tensor<uint16_t>(labels, dims);
+    hi = verif::Tensor<uint16_t>(labels, dims);
+    int64_t id = 1;
+    lo.for_each([&](const std::vector<int64_t>&, uint16_t& v) { v = static_cast<uint16_t>(id++ & 0xFFFF); });
+    id = 1;
+    hi.for_each([&](const std::vector<int64_t>&, uint16_t& v) { v = static_cast<uint16_t>(id++ >> 16); });
+  }
+  verif::Tensor<uint16_t> lo, hi;
+};
+
+// Checks the unified-memory slots `um` (slot -> the host port's H lanes) a load left against c's
+// image of job j: every lane of the image holds its element, and nothing lies outside its rows.
+void check_loaded(const std::map<uint64_t, std::vector<uint32_t>>& um, const ResultIds& ids, const CompiledGemm& c,
+                  bool as_a, size_t j, int64_t groups, int64_t H) {
+  const RowImage want_lo = as_a ? layout_a(c, ids.lo, 0, j) : layout_b(c, ids.lo, j);
+  const RowImage want_hi = as_a ? layout_a(c, ids.hi, 0, j) : layout_b(c, ids.hi, j);
+  int64_t bad = 0, outside = 0;
+  for (const auto& [slot, lanes] : um) {
+    const int64_t r = static_cast<int64_t>(slot) / groups - want_lo.first_row;
+    outside += r < 0 || r >= want_lo.rows;
+  }
+  for (int64_t r = 0; r < want_lo.rows; ++r)
+    for (int l = 0; l < want_lo.lanes; ++l) {
+      const auto it = um.find(static_cast<uint64_t>((want_lo.first_row + r) * groups + l / H));
+      const uint32_t got = it == um.end() ? 0xFFFFFFFFU : it->second[static_cast<size_t>(l % H)];
+      const size_t i = static_cast<size_t>(r * want_lo.lanes + l);
+      bad += (got & 0xFFFF) != want_lo.data[i] || (got >> 16) != want_hi.data[i];
+    }
+  CHECK(outside == 0);
+  CHECK(bad == 0);
+}
+
 struct GatherTally {
   int planned = 0, refused = 0, copies = 0, turned = 0, chunked = 0;
   int64_t beats = 0, image_beats = 0, descriptors = 0;
@@ -442,32 +482,7 @@ void check_gather(const arch::ArchConfig& cfg, const CompiledGemm& p, const Comp
   for (const arch::DmaDescriptor& d : plan.descriptors) beats += d.beats();
   CHECK(overwritten == 0);  // each lane once: beats write disjoint lanes
   CHECK(beats == plan.beats);
-  std::vector<std::string> labels = p.shape.m.labels;
-  labels.insert(labels.end(), p.shape.n.labels.begin(), p.shape.n.labels.end());
-  std::vector<int64_t> dims = p.shape.m.dims;
-  dims.insert(dims.end(), p.shape.n.dims.begin(), p.shape.n.dims.end());
-  verif::Tensor<uint16_t> lo(labels, dims), hi(labels, dims);
-  int64_t id = 1;
-  lo.for_each([&](const std::vector<int64_t>&, uint16_t& v) { v = static_cast<uint16_t>(id++ & 0xFFFF); });
-  id = 1;
-  hi.for_each([&](const std::vector<int64_t>&, uint16_t& v) { v = static_cast<uint16_t>(id++ >> 16); });
-  const RowImage want_lo = as_a ? layout_a(c, lo, 0, j) : layout_b(c, lo, j);
-  const RowImage want_hi = as_a ? layout_a(c, hi, 0, j) : layout_b(c, hi, j);
-  int64_t bad = 0, outside = 0;
-  for (const auto& [slot, lanes] : um) {
-    const int64_t r = static_cast<int64_t>(slot) / groups - want_lo.first_row;
-    outside += r < 0 || r >= want_lo.rows;
-  }
-  for (int64_t r = 0; r < want_lo.rows; ++r)
-    for (int l = 0; l < want_lo.lanes; ++l) {
-      const auto slot = static_cast<uint64_t>((want_lo.first_row + r) * groups + l / H);
-      const auto it = um.find(slot);
-      const uint32_t got = it == um.end() ? 0xFFFFFFFFU : it->second[static_cast<size_t>(l % H)];
-      const size_t i = static_cast<size_t>(r * want_lo.lanes + l);
-      bad += (got & 0xFFFF) != want_lo.data[i] || (got >> 16) != want_hi.data[i];
-    }
-  CHECK(outside == 0);
-  CHECK(bad == 0);
+  check_loaded(um, ResultIds(p), c, as_a, j, groups, H);
   ++tally.planned;
   tally.copies += plan.beats == plan.image_beats;
   tally.turned += std::any_of(plan.descriptors.begin(), plan.descriptors.end(),
@@ -584,41 +599,19 @@ void check_pretiled(const arch::ArchConfig& cfg, const CompiledGemm& p, const Co
   CHECK_FALSE(pr.reader_of(3, c, !as_a));
   CHECK_FALSE(pr.reader_of(4, c, as_a));
 
-  std::vector<std::string> labels = p.shape.m.labels;
-  labels.insert(labels.end(), p.shape.n.labels.begin(), p.shape.n.labels.end());
-  std::vector<int64_t> dims = p.shape.m.dims;
-  dims.insert(dims.end(), p.shape.n.dims.begin(), p.shape.n.dims.end());
-  verif::Tensor<uint16_t> lo(labels, dims), hi(labels, dims);
-  int64_t id = 1;
-  lo.for_each([&](const std::vector<int64_t>&, uint16_t& v) { v = static_cast<uint16_t>(id++ & 0xFFFF); });
-  id = 1;
-  hi.for_each([&](const std::vector<int64_t>&, uint16_t& v) { v = static_cast<uint16_t>(id++ >> 16); });
+  const ResultIds ids(p);
   for (size_t j = 0; j < c.jobs.size(); ++j) {
     INFO("reader job " << j);
-    const RowImage want_lo = as_a ? layout_a(c, lo, 0, j) : layout_b(c, lo, j);
-    const RowImage want_hi = as_a ? layout_a(c, hi, 0, j) : layout_b(c, hi, j);
-    const std::vector<arch::DmaDescriptor> ds = pr.loads(3, 0, j, want_lo.first_row, true);
+    const std::vector<arch::DmaDescriptor> ds = pr.loads(3, 0, j, as_a ? c.jobs[j].a_base : c.jobs[j].b_base, true);
     for (const arch::DmaDescriptor& d : ds) {
       CHECK(d.half);
       tally.folded += d.bound[2] > 1;
     }
     std::map<uint64_t, std::vector<uint32_t>> um;
-    int64_t overwritten = 0, bad = 0, outside = 0;
+    int64_t overwritten = 0;
     run_gather(layout, ds, dram, um, overwritten);
     CHECK(overwritten == 0);
-    for (const auto& [slot, lanes] : um) {
-      const int64_t r = static_cast<int64_t>(slot) / groups - want_lo.first_row;
-      outside += r < 0 || r >= want_lo.rows;
-    }
-    for (int64_t r = 0; r < want_lo.rows; ++r)
-      for (int l = 0; l < want_lo.lanes; ++l) {
-        const auto it = um.find(static_cast<uint64_t>((want_lo.first_row + r) * groups + l / H));
-        const uint32_t got = it == um.end() ? 0xFFFFFFFFU : it->second[static_cast<size_t>(l % H)];
-        const size_t i = static_cast<size_t>(r * want_lo.lanes + l);
-        bad += (got & 0xFFFF) != want_lo.data[i] || (got >> 16) != want_hi.data[i];
-      }
-    CHECK(outside == 0);
-    CHECK(bad == 0);
+    check_loaded(um, ids, c, as_a, j, groups, H);
   }
   ++tally.planned;
 }
