@@ -97,6 +97,20 @@ std::optional<int64_t> Movement::gather_path_cycles(const CompiledGemm& p, const
   return cyc;
 }
 
+std::optional<std::string> Movement::pretiling_loses(const PretiledResults::Plan& plan) const {
+  const auto loads = static_cast<int64_t>(std::ceil(
+      arch::dram_transfer_ns(cfg_.dram, plan.load_bytes(arch::dma_geometry(cfg_))) * cfg_.clock_mhz / 1000.0));
+  int64_t gathers = 0;
+  for (size_t r = 0; r < plan.readers.size(); ++r) {
+    const std::optional<int64_t> g = gather_path_cycles(plan.producer, plan.readers[r].gemm, plan.readers[r].as_a, r > 0);
+    if (!g) return std::nullopt;
+    gathers += *g;
+  }
+  if (plan.store_cycles + loads < gathers) return std::nullopt;
+  return fmt::format("packing its readers' images would take {} STORE cycles and {} of loads, the gathers {}",
+                     plan.store_cycles, loads, gathers);
+}
+
 int64_t Movement::staging_store_cycles(const CompiledGemm& p) const {
   int64_t cyc = 0;
   for (size_t job : output_chunks(p)) cyc += acc_rows(p, p.jobs[job]) + 4 + isa_.words();  // its moves, drain and push

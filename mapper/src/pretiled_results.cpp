@@ -2,6 +2,7 @@
 #include "mapper/pretiled_results.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -44,6 +45,19 @@ uint64_t PretiledResults::Plan::load_bytes(const arch::DmaGeometry& g) const {
       bytes += users * static_cast<uint64_t>(static_cast<int64_t>(pc.rows.size()) * per_row * g.beat_bytes());
     }
   return bytes;
+}
+
+std::string PretiledResults::Plan::describe() const {
+  int64_t rows = 0, pieces = 0;
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    rows += staging_rows(k);
+    pieces += static_cast<int64_t>(chunks[k].size());
+  }
+  std::vector<std::string> as;
+  for (const Reader& rd : readers) as.push_back(rd.as_a ? "A" : "B");
+  return fmt::format("{} rows of its {} images (as {}) in {} pieces, packed by STOREs of {} cycles, loaded back by row "
+                     "copies", rows, readers.size() > 1 ? fmt::format("{} readers'", readers.size()) : "reader's",
+                     fmt::join(as, ", "), pieces, store_cycles);
 }
 
 bool PretiledResults::add_reader(Plan& pl, size_t r, uint32_t shift, std::string& why) const {

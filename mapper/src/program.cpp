@@ -17,7 +17,6 @@
 #include <array>
 #include <cmath>
 #include <functional>
-#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -507,23 +506,8 @@ class ProgramBuilder {
     const CompiledGemm& p = st.compiled.gemm;
     std::optional<PretiledResults::Plan> pl = pretiled_.plan(p, rd, static_cast<uint32_t>(out_shift(p)), pretile_why_);
     if (!pl) return;
-    // The row copies' DRAM time against the gathers (both beside compute once the saves are done);
-    // a reader that cannot gather would take the host's way.
-    const arch::DmaGeometry& g = dma_.geometry();
-    const auto loads = static_cast<int64_t>(
-        std::ceil(arch::dram_transfer_ns(cfg_.dram, pl->load_bytes(g)) * cfg_.clock_mhz / 1000.0));
-    int64_t gathers = 0;
-    for (size_t r = 0; r < rd.size(); ++r) {
-      const std::optional<int64_t> gc = movement_.gather_path_cycles(p, *rd[r].first, rd[r].second, r > 0);
-      if (!gc) {
-        gathers = std::numeric_limits<int64_t>::max();
-        break;
-      }
-      gathers += *gc;
-    }
-    if (pl->store_cycles + loads >= gathers) {
-      pretile_why_ = fmt::format("packing its readers' images would take {} STORE cycles and {} of loads, the gathers {}",
-                                 pl->store_cycles, loads, gathers);
+    if (std::optional<std::string> loses = movement_.pretiling_loses(*pl)) {
+      pretile_why_ = std::move(*loses);
       return;
     }
     pretiled_.start(std::move(*pl));
@@ -821,20 +805,6 @@ class ProgramBuilder {
     }
   }
 
-  // "<rows> rows of its reader's images in <n> pieces, packed by STOREs of <c> cycles, loaded back by row copies"
-  static std::string describe_pretiled(const PretiledResults::Plan& pl) {
-    int64_t rows = 0, pieces = 0;
-    for (size_t k = 0; k < pl.chunks.size(); ++k) {
-      rows += pl.staging_rows(k);
-      pieces += static_cast<int64_t>(pl.chunks[k].size());
-    }
-    std::vector<std::string> as;
-    for (const PretiledResults::Reader& rd : pl.readers) as.push_back(rd.as_a ? "A" : "B");
-    return fmt::format("{} rows of its {} images (as {}) in {} pieces, packed by STOREs of {} cycles, loaded back "
-                       "by row copies", rows, pl.readers.size() > 1 ? fmt::format("{} readers'", pl.readers.size()) : "reader's",
-                       fmt::join(as, ", "), pieces, pl.store_cycles);
-  }
-
   // Whether a contraction's operands can be read and its first job's images written while the
   // GEMM last pushed computes (at the hoist point), where interleaving (schedule) put another
   // network's contraction before it: on the DMA path, when none of them is that GEMM's result
@@ -1077,7 +1047,7 @@ class ProgramBuilder {
         saved_.keep(id, r, out_convert(), shift, shared, both);
         if (gathering()) gathered_.made(id, r, c);
         if (const PretiledResults::Plan* pl = pretiled_.current()) {
-          step_of(r).store = describe_pretiled(*pl);
+          step_of(r).store = pl->describe();
           pretiled_.made(id);
         }
         if (!both) return Operand{id, false};

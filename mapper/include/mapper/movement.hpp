@@ -17,6 +17,7 @@
 #include "mapper/compile.hpp"
 #include "mapper/fate.hpp"
 #include "mapper/placement.hpp"
+#include "mapper/pretiled_results.hpp"
 #include "mapper/store.hpp"
 
 namespace fetta::mapper {
@@ -102,6 +103,12 @@ class Movement {
   // nullopt where some job's image cannot be gathered (it then takes the host path).
   std::optional<int64_t> gather_path_cycles(const CompiledGemm& p, const CompiledGemm& c, bool as_a,
                                             bool saved_anyway = false) const;
+
+  // Why saving a result in its readers' layouts (docs/dma.md §5, "Pre-tiled saves") does not pay:
+  // its STOREs' cycles and the loads' DRAM time against gathering every reader's images (the
+  // first reader's with the staging STOREs, the later ones' alone; a reader that cannot gather
+  // would take the host's way); nullopt when it pays.
+  std::optional<std::string> pretiling_loses(const PretiledResults::Plan& plan) const;
 
   // The STOREs that stage p's result rows for their DMA saves, one per output chunk: their cycles.
   int64_t staging_store_cycles(const CompiledGemm& p) const;

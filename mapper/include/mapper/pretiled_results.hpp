@@ -51,6 +51,8 @@ class PretiledResults {
     int64_t staging_rows(size_t chunk) const;
     // Bytes the readers' loads move: every job its image's pieces (rows several chunks share, once each).
     uint64_t load_bytes(const arch::DmaGeometry& g) const;
+    // "<rows> rows of its reader's images (as A) in <n> pieces, packed by STOREs of <c> cycles, loaded back by row copies"
+    std::string describe() const;
   };
   // How producer p's result would be saved as the images of `readers` (contraction, as IA), or
   // nullopt and why not: some image row has no element on lane 0 or only padding, a STORE cannot
