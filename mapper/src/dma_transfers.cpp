@@ -1,32 +1,11 @@
 // The program's DMA descriptors (mapper/dma_transfers.hpp).
 #include "mapper/dma_transfers.hpp"
 
+#include <numeric>
 
 namespace fetta::mapper {
 
 int64_t image_beats_per_row(const arch::DmaGeometry& g, int64_t lanes) { return (lanes + g.lanes - 1) / g.lanes; }
-
-std::vector<arch::DmaDescriptor> image_load(const arch::DmaGeometry& g, int64_t first_row, int64_t rows, int64_t lanes,
-                                            uint64_t at, bool half) {
-  const int64_t groups = int64_t{1} << g.group_bits;  // beats per unified row
-  const int64_t per_row = image_beats_per_row(g, lanes);
-  const int64_t whole = lanes / g.lanes;  // beats with every lane of the image
-  std::vector<arch::DmaDescriptor> out;
-  auto descriptor = [&](int64_t first_beat, int64_t beats, uint64_t mask) {
-    arch::DmaDescriptor d;
-    d.half = half;
-    d.dram_base = (at >> g.beat_shift()) + static_cast<uint64_t>(first_beat);
-    d.slot_base = static_cast<uint64_t>(first_row * groups + first_beat);
-    d.bound = {static_cast<uint64_t>(beats), static_cast<uint64_t>(rows), 1};
-    d.dram_stride = {1, per_row, 0};
-    d.slot_stride = {1, groups, 0};
-    d.lane_mask = mask;
-    out.push_back(d);
-  };
-  if (whole > 0) descriptor(0, whole, ~uint64_t{0});
-  if (whole < per_row) descriptor(whole, 1, (uint64_t{1} << (lanes % g.lanes)) - 1);
-  return out;
-}
 
 std::vector<uint64_t> image_row_masks(const arch::DmaGeometry& g, int64_t lanes) {
   std::vector<uint64_t> m(static_cast<size_t>(image_beats_per_row(g, lanes)), ~uint64_t{0});
@@ -70,8 +49,8 @@ std::vector<arch::DmaDescriptor> packed_rows_load(const arch::DmaGeometry& g, in
         d.dram_base = (at >> g.beat_shift()) + static_cast<uint64_t>(r.saved * per_row + b);
         d.slot_base = static_cast<uint64_t>((first_row + r.row) * groups + b);
         d.bound = {static_cast<uint64_t>(e - b), static_cast<uint64_t>(r.len), static_cast<uint64_t>(n)};
-        d.dram_stride = {1, per_row, r.len * per_row};
-        d.slot_stride = {1, groups, gap * groups};
+        d.dram_stride = {1, per_row, n > 1 ? r.len * per_row : 0};
+        d.slot_stride = {1, groups, n > 1 ? gap * groups : 0};
         d.lane_mask = m[static_cast<size_t>(b)];
         out.push_back(d);
       }
@@ -80,6 +59,14 @@ std::vector<arch::DmaDescriptor> packed_rows_load(const arch::DmaGeometry& g, in
     i += n;
   }
   return out;
+}
+
+std::vector<arch::DmaDescriptor> image_load(const arch::DmaGeometry& g, int64_t first_row, int64_t rows, int64_t lanes,
+                                            uint64_t at, bool half) {
+  std::vector<int64_t> all(static_cast<size_t>(rows));
+  std::iota(all.begin(), all.end(), int64_t{0});
+  return packed_rows_load(g, first_row, all, std::vector<std::vector<uint64_t>>(all.size(), image_row_masks(g, lanes)), at,
+                          half);
 }
 
 arch::DmaDescriptor result_save(const arch::DmaGeometry& g, int64_t row, int64_t rows, int64_t first_beat, int64_t beats,

@@ -79,9 +79,10 @@ bool PretiledResults::add_reader(Plan& pl, size_t r, uint32_t shift, std::string
       why = fmt::format("its reader's job {} image cannot be saved pre-tiled: {}", j, w);
       return false;
     }
+    const std::vector<StorePlan> pieces = plan_store_pieces(cfg_, p, c, rd.as_a, j, shift, rows);
     for (size_t k = 0; k < rows.size(); ++k) {
       if (rows[k].rows.empty()) continue;
-      const StorePlan sp = plan_store_rows(cfg_, p, c, rd.as_a, j, shift, k, rows[k].rows, 0);
+      const StorePlan& sp = pieces[k];
       if (!sp.ok()) {
         why = fmt::format("no STORE packs its reader's job {} image rows of output chunk {}: {}", j, k, sp.why_not);
         return false;

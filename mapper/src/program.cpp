@@ -707,9 +707,13 @@ class ProgramBuilder {
   // The rows job j's save stages: its accumulator rows, or its chunk's pieces of a pre-tiled save.
   int64_t saved_rows(const CompiledGemm& c, size_t j) const {
     const PretiledResults::Plan* pl = pretiled_.current();
-    if (!pl) return acc_rows(c, c.jobs[j]);
+    return pl ? pl->staging_rows(chunk_of(c, j)) : acc_rows(c, c.jobs[j]);
+  }
+
+  // Which output chunk (output_chunks order) job j of c completes.
+  static size_t chunk_of(const CompiledGemm& c, size_t j) {
     const std::vector<size_t> chunks = output_chunks(c);
-    return pl->staging_rows(static_cast<size_t>(std::find(chunks.begin(), chunks.end(), j) - chunks.begin()));
+    return static_cast<size_t>(std::find(chunks.begin(), chunks.end(), j) - chunks.begin());
   }
 
   // How a result becomes operands on its way out: bf16 rounded, integers requantized by
@@ -771,8 +775,7 @@ class ProgramBuilder {
   // descriptor per piece, held until the next FLIP, with the scoreboard's read of its rows.
   void save_pretiled(PretiledResults::Plan& pl, const CompiledGemm& c, size_t j, int32_t z, int64_t row, size_t half,
                      int32_t report) {
-    const std::vector<size_t> chunks = output_chunks(c);
-    const auto k = static_cast<size_t>(std::find(chunks.begin(), chunks.end(), j) - chunks.begin());
+    const size_t k = chunk_of(c, j);
     const auto shift = static_cast<uint32_t>(out_shift(c));
     for (const PretiledResults::Piece& pc : pl.chunks.at(k)) {
       const PretiledResults::Reader& rd = pl.readers[pc.reader];

@@ -541,18 +541,13 @@ std::string image_rows_by_chunk(const CompiledGemm& p, const CompiledGemm& c, bo
   return "";
 }
 
-StorePlan plan_store_rows(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a,
-                          size_t job, uint32_t shift, size_t chunk, const std::vector<int64_t>& rows, int64_t first_row,
-                          int64_t max_part_instrs) {
-  StorePlan plan;
-  const std::vector<size_t> chunk_job = output_chunks(p);
-  std::vector<Element> all;
-  if (std::string why = image_elements(p, c, as_a, job, chunk_job, all); !why.empty()) {
-    plan.why_not = why;
-    return plan;
-  }
-  const GemmJob& cj = c.jobs.at(job);
-  const int64_t base = as_a ? cj.a_base : cj.b_base;
+namespace {
+
+// Output chunk `chunk`'s elements of `all` (image_elements of c's job image, whose first row is
+// `base`) as one STORE part writing its image rows `rows` packed from unified row `first_row`.
+StorePlan pack_chunk(const arch::ArchConfig& cfg, const std::vector<Element>& all, int64_t base, size_t chunk,
+                     size_t after_job, const std::vector<int64_t>& rows, int64_t first_row, bool as_a, uint32_t shift,
+                     int64_t max_part_instrs) {
   std::vector<Element> el;  // the chunk's elements, their rows packed from first_row
   for (const auto& [ch, v] : all) {
     if (ch != chunk) continue;
@@ -563,15 +558,49 @@ StorePlan plan_store_rows(const arch::ArchConfig& cfg, const CompiledGemm& p, co
   sort_by_destination(el, 1, first_row, static_cast<int64_t>(rows.size()));
   const std::map<int64_t, RowWriters> writers = row_writers(el);
   if (writers.size() != rows.size()) throw std::logic_error("internal: a packed image row with no element");
-  StorePlan best;
+  StorePlan plan, best;
   if (!plan_part(cfg, arch::IsaLayout(cfg), el, 0, el.size(), writers, as_a, shift, max_part_instrs, best)) {
     plan.why_not = best.why_not;
     return plan;
   }
   plan.part_begin.push_back(0);
-  plan.after_job.push_back(chunk_job.at(chunk));
+  plan.after_job.push_back(after_job);
   append_part(plan, best);
   return plan;
+}
+
+}  // namespace
+
+StorePlan plan_store_rows(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a,
+                          size_t job, uint32_t shift, size_t chunk, const std::vector<int64_t>& rows, int64_t first_row,
+                          int64_t max_part_instrs) {
+  const std::vector<size_t> chunk_job = output_chunks(p);
+  std::vector<Element> all;
+  if (std::string why = image_elements(p, c, as_a, job, chunk_job, all); !why.empty()) {
+    StorePlan plan;
+    plan.why_not = why;
+    return plan;
+  }
+  const GemmJob& cj = c.jobs.at(job);
+  return pack_chunk(cfg, all, as_a ? cj.a_base : cj.b_base, chunk, chunk_job.at(chunk), rows, first_row, as_a, shift,
+                    max_part_instrs);
+}
+
+std::vector<StorePlan> plan_store_pieces(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c,
+                                         bool as_a, size_t job, uint32_t shift, const std::vector<ChunkRows>& rows) {
+  const std::vector<size_t> chunk_job = output_chunks(p);
+  std::vector<Element> all;
+  std::vector<StorePlan> plans(rows.size());
+  if (std::string why = image_elements(p, c, as_a, job, chunk_job, all); !why.empty()) {
+    for (StorePlan& sp : plans) sp.why_not = why;
+    return plans;
+  }
+  const GemmJob& cj = c.jobs.at(job);
+  for (size_t k = 0; k < rows.size(); ++k)
+    if (!rows[k].rows.empty())
+      plans[k] = pack_chunk(cfg, all, as_a ? cj.a_base : cj.b_base, k, chunk_job.at(k), rows[k].rows, 0, as_a, shift,
+                            kMaxStorePartInstrs);
+  return plans;
 }
 
 StorePlan plan_store(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a, size_t job,

@@ -81,6 +81,10 @@ std::string image_rows_by_chunk(const CompiledGemm& p, const CompiledGemm& c, bo
 StorePlan plan_store_rows(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c, bool as_a,
                           size_t job, uint32_t shift, size_t chunk, const std::vector<int64_t>& rows, int64_t first_row,
                           int64_t max_part_instrs = kMaxStorePartInstrs);
+// plan_store_rows for every output chunk at once, each packed from row 0 (an empty plan for a
+// chunk with no rows): the image's elements are placed once, not once per chunk.
+std::vector<StorePlan> plan_store_pieces(const arch::ArchConfig& cfg, const CompiledGemm& p, const CompiledGemm& c,
+                                         bool as_a, size_t job, uint32_t shift, const std::vector<ChunkRows>& rows);
 
 // Where each element of producer `p`'s result sits in consumer `c`'s operand image of job `job`
 // (as IA when `as_a`, else as IB): its unified row (from the compute half's row 0) and lane, and
