@@ -7,7 +7,7 @@
 # bound and where the intermediates go; for FETTA also `fetta run --json` on the RTL (bit-exact,
 # its end to end and the model's error), unless --model-only; with --rtl-all the two baselines run
 # on their RTL too. LAYERS (a space-separated list) picks the layers, all twelve by default; FLAGS
-# adds options to every compile and run (FLAGS=--gather: no free host permutation, docs/dma.md §5).
+# adds options to every compile and run (e.g. FLAGS=--no-gather: the host's free permutation, for comparison, docs/dma.md §5).
 # Writes <out>/<layer>.<top>.{compile,run}.json, <out>/summary.csv and summary.png; resumable: a
 # report that exists is not made again.
 #   [LAYERS="..."] [FLAGS="..."] bench/system/run_workloads.sh [out-dir] [fetta binary] [--model-only | --rtl-all]

@@ -624,7 +624,9 @@ class ProgramBuilder {
     if (const auto pad = gathered_.pad_to_place(plan, a_operand)) {
       const arch::DmaGeometry& g = dma_.geometry();
       const std::vector<int64_t> map(static_cast<size_t>(g.lanes), -1);
-      pad_ops.push_back({.code = OpCode::preload_image, .pad = pad->pad, .report = report, .tensor = any_input(),
+      // Not a load of its own: the gathers that read the pad beat count it among their beats.
+      pad_ops.push_back({.code = OpCode::preload_image, .account = Account::none, .pad = pad->pad, .report = report,
+                         .tensor = any_input(),
                          .a = static_cast<int64_t>(pad->at), .b = 1, .c = g.lanes, .map = ops_.add_map(map),
                          .map_len = map.size()});
     }

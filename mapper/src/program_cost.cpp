@@ -46,14 +46,19 @@ std::vector<StepTraffic> program_traffic(const Program& p, const arch::ArchConfi
     switch (o.code) {
       case OpCode::fetch: s.read += bytes_of(o.tensor); break;
       case OpCode::store: s.written += bytes_of(o.tensor); break;
-      case OpCode::preload_image: s.read += o.b * ((o.c + H - 1) / H * H) * operand; break;  // whole beats per row
-      case OpCode::dma:
-        if (o.tensor >= 0)  // a gather: a DRAM burst per beat
-          s.read += arch::dma_bytes(dma, arch::Words(p.words.begin() + o.a, p.words.begin() + o.a + o.b));
+      case OpCode::preload_image:  // whole beats per row; a gathers' pad beat is their traffic (Account::none)
+        if (o.account != Account::none) s.read += o.b * ((o.c + H - 1) / H * H) * operand;
         break;
+      case OpCode::dma: {
+        const arch::Words w(p.words.begin() + o.a, p.words.begin() + o.a + o.b);
+        if (arch::decode_dma(dma, w).to_dram)  // a save: the pushing step's writes, read back or not
+          s.written += arch::dma_bytes(dma, w);
+        else if (o.tensor >= 0)  // a gather: a DRAM burst per beat
+          s.read += arch::dma_bytes(dma, w);
+        break;
+      }
       case OpCode::read_saved:
         if (o.host_counted) s.read += o.b * o.c * operand;
-        if (o.source < 0) s.written += o.b * o.c * operand;
         break;
       default: break;
     }

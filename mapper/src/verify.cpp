@@ -227,7 +227,7 @@ class Verifier {
         /* store */ kConvert | kReport | kTensor | kSource | kShift,
         /* check_rows */ kAccount | kPad | kReport | kTensor | kA | kB | kC | kMap,
         /* finish */ kReport,
-        /* preload_image */ kPad | kReport | kTensor | kA | kB | kC | kMap,
+        /* preload_image */ kAccount | kPad | kReport | kTensor | kA | kB | kC | kMap,
         /* dma */ kAccount | kReport | kTensor | kA | kB,
         /* wait_retired */ kReport | kA,
         /* read_saved */ kAccount | kHost | kReport | kTensor | kSource | kA | kB | kC | kMap | kLanes,
@@ -328,6 +328,8 @@ class Verifier {
     const int64_t H = arch::host_port_lanes(cfg_);
     needs_tensor(i);
     needs_report(i);
+    if (o.account == Account::store)
+      fail(op_record(i), "account", "0 (compute: an image the DMA loads) or 2 (none: the pad beat gathers read)");
     if (tensor_of(o.tensor).kind != ProgramTensor::Kind::input) fail(op_record(i), "tensor", "an operand image in DRAM is of a layer input");
     image_rows(i);
     needs_dram(i, o.a, o.b * ((o.c + H - 1) / H * H) * operand);

@@ -45,6 +45,15 @@ const Program& host_base() {
   return p;
 }
 
+// The same with the host bringing saved intermediates back (--no-gather): it writes their images
+// once their FLIPs retire (wait_retired).
+const Program& host_images() {
+  static const Program p =
+      compile_program(cfg(), {kSrc + "configs/layers/tt_small.yaml", kSrc + "configs/layers/bt_small.yaml"},
+                      {verif::Phase::fp, verif::Phase::bp, verif::Phase::wg}, ProgramOptions{.gather = false});
+  return p;
+}
+
 size_t first_op(const Program& p, OpCode c, const std::function<bool(const Op&)>& also = {}) {
   for (size_t i = 0; i < p.ops.size(); ++i)
     if (p.ops[i].code == c && (!also || also(p.ops[i]))) return i;
@@ -132,7 +141,9 @@ TEST_CASE("verify: every op's indices, counts, offsets and rows inside what they
   refused(at(OpCode::preload_image, [](Op& o) { o.a = int64_t{4096} << 20; }), {"(preload_image)", "field 'a'", "past the DRAM"});
   refused(at(OpCode::read_saved, [](Op& o) { o.c = 0; }), {"(read_saved)", "field 'b'"});
   refused(at(OpCode::read_saved, [](Op& o) { o.source = 0; }, [](const Op& o) { return o.tensor != 0; }), {"(read_saved)", "field 'source'"});
-  refused(at(OpCode::wait_retired, [](Op& o) { o.a = 1 << 30; }), {"(wait_retired)", "field 'a'", "pushed before it"});
+  refused(at(OpCode::wait_retired, [](Op& o) { o.a = 1 << 30; }), {"(wait_retired)", "field 'a'", "pushed before it"},
+          host_images());
+  refused(at(OpCode::preload_image, [](Op& o) { o.account = Account::store; }), {"(preload_image)", "field 'account'", "none"});
   refused(at(OpCode::check, [](Op& o) { o.convert = Convert::requant; o.shift = 99; }), {"(check)", "field 'shift'"});
   refused([](Program& p) {  // a descriptor at the fields' maximum: 2^48 beats, a run that never ends
             const arch::DmaLayout layout(arch::dma_geometry(cfg()));

@@ -53,10 +53,11 @@ struct ProgramOptions {
   // contraction computed once"). false: such results stay in DRAM for all their readers.
   bool shared_on_chip = true;
   // On the DMA path: a saved intermediate comes back by DMA gathers straight from its saved rows
-  // into each reader's operand images (docs/dma.md §2, "Gathers"), so the host moves no element of
-  // it; the scoreboard checks it at the layer's end. false: the host reads it from DRAM and writes
-  // the images, permuting on the way at no cost.
-  bool gather = false;
+  // into each reader's operand images (docs/dma.md §2, "Gathers"), or is saved in its readers'
+  // layouts (§5), so the host moves no element of it; the scoreboard checks it at the layer's end.
+  // false (a comparison, not a real host): the host reads it from DRAM and writes the images,
+  // permuting on the way at no cost.
+  bool gather = true;
   bool operator==(const ProgramOptions&) const = default;
 };
 
@@ -99,7 +100,8 @@ enum class Convert : uint8_t {
 enum class Account : uint8_t {
   compute,  // the contraction's cycles
   store,    // its STOREs' cycles
-  none,     // the scoreboard's probes: neither (host cycles are not counted either)
+  none,     // the scoreboard's probes: neither (host cycles are not counted either); a
+            // preload_image of the pad beat gathers read: not DRAM traffic of its own
 };
 
 enum class OpCode : uint8_t {

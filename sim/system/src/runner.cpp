@@ -469,15 +469,20 @@ class Executor {
           std::copy_n(rows.begin() + r * o.c, o.c, image.begin() + r * per_row);
         dram_.preload(static_cast<uint64_t>(o.a), pack(image, arch::operand_bits(opt_.cfg.dtype) / 8));
         // The DMA reads every beat of it for the job that computes on it: that step's DRAM traffic
-        // (its time is in the simulated cycles, not accounted).
-        pending_[static_cast<size_t>(o.report)].dram_bytes_read +=
-            static_cast<int64_t>(image.size()) * arch::operand_bits(opt_.cfg.dtype) / 8;
+        // (its time is in the simulated cycles, not accounted). A gathers' pad beat is theirs.
+        if (o.account != mapper::Account::none)
+          pending_[static_cast<size_t>(o.report)].dram_bytes_read +=
+              static_cast<int64_t>(image.size()) * arch::operand_bits(opt_.cfg.dtype) / 8;
         break;
       }
       case OpCode::dma: {
         const auto first = prog_.words.begin() + o.a;
         const arch::Words w(first, first + o.b);
         bench_->push_descriptor(w);
+        // A save's beats are the DRAM writes of the step that pushes it (whether or not anyone reads
+        // the rows back: a result checked on chip and saved for later gathers is not).
+        if (arch::decode_dma(dma_layout_, w).to_dram && o.report >= 0)
+          pending_[static_cast<size_t>(o.report)].dram_bytes_written += arch::dma_bytes(dma_layout_, w);
         if (o.tensor >= 0) {  // a gather of a saved intermediate: a DRAM burst per beat, the step's traffic
           const int64_t bytes = arch::dma_bytes(dma_layout_, w);
           if (o.report >= 0) pending_[static_cast<size_t>(o.report)].dram_bytes_read += bytes;
@@ -488,8 +493,8 @@ class Executor {
       case OpCode::wait_retired: bench_->wait_retired(o.a, opt_.timeout_cycles); break;
       case OpCode::wait_dma_idle: bench_->wait_dma_idle(opt_.timeout_cycles); break;
       case OpCode::read_saved: {
-        // What the DMA saved (those bytes count as written by the step reading them): the host's
-        // DRAM read of an intermediate, in simulated time, or the scoreboard's untimed look at a result.
+        // What the DMA saved (its save counted the writes): the host's DRAM read of an
+        // intermediate, in simulated time, or the scoreboard's untimed look at a result.
         const int bytes = arch::operand_bits(opt_.cfg.dtype) / 8;
         std::vector<uint8_t> data(static_cast<size_t>(o.b * o.c * bytes));
         StepReport& rep = pending_[static_cast<size_t>(o.report)];
@@ -501,7 +506,6 @@ class Executor {
         } else {
           dram_.peek(static_cast<uint64_t>(o.a), data);
         }
-        if (o.source < 0) rep.dram_bytes_written += static_cast<int64_t>(data.size());  // else counted at the first read
         // Row r of c lanes; the op's lanes of each row, row-major, as read_acc delivers them.
         const std::vector<uint64_t> saved = unpack(data, bytes);
         std::vector<uint64_t> words(o.map_len);

@@ -21,7 +21,7 @@ struct CompileFlags {
   bool dma = true;
   bool reuse = true;
   bool shared_on_chip = true;
-  bool gather = false;
+  bool gather = true;
   std::string network_order = "fastest";
 
   ProgramOptions options() const {
@@ -32,7 +32,7 @@ struct CompileFlags {
 };
 
 // Adds --phases, --map-for, --through-host, --terms-separately, --dma/--no-dma, --reuse/--no-reuse,
-// --shared-on-chip/--no-shared-on-chip, --gather and --network-order to `app`; returns them, so that a front
+// --shared-on-chip/--no-shared-on-chip, --gather/--no-gather and --network-order to `app`; returns them, so that a front
 // end can exclude them from an option that replaces compiling (a compiled program).
 inline std::vector<CLI::Option*> add_compile_flags(CLI::App& app, CompileFlags& f) {
   return {
@@ -58,10 +58,11 @@ inline std::vector<CLI::Option*> add_compile_flags(CLI::App& app, CompileFlags& 
                    "On the DMA path, let a result that later networks read too also stay on chip for its next reader "
                    "(STOREd into its images and saved), where the wall-cycle model finds the program shorter (the "
                    "default); --no-shared-on-chip: such results stay in DRAM for all their readers"),
-      app.add_flag("--gather", f.gather,
-                   "On the DMA path, bring saved intermediates back by DMA gathers straight into their readers' "
-                   "operand images, so that the host moves no tensor element (docs/dma.md §2); without it the host "
-                   "reads them from DRAM and writes the images"),
+      app.add_flag("--gather,!--no-gather", f.gather,
+                   "On the DMA path, save intermediates in their readers' layouts or bring them back by DMA gathers "
+                   "straight into their readers' operand images, so that the host moves no tensor element (docs/dma.md "
+                   "§2, §5; the default); --no-gather: the host reads them from DRAM and writes the images, permuting "
+                   "them at no cost (a comparison: a real host cannot)"),
       app.add_option("--network-order", f.network_order,
                      "The order of the layer's networks: sequential (each to its end), interleaved (step by step in "
                      "turns, two at a time, so the host prepares one while another computes) or fastest (whichever the "
