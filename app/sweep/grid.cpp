@@ -96,7 +96,7 @@ Grid load_grid(const std::string& file) {
       try {
         (void)mapper::parse_map_for(g.map_for);
       } catch (const std::invalid_argument&) {
-        grid_error(g, v.Mark(), fmt::format("map_for: unknown value '{}'; allowed: compute, end-to-end", g.map_for));
+        grid_error(g, v.Mark(), fmt::format("map_for: unknown value '{}'; allowed: compute, end-to-end, fastest", g.map_for));
       }
     } else if (key == "synth") {
       for (const auto& s : v) {

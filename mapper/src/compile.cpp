@@ -542,10 +542,18 @@ CompiledStep compile_step(const arch::ArchConfig& cfg, const std::string& lhs_na
 MapFor parse_map_for(const std::string& s) {
   if (s == "compute") return MapFor::compute;
   if (s == "end-to-end") return MapFor::end_to_end;
-  throw std::invalid_argument(fmt::format("map for '{}'; allowed: compute, end-to-end", s));
+  if (s == "fastest") return MapFor::fastest;
+  throw std::invalid_argument(fmt::format("map for '{}'; allowed: compute, end-to-end, fastest", s));
 }
 
-std::string to_string(MapFor m) { return m == MapFor::compute ? "compute" : "end-to-end"; }
+std::string to_string(MapFor m) {
+  switch (m) {
+    case MapFor::compute: return "compute";
+    case MapFor::end_to_end: return "end-to-end";
+    case MapFor::fastest: return "fastest";
+  }
+  return "?";
+}
 
 namespace {
 
@@ -722,6 +730,9 @@ class NetworkPlanner {
 
 NetworkPlan plan_network(const arch::ArchConfig& cfg, const verif::PhaseProblem& prob, size_t term,
                          const MovementCost& movement, MapFor objective) {
+  if (objective == MapFor::fastest)
+    throw std::invalid_argument("plan_network: map_for fastest is a program's choice (compile_program); a network is "
+                                "mapped for compute or end-to-end");
   return NetworkPlanner(cfg, prob, term, movement, objective).plan();
 }
 

@@ -17,9 +17,11 @@
 
 #include "arch/dma.hpp"
 #include "arch/isa.hpp"
+#include "mapper/compile.hpp"
 #include "mapper/program.hpp"
 #include "mapper/verify.hpp"
 #include "mapper/wall_model.hpp"
+#include "verif/layer.hpp"
 #include "yaml_input/file.hpp"
 
 using fetta::yaml_input::read_file_or_throw;
@@ -541,6 +543,7 @@ TEST_CASE("without on-chip reordering a STORE only copies rows, every element in
   // DRAM, which leaves few intermediates to compare.
   ProgramOptions o;
   o.reuse = false;
+  o.map_for = MapFor::compute;  // the same GEMMs on both tops (end to end, each prices its own movement)
   const Program p = compile_program(off, layers, phases, o);
   const Program tpu = compile_program(config("baseline_tpu"), layers, phases, o);
   int64_t stores = 0;
@@ -1023,4 +1026,37 @@ TEST_CASE("shared results are kept on chip one by one, each where the wall-cycle
   ProgramOptions off;
   off.shared_on_chip = false;
   CHECK(own(p) < own(compile_program(cfg, {layer("tt_transformer_768")}, all, off)));
+}
+
+TEST_CASE("mapped for fastest: the program mapped for compute or end to end, whichever the wall-cycle model finds shorter",
+          "[program]") {
+  const arch::ArchConfig cfg = config("default");
+  const std::vector<verif::Phase> all{verif::Phase::fp, verif::Phase::bp, verif::Phase::wg};
+  auto own = [&cfg](const Program& q) {
+    const WallPrediction w = predict_wall(q, cfg);
+    return w.total() - w.probe;
+  };
+  bool differ = false;
+  for (const char* name : {"tt_small", "ht_small", "tt_fetta_example"}) {
+    CAPTURE(name);
+    ProgramOptions o;
+    o.map_for = MapFor::compute;
+    const Program c = compile_program(cfg, {layer(name)}, all, o);
+    o.map_for = MapFor::end_to_end;
+    const Program e = compile_program(cfg, {layer(name)}, all, o);
+    o.map_for = MapFor::fastest;
+    const Program f = compile_program(cfg, {layer(name)}, all, o);
+    const bool e2e = own(e) < own(c);  // a tie keeps compute
+    CHECK(f.options.map_for == (e2e ? MapFor::end_to_end : MapFor::compute));  // what it was mapped for
+    const Program& want = e2e ? e : c;
+    CHECK(f.ops == want.ops);
+    CHECK(f.words == want.words);
+    CHECK(own(f) == std::min(own(c), own(e)));
+    differ |= own(c) != own(e);
+  }
+  CHECK(differ);  // the choice mattered somewhere
+  // A network is mapped one way or the other; `fastest` is only a program's choice.
+  CHECK_THROWS_WITH(plan_network(cfg, verif::phase_problems(verif::load_layer(layer("tt_small")), verif::Phase::fp).at(0), 0,
+                                 {}, MapFor::fastest),
+                    Catch::Matchers::Contains("a program's choice"));
 }

@@ -255,6 +255,8 @@ TEST_CASE("Equally fast mappings: the caller's data-movement cost chooses, compu
 
 TEST_CASE("Mapped end to end: the caller's data-movement cost is added to the model's cycles", "[compile]") {
   CHECK(parse_map_for("end-to-end") == MapFor::end_to_end);
+  CHECK(parse_map_for("fastest") == MapFor::fastest);
+  CHECK(to_string(MapFor::fastest) == "fastest");
   CHECK(to_string(parse_map_for("compute")) == "compute");
   CHECK_THROWS_WITH(parse_map_for("energy"), Catch::Matchers::Contains("allowed: compute, end-to-end"));
   const arch::ArchConfig d = cfg_named("default");

@@ -135,9 +135,10 @@ CompiledGemm compile_gemm(const arch::ArchConfig& cfg, const GemmShape& shape,
 // What a step's mapping minimizes. `compute`: the model's cycles (which the RTL reproduces
 // exactly); among equally fast mappings the least data movement. `end_to_end`: the model's cycles
 // plus the data movement, so a contraction may take a few compute cycles more when its data
-// moves for fewer.
-enum class MapFor { compute, end_to_end };
-MapFor parse_map_for(const std::string& s);  // "compute" | "end-to-end"; std::invalid_argument otherwise
+// moves for fewer. `fastest` is a program's choice, not a step's (compile_program): a program
+// mapped each way, the shorter by the wall-cycle model.
+enum class MapFor { compute, end_to_end, fastest };
+MapFor parse_map_for(const std::string& s);  // "compute" | "end-to-end" | "fastest"; std::invalid_argument otherwise
 std::string to_string(MapFor m);
 
 // A binary contraction with the roles chosen by the model: tries both operand orders, every grid,

@@ -34,7 +34,7 @@ std::string to_string(NetworkOrder o);
 
 // How the compiler decides (the options of `fetta compile` / `fetta run`).
 struct ProgramOptions {
-  MapFor map_for = MapFor::compute;
+  MapFor map_for = MapFor::fastest;  // a program mapped for compute and one for end to end, the shorter
   bool through_host = false;      // no intermediate kept on chip
   bool terms_separately = false;  // sums of terms: each term read and checked on its own
   // The layer's inputs and weights reach the unified memory through the DMA (docs/dma.md): each
