@@ -206,7 +206,7 @@ class ProgramBuilder {
     bool read = false;        // read the job's accumulator rows afterwards
     bool probe = false;       // that read is the scoreboard's (the result stays on chip): not host time
     bool save = false;        // instead of the read: STORE the rows at `staging` and let the DMA save them
-    int64_t staging = -1;     // place_saves: the rows of the job's half they wait in
+    std::vector<RowRange> staging{};  // place_saves: the rows of the job's half they wait in (a range or pieces)
     int32_t read_into = -1;   // a saved intermediate's tensor: the host reads the rows into it early
     int32_t z = -1;           // the accumulator tensor read into
     int32_t report = -1;
@@ -697,11 +697,12 @@ class ProgramBuilder {
       // A image a STORE put there.
       const std::array<RowRange, 2> fp = footprint(*w.c, w.job);
       UnifiedMemoryPlan::Job j{.half = static_cast<size_t>((ops_.flips() + 1 + static_cast<int64_t>(i)) % 2),  // emit_jobs'
-                               .writes = {fp[1]}, .save = w.save, .save_rows = saved_rows(*w.c, w.job)};
+                               .writes = {fp[1]}, .save = w.save, .save_rows = saved_rows(*w.c, w.job),
+                               .split = pretiled_.current() == nullptr};
       if (w.a.on_chip) j.writes.push_back(fp[0]);
       jobs.push_back(std::move(j));
     }
-    const std::optional<std::vector<int64_t>> at = mem_.place_staging(jobs);
+    const std::optional<std::vector<std::vector<RowRange>>> at = mem_.place_staging(jobs);
     if (!at) return false;
     for (size_t i = 0; i < work.size(); ++i) work[i].staging = (*at)[i];
     return true;
@@ -732,19 +733,33 @@ class ProgramBuilder {
   // for when every save is done: the scoreboard's at the layer's end for a final result
   // (SavedResults::end_layer), the host's at the consumer for an intermediate (SavedResults::fetch).
   // `early`: the rows are an intermediate's, which the host may read as soon as they are saved.
-  void save_rows(const CompiledGemm& c, size_t j, int32_t z, int64_t row, size_t half, int32_t report, bool early) {
-    if (PretiledResults::Plan* pl = pretiled_.current()) return save_pretiled(*pl, c, j, z, row, half, report);
+  // Job j's accumulator rows saved as they are: copied in order into the staging pieces (one
+  // STORE and one save descriptor each; DRAM holds the rows one after another either way).
+  void save_rows(const CompiledGemm& c, size_t j, int32_t z, const std::vector<RowRange>& staging, size_t half,
+                 int32_t report, bool early) {
+    if (PretiledResults::Plan* pl = pretiled_.current()) return save_pretiled(*pl, c, j, z, staging.at(0).first, half, report);
     const GemmJob& job = c.jobs[j];
     const int64_t rows = acc_rows(c, job);
-    const int lanes = cfg_.network.lanes;
-    arch::StoreInstr st;
-    st.bound[0] = static_cast<uint32_t>(rows);
-    st.src_row_stride[0] = st.dst_row_stride[0] = 1;
-    st.dst_row_base = static_cast<uint32_t>(row);
-    st.count = static_cast<uint32_t>(lanes);
-    st.shift = static_cast<uint32_t>(out_shift(c));
-    ops_.push(arch::encode_store(ops_.isa(), st), report, Account::store, arch::store_instr_cycles(st));
-    step_of(report).store_predicted += arch::store_instr_cycles(st);
+    int64_t offset = 0;
+    for (const RowRange& piece : staging) {
+      arch::StoreInstr st;
+      st.bound[0] = static_cast<uint32_t>(piece.rows);
+      st.src_row_stride[0] = st.dst_row_stride[0] = 1;
+      st.src_row_base = static_cast<uint32_t>(offset);
+      st.dst_row_base = static_cast<uint32_t>(piece.first);
+      st.count = static_cast<uint32_t>(cfg_.network.lanes);
+      st.shift = static_cast<uint32_t>(out_shift(c));
+      ops_.push(arch::encode_store(ops_.isa(), st), report, Account::store, arch::store_instr_cycles(st));
+      step_of(report).store_predicted += arch::store_instr_cycles(st);
+      offset += piece.rows;
+    }
+    if (offset != rows) throw std::logic_error("internal: a save's staging pieces do not hold its rows");
+    if (staging.size() > 1) {
+      std::string& why = step_of(report).through_host_because;
+      if (why.find("; staged in pieces") == std::string::npos)
+        why += fmt::format("; staged in pieces: no one clear range of its half holds a job's {} rows, so they wait in {}",
+                           rows, staging.size());
+    }
     ops_.op({.code = OpCode::wait_idle, .account = Account::store, .report = report});
 
     const arch::DmaGeometry& g = dma_.geometry();
@@ -753,7 +768,17 @@ class ProgramBuilder {
     if (gathering()) gathered_.saved(report, j, at);
     std::vector<int64_t> lane_list;  // within the saved beats
     for (int l : acc_lanes(c)) lane_list.push_back(l - g0 * g.lanes);
-    queue_save(result_save(g, row, rows, g0, beats, at, half != 0), at, result_map(c, j, z), lane_list, z, report, early);
+    const std::vector<int64_t> map = result_map(c, j, z);
+    const auto per_row = static_cast<int64_t>(lane_list.size());
+    const auto row_bytes = static_cast<uint64_t>(beats * g.lanes * (g.width / 8));
+    offset = 0;
+    for (const RowRange& piece : staging) {
+      const uint64_t piece_at = at + static_cast<uint64_t>(offset) * row_bytes;
+      const std::vector<int64_t> piece_map(map.begin() + offset * per_row, map.begin() + (offset + piece.rows) * per_row);
+      queue_save(result_save(g, piece.first, piece.rows, g0, beats, piece_at, half != 0), piece_at, piece_map, lane_list,
+                 z, report, early);
+      offset += piece.rows;
+    }
   }
 
   // A save descriptor into DRAM byte address `at`, pushed after the next FLIP, and the scoreboard's
@@ -1024,9 +1049,11 @@ class ProgramBuilder {
       for (size_t j = 0; j < oc->rows.size(); ++j)
         rep.images.push_back({static_cast<int64_t>(oc->half_of[j]), oc->rows[j].first, oc->rows[j].rows});
     } else if (!st.last) {
-      rep.through_host_because = why_not.text;
+      rep.through_host_because = why_not.text + rep.through_host_because;  // after the save's own notes (save_rows)
       if (saved && !pretiled_.current() && !pretile_why_.empty())
         rep.through_host_because += "; gathered, not saved in its reader's layout: " + pretile_why_;
+    } else if (rep.through_host_because.starts_with("; ")) {
+      rep.through_host_because.erase(0, 2);  // a result's save notes stand alone
     }
     rep.fate = oc ? Fate::on_chip : st.last ? Fate::result : why_not.fate;
     rep.gemms = {record_of(c)};

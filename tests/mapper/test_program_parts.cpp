@@ -334,33 +334,83 @@ TEST_CASE("memory plan: a half holds one B image until STOREs overwrite the halv
 
 TEST_CASE("memory plan: a save's staging rows avoid what later jobs on its half and parked images hold", "[memplan]") {
   using Job = UnifiedMemoryPlan::Job;
+  using Ranges = std::vector<RowRange>;
+  auto firsts = [](const std::vector<Ranges>& at) {
+    std::vector<int64_t> f;
+    for (const Ranges& r : at) f.push_back(r.empty() ? -1 : r.front().first);
+    return f;
+  };
   UnifiedMemoryPlan m(100);
   // Alone, a save waits at row 0.
-  std::optional<std::vector<int64_t>> at = m.place_staging({Job{.half = 0, .writes = {{0, 30}}, .save = true, .save_rows = 8}});
+  std::optional<std::vector<Ranges>> at = m.place_staging({Job{.half = 0, .writes = {{0, 30}}, .save = true, .save_rows = 8}});
   REQUIRE(at);
-  CHECK(*at == std::vector<int64_t>{0});  // its own images are read by then
+  CHECK(firsts(*at) == std::vector<int64_t>{0});  // its own images are read by then
+  CHECK((*at)[0].size() == 1);
+  CHECK((*at)[0][0].rows == 8);
   // A later job on the same half writes rows 0..39 before it runs: the save goes above, from the top.
   // The job in between computes on the other half; what it writes is not in the way.
   at = m.place_staging({Job{.half = 0, .writes = {}, .save = true, .save_rows = 8},
                         Job{.half = 1, .writes = {{50, 50}}, .save = false, .save_rows = 0},
                         Job{.half = 0, .writes = {{0, 40}}, .save = true, .save_rows = 8}});
   REQUIRE(at);
-  CHECK((*at)[0] == 92);
-  CHECK((*at)[1] == -1);  // not saving
-  CHECK((*at)[2] == 0);   // the last job: nothing after it
+  CHECK(firsts(*at) == std::vector<int64_t>{92, -1, 0});  // the middle job does not save; the last has nothing after it
   // A parked image in the way moves it further down; one in the other half does not.
   m.park(0, {80, 20}, 9);
   m.park(1, {0, 100}, 9);
   at = m.place_staging({Job{.half = 0, .writes = {}, .save = true, .save_rows = 8},
                         Job{.half = 0, .writes = {{0, 40}}, .save = false, .save_rows = 0}});
   REQUIRE(at);
-  CHECK((*at)[0] == 72);
+  CHECK(firsts(*at) == std::vector<int64_t>{72, -1});
   // No room: the whole sequence's saves fail together.
   at = m.place_staging({Job{.half = 0, .writes = {}, .save = true, .save_rows = 8},
                         Job{.half = 0, .writes = {{0, 75}}, .save = false, .save_rows = 0}});
   CHECK_FALSE(at);
   CHECK_FALSE(m.place_staging({Job{.half = 1, .writes = {}, .save = true, .save_rows = 8}}));  // half 1 is full
   CHECK_FALSE(m.place_staging({Job{.half = 0, .writes = {}, .save = true, .save_rows = 101}}));
+}
+
+TEST_CASE("memory plan: a save that fits in no one clear range waits in the fewest that hold it, when it may split",
+          "[memplan]") {
+  using Job = UnifiedMemoryPlan::Job;
+  using Ranges = std::vector<RowRange>;
+  auto same = [](const Ranges& a, const Ranges& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i].first != b[i].first || a[i].rows != b[i].rows) return false;
+    return true;
+  };
+  UnifiedMemoryPlan m(100);
+  // Clear: 0..4 (5 rows), 20..29 (10), 60..99 (40). 48 rows fit in no one of them.
+  const std::vector<RowRange> later{{5, 15}, {30, 30}};
+  const Job j{.half = 0, .writes = {}, .save = true, .save_rows = 48, .split = true};
+  std::optional<std::vector<Ranges>> at = m.place_staging({j, Job{.half = 0, .writes = later}});
+  REQUIRE(at);
+  CHECK(same((*at)[0], Ranges{{20, 8}, {60, 40}}));  // the 40 first, then 8 of the 10, in row order
+  // Exactly the clear rows: all three.
+  Job all = j;
+  all.save_rows = 55;
+  at = m.place_staging({all, Job{.half = 0, .writes = later}});
+  REQUIRE(at);
+  CHECK(same((*at)[0], Ranges{{0, 5}, {20, 10}, {60, 40}}));
+  // One more row than is clear, or a save that may not split (a pre-tiled one): no room.
+  all.save_rows = 56;
+  CHECK_FALSE(m.place_staging({all, Job{.half = 0, .writes = later}}));
+  Job whole = j;
+  whole.split = false;
+  CHECK_FALSE(m.place_staging({whole, Job{.half = 0, .writes = later}}));
+  // Where one range fits, a save that may split still takes one (row 0 when clear).
+  Job small = j;
+  small.save_rows = 5;
+  at = m.place_staging({small, Job{.half = 0, .writes = later}});
+  REQUIRE(at);
+  CHECK(same((*at)[0], Ranges{{0, 5}}));
+  // Parked images and overlapping writes count once.
+  m.park(0, {60, 10}, 9);
+  Job rest = j;
+  rest.save_rows = 43;
+  at = m.place_staging({rest, Job{.half = 0, .writes = {{5, 15}, {10, 5}, {30, 30}}}});
+  REQUIRE(at);
+  CHECK(same((*at)[0], Ranges{{0, 3}, {20, 10}, {70, 30}}));  // the 30, the 10, then 3 of the 5
 }
 
 // ---- the op stream

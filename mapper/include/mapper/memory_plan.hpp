@@ -43,18 +43,23 @@ class UnifiedMemoryPlan {
 
   // One job of a contraction's sequence, in order: the half it computes on (they alternate), the
   // rows it writes there before it runs (its B image, and its A image when a STORE put it there),
-  // and, when it saves its results, how many rows they take.
+  // and, when it saves its results, how many rows they take and whether they may wait in pieces
+  // (rows copied in order, a save descriptor per piece; a pre-tiled save's pieces have offsets of
+  // their own and may not).
   struct Job {
     size_t half = 0;
     std::vector<RowRange> writes;
     bool save = false;
     int64_t save_rows = 0;
+    bool split = false;
   };
-  // The staging rows of every saving job (-1 for the others): rows of its half that no later job
+  // The staging rows of every saving job (none for the others): rows of its half that no later job
   // of the sequence on that half writes and no parked image holds, where its results wait for the
-  // DMA's save after the next FLIP. Each takes row 0 when clear, else the highest clear range
-  // (place_rows). nullopt when one finds no room.
-  std::optional<std::vector<int64_t>> place_staging(const std::vector<Job>& jobs) const;
+  // DMA's save after the next FLIP. One range where one fits: row 0 when clear, else the highest
+  // clear range (place_rows). Else, for a job that may split, the fewest clear ranges that hold
+  // its rows (the largest first, the higher of two equal ones), in row order, the last one cut to
+  // what is left. nullopt when one finds no room.
+  std::optional<std::vector<std::vector<RowRange>>> place_staging(const std::vector<Job>& jobs) const;
 
  private:
   static constexpr BImage kNone{-1, -1, -1};
