@@ -363,6 +363,10 @@ class Executor {
   std::vector<StepReport> reports;  // the finished steps, in order
   int64_t probe_cycles = 0;          // simulated cycles of what only the scoreboard needs (its probes)
   int64_t gathered_bytes = 0;        // DRAM bytes the DMA's gathers read (ProgramOptions::gather)
+  // Tensor data through the host (not the scoreboard's probes): its image writes, accumulator reads
+  // and DRAM reads and writes, in simulated cycles and bytes. The default path moves none (docs/dma.md §5);
+  // instruction and descriptor pushes are not tensor data.
+  int64_t host_tensor_cycles = 0, host_tensor_bytes = 0;
   const nlohmann::json& manifest() const { return board_.manifest; }
 
  private:
@@ -379,12 +383,31 @@ class Executor {
     perform(o);
     bench_->count_host(true);
     if (o.is_probe()) probe_cycles += bench_->now() - now0;
+    if (!o.is_probe()) {
+      const int64_t bytes = host_tensor_bytes_of(o);
+      if (bytes > 0) {
+        host_tensor_bytes += bytes;
+        host_tensor_cycles += bench_->now() - now0;
+      }
+    }
     if (o.report < 0) return;
     StepReport& rep = pending_[static_cast<size_t>(o.report)];
     const auto cycles = static_cast<int64_t>(bench_->cycle_count() - cyc0);
     if (o.account == mapper::Account::compute) rep.cycles += cycles;
     if (o.account == mapper::Account::store) rep.store_cycles += cycles;
     rep.host_cycles += bench_->host_cycles() - host0;
+  }
+
+  // The tensor bytes op o moves through the host: 0 for every op of the default path.
+  int64_t host_tensor_bytes_of(const Op& o) const {
+    switch (o.code) {
+      case OpCode::fetch:
+      case OpCode::store: return tensor(o.tensor).numel() * tensor(o.tensor).dram_bytes;
+      case OpCode::write_rows: return o.b * static_cast<int64_t>(o.c) * (arch::operand_bits(opt_.cfg.dtype) / 8);
+      case OpCode::read_acc: return static_cast<int64_t>(o.map_len) * (arch::accumulator_bits(opt_.cfg.dtype) / 8);
+      case OpCode::read_saved: return o.b * o.c * (arch::operand_bits(opt_.cfg.dtype) / 8);
+      default: return 0;
+    }
   }
 
   void perform(const Op& o) {
@@ -847,7 +870,8 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
     j["overlap"] = to_json(overlap);
     j["intermediates"] = mapper::to_json(mapper::intermediate_fates(prog));
     j["end_to_end"] = {{"cycles", end_to_end}, {"simulated_cycles", bench.now()}, {"dram_accounted_cycles", dram_accounted},
-                       {"probe_cycles", exec.probe_cycles}, {"bound_cycles", bound},
+                       {"probe_cycles", exec.probe_cycles}, {"host_tensor_cycles", exec.host_tensor_cycles},
+                       {"host_tensor_bytes", exec.host_tensor_bytes}, {"bound_cycles", bound},
                        {"least_dram_bytes", cost.least_dram_bytes}, {"model_cycles", model.total()},
                        {"model_simulated_cycles", model.simulated}, {"model_error_percent", model_error},
                        {"model_tolerance_percent", kWallModelTolerancePercent},
@@ -875,6 +899,9 @@ int run_system(sc_core::sc_module& dut, const RunOptions& opt, const TraceHooks&
     fmt::print("{}\n", mapper::stalls_text(model));
     fmt::print("{}", overlap_line(overlap));
     fmt::print("{}\n", mapper::fates_text(mapper::intermediate_fates(prog)));
+    fmt::print("host transfers of tensor data: {} cycles, {:.1f} KiB (image writes, accumulator reads, DRAM reads and "
+               "writes through the host; its instruction and descriptor pushes are not counted)\n",
+               exec.host_tensor_cycles, static_cast<double>(exec.host_tensor_bytes) / 1024.0);
     fmt::print("bound: {} cycles, the larger of {} compute cycles and {:.1f} KiB (each input read once, each result "
                "written once) at {} GB/s; end to end / bound = {:.2f}\n",
                bound, cost.compute_cycles, static_cast<double>(cost.least_dram_bytes) / 1024.0, opt.cfg.dram.bandwidth_gbps,
