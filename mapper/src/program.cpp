@@ -1258,8 +1258,27 @@ struct Candidate {
   Program program;
   WallPrediction wall;
   std::set<SharedResult> kept;
+  int64_t host_moves = 0;  // ops that move tensor data through the host (not the scoreboard's probes)
   int64_t own() const { return wall.total() - wall.probe; }  // without the scoreboard's probes
+  // Where the host moves no tensor element by default (ProgramOptions::gather), a program in which
+  // it still does (a fallback: a shared result kept on chip whose save finds no rows) loses to
+  // every program in which it does not, however much shorter the model finds it: its host moves
+  // are free permutations no real host makes. Else the shorter wins.
+  bool beats(const Candidate& o, bool host_free) const {
+    if (host_free && (host_moves == 0) != (o.host_moves == 0)) return host_moves == 0;
+    return own() < o.own();
+  }
 };
+
+// The ops of p that move tensor data through the host: image writes, accumulator reads and the
+// host path's DRAM reads and writes, the scoreboard's probes left out.
+int64_t host_moves(const Program& p) {
+  return std::count_if(p.ops.begin(), p.ops.end(), [](const Op& o) {
+    const bool moves = o.code == OpCode::write_rows || o.code == OpCode::read_acc || o.code == OpCode::fetch ||
+                       o.code == OpCode::store || o.code == OpCode::read_saved;
+    return moves && !o.is_probe();
+  });
+}
 
 // The program for one mapping objective (compute or end-to-end).
 Candidate compile_mapped(const arch::ArchConfig& cfg, const std::vector<std::string>& layer_files,
@@ -1273,12 +1292,15 @@ Candidate compile_mapped(const arch::ArchConfig& cfg, const std::vector<std::str
     Candidate c;
     c.program = build(cfg, layer_files, phases, options, interleave, shared, plans, c.kept);
     c.wall = predict_wall(c.program, cfg);
+    c.host_moves = host_moves(c.program);
     return c;
   };
+  const bool host_free = options.gather && options.dma;
   auto fastest_order = [&](const SharedChoice& shared) {
     Candidate c = candidate(options.order == NetworkOrder::interleaved, shared);
     if (options.order != NetworkOrder::fastest) return c;
     Candidate interleaved = candidate(true, shared);
+    if (host_free && (interleaved.host_moves == 0) != (c.host_moves == 0)) return c.host_moves == 0 ? c : interleaved;
     if (interleaved.wall.total() < c.wall.total()) return interleaved;
     return c;
   };
@@ -1295,15 +1317,15 @@ Candidate compile_mapped(const arch::ArchConfig& cfg, const std::vector<std::str
     Candidate all = fastest_order({.any = true, .deny = {}});
     const std::set<SharedResult> candidates = all.kept;
     SharedChoice choice{.any = true, .deny = candidates};
-    if (Candidate none_of_them = fastest_order(choice); none_of_them.own() < best.own()) best = std::move(none_of_them);
-    if (all.own() < best.own()) {
+    if (Candidate none_of_them = fastest_order(choice); none_of_them.beats(best, host_free)) best = std::move(none_of_them);
+    if (all.beats(best, host_free)) {
       best = std::move(all);
       choice.deny.clear();
     }
     for (const SharedResult& r : candidates) {
       SharedChoice trial = choice;
       if (!trial.deny.erase(r)) trial.deny.insert(r);
-      if (Candidate q = fastest_order(trial); q.own() < best.own()) {
+      if (Candidate q = fastest_order(trial); q.beats(best, host_free)) {
         best = std::move(q);
         choice = std::move(trial);
       }
@@ -1334,7 +1356,7 @@ Program compile_program(const arch::ArchConfig& cfg, const std::vector<std::stri
     std::future<Candidate> other =
         std::async(std::launch::async, [&] { return compile_mapped(cfg, layer_files, phases, e); });
     best = compile_mapped(cfg, layer_files, phases, c);
-    if (Candidate alt = other.get(); alt.own() < best.own()) best = std::move(alt);
+    if (Candidate alt = other.get(); alt.beats(best, options.gather && options.dma)) best = std::move(alt);
   }
   Program p = std::move(best.program);
   verify_program(p, cfg, "the compiled program");  // a refusal here is a compiler bug
